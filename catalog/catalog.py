@@ -1,0 +1,131 @@
+"""The catalog as Kept uses it: built-in models plus the user's, chains and routes."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from catalog.config import CatalogConfig, load_catalog_config
+from catalog.gateways import GATEWAYS, Gateway
+from catalog.keys import KeyLookup, KeyStore
+from catalog.models import MODEL_CATALOG, ModelEntry
+from catalog.pricing import Pricing, pricing_for
+
+
+class UnknownModelError(LookupError):
+    """A model id the catalog does not have; the message suggests the nearest ones."""
+
+
+@dataclass(frozen=True)
+class Chain:
+    """A model and its fallbacks, each once, and why the chain ended where it did."""
+
+    models: tuple[ModelEntry, ...]
+    end: str  # a sentence: "no further fallback", "cycle back to X", "unknown fallback Y"
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(m.id for m in self.models)
+
+
+@dataclass(frozen=True)
+class Route:
+    """Everything litellm needs to call one model, or the reason it cannot be called."""
+
+    entry: ModelEntry
+    gateway: Gateway
+    litellm_model: str
+    api_base: str | None
+    key: KeyLookup
+
+    @property
+    def problem(self) -> str | None:
+        return self.key.problem
+
+
+class Catalog:
+    """Models by id, their chains and routes; built-ins overlaid with config.toml."""
+
+    def __init__(
+        self,
+        entries: tuple[ModelEntry, ...] = MODEL_CATALOG,
+        config: CatalogConfig | None = None,
+        keys: KeyStore | None = None,
+    ) -> None:
+        self.config = config or CatalogConfig()
+        self.keys = keys or KeyStore()
+        problems = list(self.config.problems)
+        self._entries: dict[str, ModelEntry] = {}
+        for entry in entries:
+            self._entries[entry.id] = entry
+        for entry in self.config.user_models:
+            if entry.id in self._entries:
+                problems.append(f"config.toml: model '{entry.id}' is already in the catalog; "
+                                "give your model another id.")
+                continue
+            self._entries[entry.id] = entry
+        self.gateways: dict[str, Gateway] = {
+            name: replace(gw, base_url=self.config.gateway_urls.get(name, gw.base_url))
+            for name, gw in GATEWAYS.items()
+        }
+        self.problems: tuple[str, ...] = tuple(problems)
+
+    @property
+    def entries(self) -> tuple[ModelEntry, ...]:
+        return tuple(self._entries.values())
+
+    def visible(self) -> tuple[ModelEntry, ...]:
+        return tuple(e for e in self._entries.values() if not e.hidden)
+
+    def __contains__(self, model_id: object) -> bool:
+        return model_id in self._entries
+
+    def get(self, model_id: str) -> ModelEntry:
+        try:
+            return self._entries[model_id]
+        except KeyError:
+            near = difflib.get_close_matches(model_id, list(self._entries), n=3, cutoff=0.5)
+            hint = f" Did you mean {', '.join(near)}?" if near else ""
+            raise UnknownModelError(
+                f"Unknown model '{model_id}'.{hint} `kept models` lists the models Kept knows."
+            ) from None
+
+    def chain(self, model_id: str) -> Chain:
+        """The model, then its fallbacks, each exactly once."""
+        models = [self.get(model_id)]
+        seen = {model_id}
+        while True:
+            nxt = models[-1].fallback
+            if nxt is None:
+                return Chain(tuple(models), "no further fallback")
+            if nxt in seen:
+                return Chain(tuple(models), f"{models[-1].id} falls back to {nxt}, "
+                                            "already in the chain")
+            if nxt not in self._entries:
+                return Chain(tuple(models), f"{models[-1].id} falls back to unknown model "
+                                            f"'{nxt}'; fix its fallback")
+            seen.add(nxt)
+            models.append(self._entries[nxt])
+
+    def gateway_of(self, entry: ModelEntry) -> Gateway:
+        return self.gateways[entry.gateway]
+
+    def pricing(self, entry: ModelEntry) -> Pricing | None:
+        gateway = self.gateway_of(entry)
+        return pricing_for(entry, gateway.protocol.value, gateway.name)
+
+    def route(self, entry: ModelEntry) -> Route:
+        gateway = self.gateway_of(entry)
+        return Route(
+            entry=entry,
+            gateway=gateway,
+            litellm_model=f"{gateway.protocol.value}/{entry.provider_model}",
+            api_base=gateway.base_url,
+            key=self.keys.lookup(gateway),
+        )
+
+
+def load_catalog(config_path: Path | None = None, keys: KeyStore | None = None) -> Catalog:
+    """The catalog with the user's config.toml applied (problems are in `.problems`)."""
+    return Catalog(MODEL_CATALOG, load_catalog_config(config_path), keys)

@@ -1,0 +1,143 @@
+"""API keys: the OS keyring first (service "kept", user = gateway name), then env vars."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from catalog.gateways import Gateway
+
+log = logging.getLogger(__name__)
+
+KEYRING_SERVICE = "kept"
+
+
+class KeyStoreError(ValueError):
+    """A key that cannot be stored, with the sentence that says why."""
+
+
+@dataclass(frozen=True)
+class KeyLookup:
+    """What was found for one gateway: a usable key, or why there is none."""
+
+    gateway: str
+    value: str | None
+    source: str | None  # "keyring", "env", "not needed", or None
+    problem: str | None = None
+
+    @property
+    def usable(self) -> bool:
+        return self.value is not None
+
+
+def key_problem(value: str, where: str) -> str | None:
+    """A sentence naming what is wrong with a key, or None when it looks usable."""
+    if not value.strip():
+        return f"{where} is empty; set the key again."
+    if value != value.strip():
+        return f"{where} has spaces or a line break around it; set the key alone."
+    if any(ch.isspace() for ch in value):
+        return f"{where} contains whitespace; set the key alone, with nothing around it."
+    return None
+
+
+class KeyStore:
+    """Reads and writes gateway keys; says once, clearly, when no OS keyring exists."""
+
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        self._environ = environ if environ is not None else os.environ
+        self._cache: dict[str, KeyLookup] = {}
+        self.keyring_problem: str | None = None
+        self._said = False
+
+    def forget(self) -> None:
+        self._cache.clear()
+
+    def _keyring_get(self, gateway: str) -> str | None:
+        import keyring
+        import keyring.errors
+
+        try:
+            return keyring.get_password(KEYRING_SERVICE, gateway)
+        except keyring.errors.NoKeyringError:
+            self._keyring_unavailable(
+                "No OS keyring is available on this system, so Kept reads API keys from "
+                "environment variables (GROQ_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY, "
+                "GEMINI_API_KEY, ...)."
+            )
+        except keyring.errors.KeyringError as exc:
+            self._keyring_unavailable(
+                f"The OS keyring could not be read ({type(exc).__name__}: {exc}); unlock it, "
+                "or use environment variables such as GROQ_API_KEY."
+            )
+        return None
+
+    def _keyring_unavailable(self, sentence: str) -> None:
+        self.keyring_problem = sentence
+        if not self._said:
+            self._said = True
+            log.info(sentence)
+
+    def lookup(self, gateway: Gateway) -> KeyLookup:
+        cached = self._cache.get(gateway.name)
+        if cached is not None:
+            return cached
+        found = self._lookup(gateway)
+        self._cache[gateway.name] = found
+        return found
+
+    def _lookup(self, gateway: Gateway) -> KeyLookup:
+        if not gateway.needs_key:
+            return KeyLookup(gateway.name, "kept-local", "not needed")
+        problems: list[str] = []
+        stored = self._keyring_get(gateway.name)
+        if stored is not None:
+            problem = key_problem(stored, f"The {gateway.name} key in the OS keyring")
+            if problem is None:
+                return KeyLookup(gateway.name, stored, "keyring")
+            problems.append(problem)
+        if gateway.env_var:
+            env_value = self._environ.get(gateway.env_var)
+            if env_value is not None:
+                problem = key_problem(env_value, f"The {gateway.env_var} environment variable")
+                if problem is None:
+                    return KeyLookup(gateway.name, env_value, "env")
+                problems.append(problem)
+        if not problems:
+            hint = f" or the {gateway.env_var} environment variable" if gateway.env_var else ""
+            problems.append(f"No key for {gateway.label}: add one with /keys{hint}.")
+        return KeyLookup(gateway.name, None, None, problems[0])
+
+    def set(self, gateway: Gateway, value: str) -> None:
+        """Store a key in the OS keyring; raises KeyStoreError with a sentence on failure."""
+        import keyring
+        import keyring.errors
+
+        problem = key_problem(value, f"The {gateway.name} key")
+        if problem:
+            raise KeyStoreError(problem)
+        try:
+            keyring.set_password(KEYRING_SERVICE, gateway.name, value)
+        except keyring.errors.KeyringError as exc:
+            raise KeyStoreError(
+                f"The OS keyring refused the {gateway.name} key ({type(exc).__name__}); "
+                f"set {gateway.env_var} in your environment instead."
+            ) from None
+        self._cache.pop(gateway.name, None)
+
+    def delete(self, gateway: Gateway) -> bool:
+        """Remove a stored key; False when there was none."""
+        import keyring
+        import keyring.errors
+
+        self._cache.pop(gateway.name, None)
+        try:
+            keyring.delete_password(KEYRING_SERVICE, gateway.name)
+        except keyring.errors.PasswordDeleteError:
+            return False
+        except keyring.errors.KeyringError as exc:
+            raise KeyStoreError(f"The OS keyring could not delete the {gateway.name} key "
+                            f"({type(exc).__name__}).") from None
+        return True

@@ -1,0 +1,460 @@
+"""The transport layer: call a model through litellm and survive provider failures.
+
+Phase 1 retries the requested model with exponential backoff on transient errors (rate
+limits, 5xx, 524, 529, connection errors). Phase 2 walks the chain, each fallback once,
+each through its own gateway. Model-level failures (a stream that died, a failed tool
+call, a missed deadline, a stalled stream) go straight to the next model. An auth failure
+writes its gateway off for the rest of the walk. Every try becomes an `Attempt`.
+
+A caller may pass `accept`, which inspects a reply and raises `ReplyRejected` when the
+answer does not do the job; the walk then goes on from the model that answered, sharing
+one visited set with the transport's own failures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+from catalog.catalog import Catalog, Route
+from catalog.llm import litellm
+
+
+class Kind(StrEnum):
+    """Why an attempt did not produce an accepted answer."""
+
+    RATE_LIMIT = "rate_limit"
+    SERVER_ERROR = "server_error"
+    OVERLOADED = "overloaded"
+    GATEWAY_TIMEOUT = "gateway_timeout"
+    CONNECTION = "connection"
+    TIMEOUT = "timeout"
+    DEADLINE = "deadline"
+    STALLED = "stalled"
+    STREAM_DIED = "stream_died"
+    TOOL_CALL_FAILED = "tool_call_failed"
+    AUTH = "auth"
+    BAD_REQUEST = "bad_request"
+    NOT_FOUND = "not_found"
+    CONTEXT_WINDOW = "context_window"
+    NO_KEY = "no_key"
+    GATEWAY_DOWN = "gateway_down"
+    REJECTED = "rejected"
+    CANCELLED = "cancelled"
+    UNKNOWN = "unknown"
+
+
+TRANSIENT = frozenset({Kind.RATE_LIMIT, Kind.SERVER_ERROR, Kind.OVERLOADED,
+                       Kind.GATEWAY_TIMEOUT, Kind.CONNECTION, Kind.TIMEOUT})
+
+
+class Outcome(StrEnum):
+    OK = "ok"  # answered and accepted
+    RETRIED = "retried"  # failed; the same model is tried again after a backoff
+    FAILED = "failed"  # failed; the walk moves on to the next model
+    REJECTED = "rejected"  # answered, but the answer did not do the job
+    SKIPPED = "skipped"  # no request was made (no key, gateway written off)
+    CANCELLED = "cancelled"
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How hard to try. Tests shrink every figure; users may set them in config.toml."""
+
+    retries: int = 3  # extra tries of the requested model on transient errors
+    backoff: float = 1.0  # first delay; doubles each retry (1 s, 2 s, 4 s)
+    max_backoff: float = 30.0
+    retry_after_cap: float = 30.0  # a Retry-After longer than this is cut to it
+    attempt_deadline: float = 60.0  # hard limit on one request, stream included
+    stall_timeout: float = 30.0  # longest silence allowed between stream chunks
+    retry_on: frozenset[Kind] = TRANSIENT
+
+    def delay(self, retry: int, retry_after: float | None) -> float:
+        """Seconds to wait before retry number `retry` (0-based)."""
+        delay = min(self.backoff * (2**retry), self.max_backoff)
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, self.retry_after_cap))
+        return delay
+
+    @classmethod
+    def from_config(cls, values: dict[str, float | int], **overrides: Any) -> RetryPolicy:
+        return replace(cls(), **{**values, **overrides})
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # as the model sent it: may be invalid JSON; the caller validates
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A model's answer, before any business check."""
+
+    model: str
+    gateway: str
+    text: str
+    tool_calls: tuple[ToolCall, ...]
+    finish_reason: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One try at one model: what happened and what it cost."""
+
+    model: str
+    gateway: str
+    outcome: Outcome
+    kind: Kind | None = None
+    status: int | None = None
+    latency: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    reason: str = ""
+    started: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "time": self.started, "model": self.model, "gateway": self.gateway,
+            "outcome": self.outcome.value, "kind": self.kind.value if self.kind else None,
+            "status": self.status, "latency": round(self.latency, 4),
+            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+            "cost": self.cost, "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class Result:
+    """The walk's verdict: an accepted reply, or why every model in the chain failed."""
+
+    requested: str
+    reply: Reply | None
+    value: Any
+    attempts: tuple[Attempt, ...]
+    reason: str
+
+    @property
+    def ok(self) -> bool:
+        return self.reply is not None
+
+    @property
+    def model(self) -> str | None:
+        return self.reply.model if self.reply else None
+
+    @property
+    def fell_back(self) -> bool:
+        return self.reply is not None and self.reply.model != self.requested
+
+    @property
+    def cost(self) -> float:
+        return sum(a.cost for a in self.attempts)
+
+
+class ReplyRejected(Exception):
+    """Raised by an `accept` callback: the reply arrived but does not do the job."""
+
+
+class _Stalled(Exception):
+    pass
+
+
+class _Failure(Exception):
+    """An attempt that failed, classified."""
+
+    def __init__(self, kind: Kind, reason: str, status: int | None = None,
+                 retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.kind, self.reason, self.status, self.retry_after = kind, reason, status, retry_after
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    headers: Any = None
+    response = getattr(exc, "response", None)
+    if response is not None:
+        headers = getattr(response, "headers", None)
+    headers = headers or getattr(exc, "litellm_response_headers", None)
+    if not headers:
+        return None
+    value = headers.get("retry-after") or headers.get("Retry-After")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def classify(exc: BaseException) -> _Failure:
+    """Map a litellm exception to a failure kind (transient or model-level)."""
+    import litellm.exceptions as le
+
+    status = getattr(exc, "status_code", None)
+    status = status if isinstance(status, int) else None
+    message = _one_line(getattr(exc, "message", None) or str(exc))
+    lowered = message.lower()
+    if isinstance(exc, le.MidStreamFallbackError):
+        return _Failure(Kind.STREAM_DIED, f"the stream broke off midway: {message}", status)
+    if isinstance(exc, le.AuthenticationError | le.PermissionDeniedError):
+        return _Failure(Kind.AUTH, "the key was refused", status)
+    if isinstance(exc, le.RateLimitError):
+        return _Failure(Kind.RATE_LIMIT, f"rate limited: {message}", status, _retry_after(exc))
+    if isinstance(exc, le.ContextWindowExceededError):
+        return _Failure(Kind.CONTEXT_WINDOW, "the conversation is too long for this model",
+                        status)
+    if isinstance(exc, le.BadRequestError):
+        if "tool_use_failed" in lowered or "failed to call a function" in lowered:
+            return _Failure(Kind.TOOL_CALL_FAILED, "the model failed to call the tool", status)
+        return _Failure(Kind.BAD_REQUEST, f"request refused: {message}", status)
+    if isinstance(exc, le.NotFoundError):
+        return _Failure(Kind.NOT_FOUND, f"not found: {message}", status)
+    if isinstance(exc, le.Timeout):
+        return _Failure(Kind.TIMEOUT, "no answer in time", status)
+    if isinstance(exc, le.APIConnectionError) and status in (None, 500) and (
+        "connect" in lowered or "connection" in lowered
+    ):
+        return _Failure(Kind.CONNECTION, f"could not connect: {message}", None)
+    if isinstance(exc, le.APIError | le.InternalServerError | le.ServiceUnavailableError
+                  | le.APIConnectionError):
+        if status == 529 or "overloaded" in lowered:
+            return _Failure(Kind.OVERLOADED, "the provider is overloaded", status,
+                            _retry_after(exc))
+        if status in (504, 524):
+            return _Failure(Kind.GATEWAY_TIMEOUT, f"upstream timed out ({status})", status)
+        return _Failure(Kind.SERVER_ERROR, f"server error: {message}", status,
+                        _retry_after(exc))
+    return _Failure(Kind.UNKNOWN, f"{type(exc).__name__}: {message}", status)
+
+
+def redact(text: str, secrets: Sequence[str]) -> str:
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return text
+
+
+EventHook = Callable[[Attempt], None]
+DeltaHook = Callable[[str], None]
+Accept = Callable[[Reply], Any]
+
+
+def _usage(response: Any) -> tuple[int, int]:
+    usage = getattr(response, "usage", None)
+    if usage is None:
+        return 0, 0
+    return int(getattr(usage, "prompt_tokens", 0) or 0), int(
+        getattr(usage, "completion_tokens", 0) or 0)
+
+
+def _to_reply(response: Any, route: Route, catalog: Catalog) -> Reply:
+    choice = response.choices[0]
+    message = choice.message
+    calls = tuple(
+        ToolCall(
+            id=str(getattr(call, "id", "") or ""),
+            name=str(call.function.name or ""),
+            arguments=call.function.arguments
+            if isinstance(call.function.arguments, str)
+            else json.dumps(call.function.arguments),
+        )
+        for call in (getattr(message, "tool_calls", None) or ())
+    )
+    prompt, completion = _usage(response)
+    pricing = catalog.pricing(route.entry)
+    return Reply(
+        model=route.entry.id,
+        gateway=route.gateway.name,
+        text=message.content or "",
+        tool_calls=calls,
+        finish_reason=getattr(choice, "finish_reason", None),
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        cost=pricing.cost(prompt, completion) if pricing else 0.0,
+    )
+
+
+async def _request(
+    route: Route,
+    catalog: Catalog,
+    messages: list[dict[str, Any]],
+    *,
+    tools: list[dict[str, Any]] | None,
+    tool_choice: Any,
+    stream: bool,
+    policy: RetryPolicy,
+    on_delta: DeltaHook | None,
+) -> Reply:
+    llm = litellm()
+    kwargs: dict[str, Any] = {
+        "model": route.litellm_model,
+        "messages": messages,
+        "api_key": route.key.value,
+        "max_retries": 0,
+        # litellm's timeout is per phase; ours (deadline, stall) must fire first.
+        "timeout": (policy.stall_timeout if stream else policy.attempt_deadline) + 1.0,
+    }
+    if route.api_base:
+        kwargs["api_base"] = route.api_base
+    if tools:
+        kwargs["tools"] = tools
+        if tool_choice is not None and route.entry.supports_tool_choice:
+            kwargs["tool_choice"] = tool_choice
+    if not stream:
+        response = await llm.acompletion(**kwargs)
+        return _to_reply(response, route, catalog)
+
+    kwargs["stream"] = True
+    kwargs["stream_options"] = {"include_usage": True}
+    response = await llm.acompletion(**kwargs)
+    chunks: list[Any] = []
+    iterator = response.__aiter__()
+    try:
+        while True:
+            try:
+                async with asyncio.timeout(policy.stall_timeout):
+                    chunk = await iterator.__anext__()
+            except StopAsyncIteration:
+                break
+            except TimeoutError:
+                raise _Stalled() from None
+            chunks.append(chunk)
+            if on_delta is not None and chunk.choices:
+                piece = getattr(chunk.choices[0].delta, "content", None)
+                if piece:
+                    on_delta(piece)
+    finally:
+        closer = getattr(getattr(response, "completion_stream", None), "aclose", None)
+        if closer is not None:
+            # Closing a stream that already broke may fail again; the failure is recorded.
+            with contextlib.suppress(Exception):
+                await closer()
+    if not chunks:
+        raise _Failure(Kind.STREAM_DIED, "the stream ended before any answer")
+    built = llm.stream_chunk_builder(chunks, messages=messages)
+    return _to_reply(built, route, catalog)
+
+
+async def complete(
+    catalog: Catalog,
+    model: str,
+    messages: list[dict[str, Any]],
+    *,
+    tools: list[dict[str, Any]] | None = None,
+    tool_choice: Any = None,
+    stream: bool = False,
+    policy: RetryPolicy | None = None,
+    accept: Accept | None = None,
+    on_delta: DeltaHook | None = None,
+    on_attempt: EventHook | None = None,
+) -> Result:
+    """Ask `model` (then its chain) until one answers and `accept` takes the answer.
+
+    Never raises for provider trouble: the result says what happened. Raises
+    UnknownModelError for a model id the catalog lacks, and CancelledError when cancelled.
+    """
+    policy = policy or RetryPolicy.from_config(catalog.config.transport)
+    chain = catalog.chain(model)
+    attempts: list[Attempt] = []
+    dead_gateways: dict[str, str] = {}
+    secrets: list[str] = []
+
+    def record(attempt: Attempt) -> None:
+        attempt = replace(attempt, reason=redact(attempt.reason, secrets))
+        attempts.append(attempt)
+        if on_attempt is not None:
+            on_attempt(attempt)
+
+    for position, entry in enumerate(chain.models):
+        route = catalog.route(entry)
+        gateway = route.gateway.name
+        if gateway in dead_gateways:
+            record(Attempt(entry.id, gateway, Outcome.SKIPPED, Kind.GATEWAY_DOWN,
+                           reason=dead_gateways[gateway]))
+            continue
+        if not route.key.usable:
+            record(Attempt(entry.id, gateway, Outcome.SKIPPED, Kind.NO_KEY,
+                           reason=route.problem or "no key"))
+            continue
+        if route.key.value:
+            secrets.append(route.key.value)
+        tries = policy.retries + 1 if position == 0 else 1
+        for try_index in range(tries):
+            started, t0 = time.time(), time.monotonic()
+            try:
+                async with asyncio.timeout(policy.attempt_deadline) as deadline:
+                    try:
+                        reply = await _request(route, catalog, messages, tools=tools,
+                                               tool_choice=tool_choice, stream=stream,
+                                               policy=policy, on_delta=on_delta)
+                    except _Stalled:
+                        raise _Failure(Kind.STALLED, f"the stream stalled for "
+                                       f"{policy.stall_timeout:g} s") from None
+            except asyncio.CancelledError:
+                record(Attempt(entry.id, gateway, Outcome.CANCELLED, Kind.CANCELLED,
+                               latency=time.monotonic() - t0, reason="cancelled",
+                               started=started))
+                raise
+            except Exception as exc:  # every failure becomes an Attempt
+                if isinstance(exc, TimeoutError) and deadline.expired():
+                    failure = _Failure(Kind.DEADLINE, f"no complete answer within "
+                                       f"{policy.attempt_deadline:g} s")
+                elif isinstance(exc, _Failure):
+                    failure = exc
+                else:
+                    failure = classify(exc)
+                latency = time.monotonic() - t0
+                if failure.kind is Kind.AUTH:
+                    dead_gateways[gateway] = (f"the {gateway} key was refused earlier in "
+                                              "this walk")
+                    failure.reason = (f"the {route.gateway.label} key was refused: check it "
+                                      "with /keys")
+                retry = failure.kind in policy.retry_on and try_index + 1 < tries
+                record(Attempt(entry.id, gateway, Outcome.RETRIED if retry else Outcome.FAILED,
+                               failure.kind, failure.status, latency, reason=failure.reason,
+                               started=started))
+                if not retry:
+                    break
+                await asyncio.sleep(policy.delay(try_index, failure.retry_after))
+                continue
+            latency = time.monotonic() - t0
+            try:
+                value = accept(reply) if accept is not None else reply
+            except ReplyRejected as rejection:
+                record(Attempt(entry.id, gateway, Outcome.REJECTED, Kind.REJECTED, None,
+                               latency, reply.prompt_tokens, reply.completion_tokens,
+                               reply.cost, _one_line(str(rejection)), started))
+                break
+            record(Attempt(entry.id, gateway, Outcome.OK, None, None, latency,
+                           reply.prompt_tokens, reply.completion_tokens, reply.cost,
+                           "", started))
+            return Result(model, reply, value, tuple(attempts), "")
+    return Result(model, None, None, tuple(attempts), _summary(chain.ids, attempts, chain.end))
+
+
+def _summary(ids: Sequence[str], attempts: Sequence[Attempt], end: str) -> str:
+    last: dict[str, Attempt] = {}
+    for attempt in attempts:
+        last[attempt.model] = attempt
+    parts = [f"{m}: {last[m].reason}" for m in ids if m in last]
+    return f"No model in the chain answered ({end}). " + "; ".join(parts)

@@ -1,0 +1,51 @@
+"""Every test runs against temporary folders, no real keys and no real keyring."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import keyring
+import keyring.backends.fail
+import pytest
+
+from tests.fakes.keyring_backend import MemoryKeyring
+
+PROVIDER_ENV = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GROQ_API_KEY", "GEMINI_API_KEY",
+                "DEEPSEEK_API_KEY")
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Temporary data and config dirs; provider keys come only from what a test sets."""
+    monkeypatch.setenv("KEPT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("KEPT_CONFIG_DIR", str(tmp_path / "config"))
+    for name in PROVIDER_ENV:
+        monkeypatch.delenv(name, raising=False)
+    previous = keyring.get_keyring()
+    keyring.set_keyring(keyring.backends.fail.Keyring())
+    yield
+    keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def memory_keyring() -> MemoryKeyring:
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    return backend
+
+
+@pytest.fixture
+def fake():
+    from tests.fakes.provider import FakeProvider
+
+    with FakeProvider() as provider:
+        yield provider
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """The environment for a child `kept` process: this test's folders, nothing else."""
+    env = {k: v for k, v in os.environ.items() if k not in PROVIDER_ENV}
+    env.update(extra)
+    return env

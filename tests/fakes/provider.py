@@ -1,0 +1,883 @@
+"""A fake LLM provider: a real HTTP server on 127.0.0.1 that litellm talks to end to end.
+
+One server speaks three wire formats, chosen by the URL path, so every gateway can point at it:
+
+- OpenAI chat completions: ``POST /<gateway>/v1/chat/completions`` (``openai/<name>``, or any other
+  gateway name, with ``api_base=fake.base_url(gateway)``, which is ``<url>/<gateway>/v1``)
+- Groq: ``POST /groq/v1/chat/completions``, OpenAI-like, plus ``service_tier: null`` and ``x_groq``
+- Anthropic Messages: ``POST /anthropic/v1/messages`` (``anthropic/<name>``,
+  ``api_base=fake.base_url("anthropic")``, which is ``<url>/anthropic``: litellm 1.110.2 appends
+  ``/v1/messages`` to it). A prefix-free ``POST /v1/messages`` is also served and recorded as
+  gateway ``"anthropic"``, and a prefix-free ``POST /v1/chat/completions`` as gateway ``"openai"``.
+
+Each request pops the next scripted step for the model named in its body (the name without the
+litellm provider prefix); a model with an empty queue gets its per-model default, or ``default``.
+
+    with FakeProvider() as fake:
+        fake.script("gpt-4.1-mini", http_error(429, retry_after=2), text("hi"))
+        await litellm.acompletion(model="openai/gpt-4.1-mini", api_base=fake.base_url("openai"), ...)
+
+Steps that block (``hang``, ``stall``, ``trickle``) wait on an event that ``release()`` sets;
+``stop()`` (and leaving the ``with`` block) releases them and closes every open connection, so
+it returns promptly whatever the requests are doing.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import socket
+import struct
+import threading
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = [
+    "Cut",
+    "ErrorEvent",
+    "FakeProvider",
+    "Hang",
+    "HttpError",
+    "RecordedRequest",
+    "Stall",
+    "Step",
+    "Text",
+    "ToolCall",
+    "ToolUseFailed",
+    "Trickle",
+    "cut",
+    "error_event",
+    "hang",
+    "http_error",
+    "stall",
+    "text",
+    "tool_call",
+    "tool_use_failed",
+    "trickle",
+]
+
+DEFAULT_TEXT = "Hello from the fake provider."
+
+
+# --------------------------------------------------------------------------------------------
+# Steps
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Step:
+    """Base class of everything the fake can do with one request."""
+
+
+@dataclass(frozen=True)
+class Text(Step):
+    content: str
+    chunks: int = 4
+
+
+@dataclass(frozen=True)
+class ToolCall(Step):
+    name: str
+    arguments: str  # always the exact string sent on the OpenAI wire
+    content: str = ""
+
+
+@dataclass(frozen=True)
+class HttpError(Step):
+    status: int
+    retry_after: float | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolUseFailed(Step):
+    failed_generation: str = '<function=unknown>{"oops": true</function>'
+
+
+@dataclass(frozen=True)
+class Hang(Step):
+    pass
+
+
+@dataclass(frozen=True)
+class Stall(Step):
+    after_chunks: int = 2
+
+
+@dataclass(frozen=True)
+class ErrorEvent(Step):
+    after_chunks: int = 2
+
+
+@dataclass(frozen=True)
+class Cut(Step):
+    after_chunks: int = 2
+
+
+@dataclass(frozen=True)
+class Trickle(Step):
+    interval: float
+    chunks: int
+    content: str = "x"
+
+
+def text(content: str, chunks: int = 4) -> Text:
+    """A normal assistant text answer, streamed as ``chunks`` pieces (also: prose instead of a
+    tool call)."""
+    return Text(content, max(1, int(chunks)))
+
+
+def tool_call(name: str, arguments: dict | str, content: str = "") -> ToolCall:
+    """The assistant calls tool ``name``. A dict is JSON-encoded; a str is sent raw (it may be
+    invalid JSON or carry wrong-typed values).
+
+    Anthropic needs ``input`` to be an object: a str that is a valid JSON object is sent as that
+    object; any other str is sent as ``{"_raw": <the string>}``.
+    """
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return ToolCall(name, args, content)
+
+
+def http_error(status: int, retry_after: float | None = None, message: str | None = None) -> HttpError:
+    """Answer with HTTP ``status`` and an error body in the gateway's format, with a
+    ``Retry-After`` header when ``retry_after`` is given."""
+    return HttpError(int(status), retry_after, message)
+
+
+def tool_use_failed() -> ToolUseFailed:
+    """Groq's 400 ``tool_use_failed`` (OpenAI-format body with ``failed_generation``).
+    On the Anthropic route it is an Anthropic-format 400 ``invalid_request_error`` with the
+    same message."""
+    return ToolUseFailed()
+
+
+def hang() -> Hang:
+    """Read the request and never answer; on ``release()``/stop close without answering."""
+    return Hang()
+
+
+def stall(after_chunks: int = 2) -> Stall:
+    """Streaming: headers and ``after_chunks`` content chunks, then silence until release
+    (then the connection closes). Non-streaming: like ``hang()``."""
+    return Stall(max(0, int(after_chunks)))
+
+
+def error_event(after_chunks: int = 2) -> ErrorEvent:
+    """Streaming: ``after_chunks`` content chunks, then an error event in the gateway's format,
+    then close. Non-streaming: like ``http_error(500)``."""
+    return ErrorEvent(max(0, int(after_chunks)))
+
+
+def cut(after_chunks: int = 2) -> Cut:
+    """Streaming: ``after_chunks`` content chunks, then the socket is reset (no final event, no
+    ``[DONE]``). Non-streaming: a Content-Length larger than the body sent, then reset."""
+    return Cut(max(0, int(after_chunks)))
+
+
+def trickle(interval: float, chunks: int, content: str = "x") -> Trickle:
+    """A text answer of ``chunks`` pieces (each ``content``), one every ``interval`` seconds.
+    Non-streaming: waits ``interval * chunks`` then answers. ``release()`` aborts it (the
+    connection closes without the rest)."""
+    return Trickle(float(interval), max(1, int(chunks)), content)
+
+
+# --------------------------------------------------------------------------------------------
+# Records
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    gateway: str  # the path prefix ("openai", "groq", "anthropic", ...)
+    path: str
+    model: str  # the body's "model", as it arrived (no litellm provider prefix)
+    body: dict = field(hash=False)
+    headers: dict[str, str] = field(hash=False)  # lower-cased names
+    stream: bool
+    time: float  # time.monotonic() on arrival
+
+
+# --------------------------------------------------------------------------------------------
+# Wire helpers
+# --------------------------------------------------------------------------------------------
+
+_OPENAI_ERROR_KIND = {
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    403: ("invalid_request_error", "permission_denied"),
+    404: ("invalid_request_error", "model_not_found"),
+    413: ("invalid_request_error", "request_too_large"),
+    429: ("rate_limit_error", "rate_limit_exceeded"),
+}
+_ANTHROPIC_ERROR_TYPE = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+_DEFAULT_MESSAGES = {
+    400: "Invalid request (fake provider).",
+    401: "Invalid API key (fake provider).",
+    403: "Permission denied (fake provider).",
+    404: "The model does not exist (fake provider).",
+    429: "Rate limit reached (fake provider). Please try again later.",
+    500: "Internal server error (fake provider).",
+    503: "Service unavailable (fake provider).",
+    524: "A timeout occurred (fake provider).",
+    529: "Overloaded (fake provider).",
+}
+_TOOL_USE_FAILED_MESSAGE = (
+    "Failed to call a function. Please adjust your prompt. "
+    "See 'failed_generation' for more details."
+)
+
+
+def _split(s: str, n: int) -> list[str]:
+    """``s`` in ``n`` nearly equal pieces (fewer if ``s`` is shorter; one piece if empty)."""
+    n = max(1, min(n, len(s)))
+    size, extra = divmod(len(s), n)
+    out, pos = [], 0
+    for i in range(n):
+        step = size + (1 if i < extra else 0)
+        out.append(s[pos : pos + step])
+        pos += step
+    return out or [""]
+
+
+def _tokens(s: str) -> int:
+    return max(1, (len(s) + 3) // 4)
+
+
+def _prompt_tokens(body: dict) -> int:
+    parts = [body.get("messages"), body.get("system"), body.get("tools")]
+    return _tokens(json.dumps([p for p in parts if p], default=str))
+
+
+def _anthropic_input(arguments: str) -> dict:
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return {"_raw": arguments}
+    return value if isinstance(value, dict) else {"_raw": arguments}
+
+
+def _format_retry_after(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def _filler(i: int) -> str:
+    return f"partial{i} "
+
+
+# --------------------------------------------------------------------------------------------
+# Server
+# --------------------------------------------------------------------------------------------
+
+
+class _Aborted(Exception):
+    """The step was released mid-way: close the connection without finishing."""
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    allow_reuse_address = True
+
+    def __init__(self, fake: FakeProvider) -> None:
+        self.fake = fake
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:  # quiet
+        pass
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+    server_version = "FakeProvider/1.0"
+    sys_version = ""
+
+    # ---- plumbing ---------------------------------------------------------------------
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.fake._track(self.connection, add=True)
+
+    def finish(self) -> None:
+        with contextlib.suppress(OSError):
+            super().finish()
+        self.server.fake._track(self.connection, add=False)
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def do_GET(self) -> None:
+        self._json(404, {"error": {"message": f"no route for GET {self.path}", "type": "not_found"}})
+
+    def do_POST(self) -> None:
+        fake = self.server.fake
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {}
+        if not isinstance(body, dict):
+            body = {}
+        gateway, fmt = _route(self.path)
+        stream = body.get("stream") is True
+        model = str(body.get("model", ""))
+        fake._record(
+            RecordedRequest(
+                gateway=gateway,
+                path=self.path,
+                model=model,
+                body=body,
+                headers={k.lower(): v for k, v in self.headers.items()},
+                stream=stream,
+                time=time.monotonic(),
+            )
+        )
+        if fmt is None:
+            self._json(404, {"error": {"message": f"no route for POST {self.path}",
+                                       "type": "invalid_request_error", "code": "not_found"}})
+            return
+        step = fake._next_step(model)
+        self.fmt, self.gateway, self.body, self.model = fmt, gateway, body, model
+        self.gate = fake._gate_now()
+        try:
+            self._serve(step, stream)
+        except _Aborted:
+            self.close_connection = True
+        except OSError:  # the client went away (BrokenPipe, ConnectionReset, ...)
+            self.close_connection = True
+
+    # ---- output primitives ------------------------------------------------------------
+
+    def _json(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def _sse_start(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.flush()
+        self.close_connection = True
+
+    def _sse(self, data: Any, event: str | None = None) -> None:
+        out = f"event: {event}\n" if event else ""
+        out += f"data: {data if isinstance(data, str) else json.dumps(data)}\n\n"
+        self.wfile.write(out.encode())
+        self.wfile.flush()
+
+    def _wait(self, seconds: float | None) -> None:
+        """Sleep ``seconds`` (forever if None) unless released, which raises _Aborted."""
+        if self.gate.wait(seconds):
+            raise _Aborted
+
+    def _reset(self) -> None:
+        """Close the socket abruptly (RST, not FIN)."""
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.setsockopt(
+                socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+            )
+        with contextlib.suppress(OSError):
+            self.rfile.close()
+        with contextlib.suppress(OSError):
+            self.connection.close()
+
+    # ---- steps ------------------------------------------------------------------------
+
+    def _serve(self, step: Step, stream: bool) -> None:
+        if isinstance(step, Text):
+            self._answer(_split(step.content, step.chunks), None, stream)
+        elif isinstance(step, ToolCall):
+            self._answer(_split(step.content, 4) if step.content else [], step, stream)
+        elif isinstance(step, HttpError):
+            self._error(step.status, step.message, step.retry_after)
+        elif isinstance(step, ToolUseFailed):
+            self._tool_use_failed(step)
+        elif isinstance(step, Hang) or (isinstance(step, Stall) and not stream):
+            self._wait(None)
+        elif isinstance(step, Stall):
+            self._stream_prefix(step.after_chunks)
+            self._wait(None)
+        elif isinstance(step, ErrorEvent):
+            if not stream:
+                self._error(500, None, None)
+                return
+            self._stream_prefix(step.after_chunks)
+            self._stream_error()
+        elif isinstance(step, Cut):
+            if stream:
+                self._stream_prefix(step.after_chunks)
+            else:
+                self._truncated_json()
+            self._reset()
+        elif isinstance(step, Trickle):
+            pieces = [step.content] * step.chunks
+            if stream:
+                self._answer(pieces, None, True, interval=step.interval)
+            else:
+                self._wait(step.interval * step.chunks)
+                self._answer(pieces, None, False)
+        else:  # pragma: no cover - a new Step type without a branch
+            raise TypeError(f"unknown step {step!r}")
+
+    # ---- errors -------------------------------------------------------------------------
+
+    def _error(self, status: int, message: str | None, retry_after: float | None) -> None:
+        message = message or _DEFAULT_MESSAGES.get(status, f"HTTP {status} (fake provider).")
+        headers = {}
+        if retry_after is not None:
+            headers["Retry-After"] = _format_retry_after(retry_after)
+        if self.fmt == "anthropic":
+            kind = _ANTHROPIC_ERROR_TYPE.get(status, "api_error")
+            payload = {"type": "error", "error": {"type": kind, "message": message}}
+            headers["request-id"] = f"req_{uuid.uuid4().hex[:24]}"
+        else:
+            kind, code = _OPENAI_ERROR_KIND.get(status, ("server_error", None))
+            payload = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+        self._json(status, payload, headers)
+
+    def _tool_use_failed(self, step: ToolUseFailed) -> None:
+        if self.fmt == "anthropic":
+            payload = {"type": "error",
+                       "error": {"type": "invalid_request_error", "message": _TOOL_USE_FAILED_MESSAGE}}
+        else:
+            payload = {"error": {"message": _TOOL_USE_FAILED_MESSAGE,
+                                 "type": "invalid_request_error",
+                                 "code": "tool_use_failed",
+                                 "failed_generation": step.failed_generation}}
+        self._json(400, payload)
+
+    def _truncated_json(self) -> None:
+        data = json.dumps(self._openai_message([_filler(0)], None) if self.fmt != "anthropic"
+                          else self._anthropic_message([_filler(0)], None)).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data) + 1000))
+        self.end_headers()
+        self.wfile.write(data[: len(data) // 2])
+        self.wfile.flush()
+
+    # ---- answers ------------------------------------------------------------------------
+
+    def _answer(self, pieces: list[str], tool: ToolCall | None, stream: bool,
+                interval: float | None = None) -> None:
+        if not stream:
+            if self.fmt == "anthropic":
+                self._json(200, self._anthropic_message(pieces, tool))
+            else:
+                self._json(200, self._openai_message(pieces, tool))
+            return
+        self._sse_start()
+        if self.fmt == "anthropic":
+            self._anthropic_stream(pieces, tool, interval)
+        else:
+            self._openai_stream(pieces, tool, interval)
+
+    def _usage(self, completion_text: str) -> tuple[int, int]:
+        return _prompt_tokens(self.body), _tokens(completion_text)
+
+    # OpenAI / Groq --------------------------------------------------------------------
+
+    def _ids(self) -> tuple[str, int]:
+        if not hasattr(self, "_resp_id"):
+            self._resp_id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
+            self._created = int(time.time())
+        return self._resp_id, self._created
+
+    def _openai_usage(self, prompt: int, completion: int) -> dict:
+        usage: dict[str, Any] = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+        if self.gateway == "groq":
+            usage.update(queue_time=0.01, prompt_time=0.002, completion_time=0.02, total_time=0.022)
+        return usage
+
+    def _openai_message(self, pieces: list[str], tool: ToolCall | None) -> dict:
+        rid, created = self._ids()
+        content = "".join(pieces)
+        message: dict[str, Any] = {"role": "assistant", "content": content or None}
+        finish = "stop"
+        completion_text = content
+        if tool is not None:
+            message["tool_calls"] = [{
+                "id": f"call_{uuid.uuid4().hex[:24]}",
+                "type": "function",
+                "function": {"name": tool.name, "arguments": tool.arguments},
+            }]
+            finish = "tool_calls"
+            completion_text += tool.name + tool.arguments
+        elif not content:
+            message["content"] = ""
+        prompt, completion = self._usage(completion_text)
+        out: dict[str, Any] = {
+            "id": rid,
+            "object": "chat.completion",
+            "created": created,
+            "model": self.model,
+            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
+            "usage": self._openai_usage(prompt, completion),
+            "system_fingerprint": "fp_fake",
+        }
+        if self.gateway == "groq":
+            out["service_tier"] = None
+            out["x_groq"] = {"id": f"req_{uuid.uuid4().hex[:24]}"}
+        else:
+            out["service_tier"] = "default"
+        return out
+
+    def _openai_chunk(self, delta: dict, finish: str | None = None, **extra: Any) -> dict:
+        rid, created = self._ids()
+        chunk = {
+            "id": rid,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": self.model,
+            "system_fingerprint": "fp_fake",
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        }
+        chunk.update(extra)
+        return chunk
+
+    def _openai_stream(self, pieces: list[str], tool: ToolCall | None,
+                       interval: float | None) -> None:
+        first_extra = {"x_groq": {"id": f"req_{uuid.uuid4().hex[:24]}"}} if self.gateway == "groq" else {}
+        self._sse(self._openai_chunk({"role": "assistant", "content": ""}, **first_extra))
+        for piece in pieces:
+            if interval is not None:
+                self._wait(interval)
+            self._sse(self._openai_chunk({"content": piece}))
+        completion_text = "".join(pieces)
+        finish = "stop"
+        if tool is not None:
+            call_id = f"call_{uuid.uuid4().hex[:24]}"
+            self._sse(self._openai_chunk({"tool_calls": [{
+                "index": 0, "id": call_id, "type": "function",
+                "function": {"name": tool.name, "arguments": ""},
+            }]}))
+            for part in _split(tool.arguments, max(2, len(tool.arguments) // 8)):
+                self._sse(self._openai_chunk({"tool_calls": [{
+                    "index": 0, "function": {"arguments": part},
+                }]}))
+            finish = "tool_calls"
+            completion_text += tool.name + tool.arguments
+        self._sse(self._openai_chunk({}, finish))
+        prompt, completion = self._usage(completion_text)
+        if (self.body.get("stream_options") or {}).get("include_usage"):
+            usage_chunk = self._openai_chunk({}, None, usage=self._openai_usage(prompt, completion))
+            usage_chunk["choices"] = []
+            self._sse(usage_chunk)
+        self._sse("[DONE]")
+
+    # Anthropic ------------------------------------------------------------------------
+
+    def _anthropic_message(self, pieces: list[str], tool: ToolCall | None) -> dict:
+        content: list[dict] = []
+        text_ = "".join(pieces)
+        if text_ or tool is None:
+            content.append({"type": "text", "text": text_})
+        completion_text = text_
+        if tool is not None:
+            content.append({"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}",
+                            "name": tool.name, "input": _anthropic_input(tool.arguments)})
+            completion_text += tool.name + tool.arguments
+        prompt, completion = self._usage(completion_text)
+        return {
+            "id": f"msg_{uuid.uuid4().hex[:24]}",
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "content": content,
+            "stop_reason": "tool_use" if tool is not None else "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": prompt, "output_tokens": completion,
+                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+        }
+
+    def _anthropic_start(self) -> None:
+        self._sse({"type": "message_start", "message": {
+            "id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
+            "model": self.model, "content": [], "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": _prompt_tokens(self.body), "output_tokens": 1,
+                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+        }}, "message_start")
+
+    def _anthropic_stream(self, pieces: list[str], tool: ToolCall | None,
+                          interval: float | None) -> None:
+        self._anthropic_start()
+        index = 0
+        text_ = "".join(pieces)
+        if text_ or tool is None:
+            self._sse({"type": "content_block_start", "index": index,
+                       "content_block": {"type": "text", "text": ""}}, "content_block_start")
+            self._sse({"type": "ping"}, "ping")
+            for piece in pieces:
+                if interval is not None:
+                    self._wait(interval)
+                self._sse({"type": "content_block_delta", "index": index,
+                           "delta": {"type": "text_delta", "text": piece}}, "content_block_delta")
+            self._sse({"type": "content_block_stop", "index": index}, "content_block_stop")
+            index += 1
+        completion_text = text_
+        if tool is not None:
+            self._sse({"type": "content_block_start", "index": index, "content_block": {
+                "type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}",
+                "name": tool.name, "input": {},
+            }}, "content_block_start")
+            partial = json.dumps(_anthropic_input(tool.arguments))
+            for part in _split(partial, max(2, len(partial) // 8)):
+                self._sse({"type": "content_block_delta", "index": index,
+                           "delta": {"type": "input_json_delta", "partial_json": part}},
+                          "content_block_delta")
+            self._sse({"type": "content_block_stop", "index": index}, "content_block_stop")
+            completion_text += tool.name + tool.arguments
+        self._sse({"type": "message_delta",
+                   "delta": {"stop_reason": "tool_use" if tool is not None else "end_turn",
+                             "stop_sequence": None},
+                   "usage": {"output_tokens": _tokens(completion_text)}}, "message_delta")
+        self._sse({"type": "message_stop"}, "message_stop")
+
+    # Faults mid-stream --------------------------------------------------------------------
+
+    def _stream_prefix(self, n: int) -> None:
+        """Headers plus ``n`` content chunks of an answer that will not finish normally."""
+        self._sse_start()
+        if self.fmt == "anthropic":
+            self._anthropic_start()
+            self._sse({"type": "content_block_start", "index": 0,
+                       "content_block": {"type": "text", "text": ""}}, "content_block_start")
+            for i in range(n):
+                self._sse({"type": "content_block_delta", "index": 0,
+                           "delta": {"type": "text_delta", "text": _filler(i)}},
+                          "content_block_delta")
+        else:
+            self._sse(self._openai_chunk({"role": "assistant", "content": ""}))
+            for i in range(n):
+                self._sse(self._openai_chunk({"content": _filler(i)}))
+
+    def _stream_error(self) -> None:
+        if self.fmt == "anthropic":
+            self._sse({"type": "error", "error": {"type": "overloaded_error",
+                                                  "message": "Overloaded"}}, "error")
+        else:
+            self._sse({"error": {"message": "The server had an error while processing your "
+                                            "request (fake provider).",
+                                 "type": "server_error", "param": None, "code": None}})
+
+
+def _route(path: str) -> tuple[str, str | None]:
+    """(gateway, format) for a request path; format is "openai", "anthropic" or None."""
+    parts = [p for p in path.split("?", 1)[0].split("/") if p]
+    if parts[:1] == ["v1"]:  # prefix-free
+        if parts[-1:] == ["messages"]:
+            return "anthropic", "anthropic"
+        if parts[-2:] == ["chat", "completions"]:
+            return "openai", "openai"
+        return "", None
+    gateway = parts[0] if parts else ""
+    if parts[-1:] == ["messages"]:
+        return gateway, "anthropic"
+    if parts[-2:] == ["chat", "completions"]:
+        return gateway, "openai"
+    return gateway, None
+
+
+# --------------------------------------------------------------------------------------------
+# Public object
+# --------------------------------------------------------------------------------------------
+
+
+class FakeProvider:
+    """A real HTTP server on 127.0.0.1 speaking OpenAI, Groq and Anthropic wire formats."""
+
+    _counter = itertools.count()
+
+    def __init__(self) -> None:
+        self.default: Step = text(DEFAULT_TEXT)
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._scripts: dict[str, deque[Step]] = {}
+        self._defaults: dict[str, Step] = {}
+        self._requests: list[RecordedRequest] = []
+        self._gate = threading.Event()
+        self._stopping = False
+        self._conns: set[socket.socket] = set()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # ---- lifecycle ----------------------------------------------------------------------
+
+    def start(self) -> FakeProvider:
+        if self._server is not None:
+            return self
+        with self._lock:
+            self._stopping = False
+            if self._gate.is_set():
+                self._gate = threading.Event()
+        self._server = _Server(self)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"FakeProvider-{next(self._counter)}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        server, thread = self._server, self._thread
+        if server is None:
+            return
+        with self._lock:
+            self._stopping = True
+        self.release()
+        server.shutdown()
+        with self._lock:
+            conns = list(self._conns)
+        for conn in conns:  # wake handlers idling on keep-alive connections
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        server.server_close()
+        if thread is not None:
+            thread.join(timeout=2)
+        self._server = self._thread = None
+
+    def __enter__(self) -> FakeProvider:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ---- addresses --------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("FakeProvider is not running")
+        return self._server.server_address[1]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def base_url(self, gateway: str) -> str:
+        """The api_base to give litellm for ``gateway``.
+
+        ``"anthropic"`` -> ``<url>/anthropic`` (litellm appends ``/v1/messages``); any other
+        name ``x`` -> ``<url>/x/v1`` (OpenAI format; litellm appends ``/chat/completions``).
+        """
+        if gateway == "anthropic":
+            return f"{self.url}/anthropic"
+        return f"{self.url}/{gateway}/v1"
+
+    # ---- scripting ----------------------------------------------------------------------
+
+    def script(self, model: str, *steps: Step) -> None:
+        """Queue ``steps`` for requests whose body ``model`` equals ``model``."""
+        for s in steps:
+            if not isinstance(s, Step):
+                raise TypeError(f"not a Step: {s!r}")
+        with self._lock:
+            self._scripts.setdefault(model, deque()).extend(steps)
+
+    def set_default(self, model: str, step: Step) -> None:
+        """The step ``model`` gets, forever, whenever its queue is empty."""
+        if not isinstance(step, Step):
+            raise TypeError(f"not a Step: {step!r}")
+        with self._lock:
+            self._defaults[model] = step
+
+    def reset(self) -> None:
+        """Clear scripts, per-model defaults and records (``default`` is kept)."""
+        with self._lock:
+            self._scripts.clear()
+            self._defaults.clear()
+            self._requests.clear()
+
+    def release(self) -> None:
+        """Wake every hanging, stalled or trickling request so it ends. Later blocking steps
+        block again (until the next release), except after stop."""
+        with self._lock:
+            gate = self._gate
+            self._gate = threading.Event()
+            if self._stopping:
+                self._gate.set()
+        gate.set()
+
+    def pending(self, model: str) -> int:
+        """How many scripted steps are still queued for ``model``."""
+        with self._lock:
+            return len(self._scripts.get(model, ()))
+
+    # ---- records --------------------------------------------------------------------------
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """A snapshot of the recorded requests, in arrival order."""
+        with self._lock:
+            return list(self._requests)
+
+    def count(self, model: str | None = None, gateway: str | None = None) -> int:
+        with self._lock:
+            return sum(
+                1
+                for r in self._requests
+                if (model is None or r.model == model) and (gateway is None or r.gateway == gateway)
+            )
+
+    def wait_for_requests(self, n: int, timeout: float = 10.0) -> bool:
+        """Block until at least ``n`` requests have arrived (True) or ``timeout`` passes (False)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: len(self._requests) >= n, timeout=timeout)
+
+    # ---- used by the handler ----------------------------------------------------------
+
+    def _record(self, rec: RecordedRequest) -> None:
+        with self._cond:
+            self._requests.append(rec)
+            self._cond.notify_all()
+
+    def _next_step(self, model: str) -> Step:
+        with self._lock:
+            queue = self._scripts.get(model)
+            if queue:
+                return queue.popleft()
+            return self._defaults.get(model, self.default)
+
+    def _gate_now(self) -> threading.Event:
+        with self._lock:
+            return self._gate
+
+    def _track(self, conn: socket.socket, add: bool) -> None:
+        with self._lock:
+            if add:
+                self._conns.add(conn)
+            else:
+                self._conns.discard(conn)
