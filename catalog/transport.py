@@ -180,14 +180,16 @@ class _Failure(Exception):
 
 
 def _retry_after(exc: BaseException) -> float | None:
-    headers: Any = None
-    response = getattr(exc, "response", None)
-    if response is not None:
-        headers = getattr(response, "headers", None)
-    headers = headers or getattr(exc, "litellm_response_headers", None)
-    if not headers:
-        return None
-    value = headers.get("retry-after") or headers.get("Retry-After")
+    """Seconds from a Retry-After header, wherever litellm kept it for this provider."""
+    value = None
+    sources = (getattr(exc, "litellm_response_headers", None),
+               getattr(getattr(exc, "response", None), "headers", None))
+    for headers in sources:
+        if headers:
+            lowered = {str(k).lower(): v for k, v in dict(headers).items()}
+            value = lowered.get("retry-after")
+            if value is not None:
+                break
     if value is None:
         return None
     try:
@@ -206,6 +208,25 @@ def _one_line(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+_CONNECTION_WORDS = ("connection error", "cannot connect", "connect call failed",
+                     "connection refused", "name or service not known", "server disconnected")
+
+
+def _connection_failed(exc: BaseException, lowered: str) -> bool:
+    """True when no HTTP answer came at all (refused, DNS, reset): litellm says 500."""
+    if any(word in lowered for word in _CONNECTION_WORDS):
+        return True
+    seen: BaseException | None = exc
+    for _ in range(8):
+        seen = seen.__cause__ or seen.__context__ if seen else None
+        if seen is None:
+            return False
+        if isinstance(seen, ConnectionError) or "ConnectError" in type(seen).__name__ or \
+                "ClientConnectorError" in type(seen).__name__:
+            return True
+    return False
+
+
 def classify(exc: BaseException) -> _Failure:
     """Map a litellm exception to a failure kind (transient or model-level)."""
     import litellm.exceptions as le
@@ -215,6 +236,8 @@ def classify(exc: BaseException) -> _Failure:
     message = _one_line(getattr(exc, "message", None) or str(exc))
     lowered = message.lower()
     if isinstance(exc, le.MidStreamFallbackError):
+        if isinstance(getattr(exc, "original_exception", None), le.Timeout):
+            return _Failure(Kind.STALLED, "the stream stalled midway", status)
         return _Failure(Kind.STREAM_DIED, f"the stream broke off midway: {message}", status)
     if isinstance(exc, le.AuthenticationError | le.PermissionDeniedError):
         return _Failure(Kind.AUTH, "the key was refused", status)
@@ -224,16 +247,20 @@ def classify(exc: BaseException) -> _Failure:
         return _Failure(Kind.CONTEXT_WINDOW, "the conversation is too long for this model",
                         status)
     if isinstance(exc, le.BadRequestError):
-        if "tool_use_failed" in lowered or "failed to call a function" in lowered:
+        body = getattr(exc, "body", None)
+        code = body.get("code") if isinstance(body, dict) else None
+        if code == "tool_use_failed" or "tool_use_failed" in lowered or \
+                "failed to call a function" in lowered:
             return _Failure(Kind.TOOL_CALL_FAILED, "the model failed to call the tool", status)
         return _Failure(Kind.BAD_REQUEST, f"request refused: {message}", status)
     if isinstance(exc, le.NotFoundError):
         return _Failure(Kind.NOT_FOUND, f"not found: {message}", status)
     if isinstance(exc, le.Timeout):
+        # litellm reports an upstream 504, and an OpenAI-format 524, as a Timeout.
+        if status in (504, 524):
+            return _Failure(Kind.GATEWAY_TIMEOUT, f"upstream timed out ({status})", status)
         return _Failure(Kind.TIMEOUT, "no answer in time", status)
-    if isinstance(exc, le.APIConnectionError) and status in (None, 500) and (
-        "connect" in lowered or "connection" in lowered
-    ):
+    if _connection_failed(exc, lowered):
         return _Failure(Kind.CONNECTION, f"could not connect: {message}", None)
     if isinstance(exc, le.APIError | le.InternalServerError | le.ServiceUnavailableError
                   | le.APIConnectionError):

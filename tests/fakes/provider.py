@@ -15,11 +15,18 @@ litellm provider prefix); a model with an empty queue gets its per-model default
 
     with FakeProvider() as fake:
         fake.script("gpt-4.1-mini", http_error(429, retry_after=2), text("hi"))
-        await litellm.acompletion(model="openai/gpt-4.1-mini", api_base=fake.base_url("openai"), ...)
+        await litellm.acompletion(
+            model="openai/gpt-4.1-mini", api_base=fake.base_url("openai"), ...
+        )
 
 Steps that block (``hang``, ``stall``, ``trickle``) wait on an event that ``release()`` sets;
 ``stop()`` (and leaving the ``with`` block) releases them and closes every open connection, so
 it returns promptly whatever the requests are doing.
+
+Measured against litellm 1.110.2:
+an ``http_error`` message matters to litellm's classification for OpenAI-format gateways
+("A timeout occurred", the default 524 text, becomes ``Timeout``; any "rate limit" text becomes
+``RateLimitError``), so pass ``message=`` when a test needs the status-based class.
 
 Standard library only.
 """
@@ -145,7 +152,9 @@ def tool_call(name: str, arguments: dict | str, content: str = "") -> ToolCall:
     return ToolCall(name, args, content)
 
 
-def http_error(status: int, retry_after: float | None = None, message: str | None = None) -> HttpError:
+def http_error(
+    status: int, retry_after: float | None = None, message: str | None = None
+) -> HttpError:
     """Answer with HTTP ``status`` and an error body in the gateway's format, with a
     ``Retry-After`` header when ``retry_after`` is given."""
     return HttpError(int(status), retry_after, message)
@@ -323,7 +332,9 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
-        self._json(404, {"error": {"message": f"no route for GET {self.path}", "type": "not_found"}})
+        self._json(
+            404, {"error": {"message": f"no route for GET {self.path}", "type": "not_found"}}
+        )
 
     def do_POST(self) -> None:
         fake = self.server.fake
@@ -349,12 +360,13 @@ class _Handler(BaseHTTPRequestHandler):
                 time=time.monotonic(),
             )
         )
-        if fmt is None:
-            self._json(404, {"error": {"message": f"no route for POST {self.path}",
-                                       "type": "invalid_request_error", "code": "not_found"}})
+        self.gateway, self.body, self.model = gateway, body, model
+        if fmt is None:  # e.g. a doubled /v1/v1/messages: answer like the real thing, 404
+            self.fmt = "anthropic" if self.path.split("?", 1)[0].endswith("/messages") else "openai"
+            self._error(404, f"Not found: POST {self.path} (fake provider)", None)
             return
+        self.fmt = fmt
         step = fake._next_step(model)
-        self.fmt, self.gateway, self.body, self.model = fmt, gateway, body, model
         self.gate = fake._gate_now()
         try:
             self._serve(step, stream)
@@ -400,9 +412,7 @@ class _Handler(BaseHTTPRequestHandler):
         """Close the socket abruptly (RST, not FIN)."""
         self.close_connection = True
         with contextlib.suppress(OSError):
-            self.connection.setsockopt(
-                socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
-            )
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         with contextlib.suppress(OSError):
             self.rfile.close()
         with contextlib.suppress(OSError):
@@ -464,18 +474,27 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _tool_use_failed(self, step: ToolUseFailed) -> None:
         if self.fmt == "anthropic":
-            payload = {"type": "error",
-                       "error": {"type": "invalid_request_error", "message": _TOOL_USE_FAILED_MESSAGE}}
+            payload = {
+                "type": "error",
+                "error": {"type": "invalid_request_error", "message": _TOOL_USE_FAILED_MESSAGE},
+            }
         else:
-            payload = {"error": {"message": _TOOL_USE_FAILED_MESSAGE,
-                                 "type": "invalid_request_error",
-                                 "code": "tool_use_failed",
-                                 "failed_generation": step.failed_generation}}
+            payload = {
+                "error": {
+                    "message": _TOOL_USE_FAILED_MESSAGE,
+                    "type": "invalid_request_error",
+                    "code": "tool_use_failed",
+                    "failed_generation": step.failed_generation,
+                }
+            }
         self._json(400, payload)
 
     def _truncated_json(self) -> None:
-        data = json.dumps(self._openai_message([_filler(0)], None) if self.fmt != "anthropic"
-                          else self._anthropic_message([_filler(0)], None)).encode()
+        data = json.dumps(
+            self._openai_message([_filler(0)], None)
+            if self.fmt != "anthropic"
+            else self._anthropic_message([_filler(0)], None)
+        ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data) + 1000))
@@ -485,8 +504,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     # ---- answers ------------------------------------------------------------------------
 
-    def _answer(self, pieces: list[str], tool: ToolCall | None, stream: bool,
-                interval: float | None = None) -> None:
+    def _answer(
+        self, pieces: list[str], tool: ToolCall | None, stream: bool, interval: float | None = None
+    ) -> None:
         if not stream:
             if self.fmt == "anthropic":
                 self._json(200, self._anthropic_message(pieces, tool))
@@ -527,11 +547,13 @@ class _Handler(BaseHTTPRequestHandler):
         finish = "stop"
         completion_text = content
         if tool is not None:
-            message["tool_calls"] = [{
-                "id": f"call_{uuid.uuid4().hex[:24]}",
-                "type": "function",
-                "function": {"name": tool.name, "arguments": tool.arguments},
-            }]
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{uuid.uuid4().hex[:24]}",
+                    "type": "function",
+                    "function": {"name": tool.name, "arguments": tool.arguments},
+                }
+            ]
             finish = "tool_calls"
             completion_text += tool.name + tool.arguments
         elif not content:
@@ -542,7 +564,9 @@ class _Handler(BaseHTTPRequestHandler):
             "object": "chat.completion",
             "created": created,
             "model": self.model,
-            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
+            "choices": [
+                {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
+            ],
             "usage": self._openai_usage(prompt, completion),
             "system_fingerprint": "fp_fake",
         }
@@ -566,9 +590,12 @@ class _Handler(BaseHTTPRequestHandler):
         chunk.update(extra)
         return chunk
 
-    def _openai_stream(self, pieces: list[str], tool: ToolCall | None,
-                       interval: float | None) -> None:
-        first_extra = {"x_groq": {"id": f"req_{uuid.uuid4().hex[:24]}"}} if self.gateway == "groq" else {}
+    def _openai_stream(
+        self, pieces: list[str], tool: ToolCall | None, interval: float | None
+    ) -> None:
+        first_extra = (
+            {"x_groq": {"id": f"req_{uuid.uuid4().hex[:24]}"}} if self.gateway == "groq" else {}
+        )
         self._sse(self._openai_chunk({"role": "assistant", "content": ""}, **first_extra))
         for piece in pieces:
             if interval is not None:
@@ -578,14 +605,33 @@ class _Handler(BaseHTTPRequestHandler):
         finish = "stop"
         if tool is not None:
             call_id = f"call_{uuid.uuid4().hex[:24]}"
-            self._sse(self._openai_chunk({"tool_calls": [{
-                "index": 0, "id": call_id, "type": "function",
-                "function": {"name": tool.name, "arguments": ""},
-            }]}))
+            self._sse(
+                self._openai_chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": 0,
+                                "id": call_id,
+                                "type": "function",
+                                "function": {"name": tool.name, "arguments": ""},
+                            }
+                        ]
+                    }
+                )
+            )
             for part in _split(tool.arguments, max(2, len(tool.arguments) // 8)):
-                self._sse(self._openai_chunk({"tool_calls": [{
-                    "index": 0, "function": {"arguments": part},
-                }]}))
+                self._sse(
+                    self._openai_chunk(
+                        {
+                            "tool_calls": [
+                                {
+                                    "index": 0,
+                                    "function": {"arguments": part},
+                                }
+                            ]
+                        }
+                    )
+                )
             finish = "tool_calls"
             completion_text += tool.name + tool.arguments
         self._sse(self._openai_chunk({}, finish))
@@ -605,8 +651,14 @@ class _Handler(BaseHTTPRequestHandler):
             content.append({"type": "text", "text": text_})
         completion_text = text_
         if tool is not None:
-            content.append({"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}",
-                            "name": tool.name, "input": _anthropic_input(tool.arguments)})
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{uuid.uuid4().hex[:24]}",
+                    "name": tool.name,
+                    "input": _anthropic_input(tool.arguments),
+                }
+            )
             completion_text += tool.name + tool.arguments
         prompt, completion = self._usage(completion_text)
         return {
@@ -617,51 +669,104 @@ class _Handler(BaseHTTPRequestHandler):
             "content": content,
             "stop_reason": "tool_use" if tool is not None else "end_turn",
             "stop_sequence": None,
-            "usage": {"input_tokens": prompt, "output_tokens": completion,
-                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+            "usage": {
+                "input_tokens": prompt,
+                "output_tokens": completion,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+            },
         }
 
     def _anthropic_start(self) -> None:
-        self._sse({"type": "message_start", "message": {
-            "id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
-            "model": self.model, "content": [], "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": _prompt_tokens(self.body), "output_tokens": 1,
-                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
-        }}, "message_start")
+        self._sse(
+            {
+                "type": "message_start",
+                "message": {
+                    "id": f"msg_{uuid.uuid4().hex[:24]}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": self.model,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {
+                        "input_tokens": _prompt_tokens(self.body),
+                        "output_tokens": 1,
+                        "cache_creation_input_tokens": 0,
+                        "cache_read_input_tokens": 0,
+                    },
+                },
+            },
+            "message_start",
+        )
 
-    def _anthropic_stream(self, pieces: list[str], tool: ToolCall | None,
-                          interval: float | None) -> None:
+    def _anthropic_stream(
+        self, pieces: list[str], tool: ToolCall | None, interval: float | None
+    ) -> None:
         self._anthropic_start()
         index = 0
         text_ = "".join(pieces)
         if text_ or tool is None:
-            self._sse({"type": "content_block_start", "index": index,
-                       "content_block": {"type": "text", "text": ""}}, "content_block_start")
+            self._sse(
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "text", "text": ""},
+                },
+                "content_block_start",
+            )
             self._sse({"type": "ping"}, "ping")
             for piece in pieces:
                 if interval is not None:
                     self._wait(interval)
-                self._sse({"type": "content_block_delta", "index": index,
-                           "delta": {"type": "text_delta", "text": piece}}, "content_block_delta")
+                self._sse(
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "text_delta", "text": piece},
+                    },
+                    "content_block_delta",
+                )
             self._sse({"type": "content_block_stop", "index": index}, "content_block_stop")
             index += 1
         completion_text = text_
         if tool is not None:
-            self._sse({"type": "content_block_start", "index": index, "content_block": {
-                "type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}",
-                "name": tool.name, "input": {},
-            }}, "content_block_start")
+            self._sse(
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {
+                        "type": "tool_use",
+                        "id": f"toolu_{uuid.uuid4().hex[:24]}",
+                        "name": tool.name,
+                        "input": {},
+                    },
+                },
+                "content_block_start",
+            )
             partial = json.dumps(_anthropic_input(tool.arguments))
             for part in _split(partial, max(2, len(partial) // 8)):
-                self._sse({"type": "content_block_delta", "index": index,
-                           "delta": {"type": "input_json_delta", "partial_json": part}},
-                          "content_block_delta")
+                self._sse(
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": part},
+                    },
+                    "content_block_delta",
+                )
             self._sse({"type": "content_block_stop", "index": index}, "content_block_stop")
             completion_text += tool.name + tool.arguments
-        self._sse({"type": "message_delta",
-                   "delta": {"stop_reason": "tool_use" if tool is not None else "end_turn",
-                             "stop_sequence": None},
-                   "usage": {"output_tokens": _tokens(completion_text)}}, "message_delta")
+        self._sse(
+            {
+                "type": "message_delta",
+                "delta": {
+                    "stop_reason": "tool_use" if tool is not None else "end_turn",
+                    "stop_sequence": None,
+                },
+                "usage": {"output_tokens": _tokens(completion_text)},
+            },
+            "message_delta",
+        )
         self._sse({"type": "message_stop"}, "message_stop")
 
     # Faults mid-stream --------------------------------------------------------------------
@@ -671,12 +776,23 @@ class _Handler(BaseHTTPRequestHandler):
         self._sse_start()
         if self.fmt == "anthropic":
             self._anthropic_start()
-            self._sse({"type": "content_block_start", "index": 0,
-                       "content_block": {"type": "text", "text": ""}}, "content_block_start")
+            self._sse(
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "text", "text": ""},
+                },
+                "content_block_start",
+            )
             for i in range(n):
-                self._sse({"type": "content_block_delta", "index": 0,
-                           "delta": {"type": "text_delta", "text": _filler(i)}},
-                          "content_block_delta")
+                self._sse(
+                    {
+                        "type": "content_block_delta",
+                        "index": 0,
+                        "delta": {"type": "text_delta", "text": _filler(i)},
+                    },
+                    "content_block_delta",
+                )
         else:
             self._sse(self._openai_chunk({"role": "assistant", "content": ""}))
             for i in range(n):
@@ -684,28 +800,43 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _stream_error(self) -> None:
         if self.fmt == "anthropic":
-            self._sse({"type": "error", "error": {"type": "overloaded_error",
-                                                  "message": "Overloaded"}}, "error")
+            self._sse(
+                {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+                "error",
+            )
         else:
-            self._sse({"error": {"message": "The server had an error while processing your "
-                                            "request (fake provider).",
-                                 "type": "server_error", "param": None, "code": None}})
+            self._sse(
+                {
+                    "error": {
+                        "message": "The server had an error while processing your "
+                        "request (fake provider).",
+                        "type": "server_error",
+                        "param": None,
+                        "code": None,
+                    }
+                }
+            )
 
 
 def _route(path: str) -> tuple[str, str | None]:
-    """(gateway, format) for a request path; format is "openai", "anthropic" or None."""
+    """(gateway, format) for a request path; format is "openai", "anthropic" or None (404).
+
+    Strict on purpose, like a real server: ``/<gw>/v1/chat/completions`` and
+    ``/<gw>/v1/messages``, or the prefix-free ``/v1/chat/completions`` (gateway "openai") and
+    ``/v1/messages`` (gateway "anthropic"). A doubled ``/v1/v1/...`` is a 404.
+    """
     parts = [p for p in path.split("?", 1)[0].split("/") if p]
-    if parts[:1] == ["v1"]:  # prefix-free
-        if parts[-1:] == ["messages"]:
-            return "anthropic", "anthropic"
-        if parts[-2:] == ["chat", "completions"]:
-            return "openai", "openai"
-        return "", None
-    gateway = parts[0] if parts else ""
-    if parts[-1:] == ["messages"]:
-        return gateway, "anthropic"
-    if parts[-2:] == ["chat", "completions"]:
-        return gateway, "openai"
+    if parts[:1] == ["v1"]:
+        gateway, rest = "", parts[1:]
+    else:
+        gateway, rest = (parts[0] if parts else ""), parts[1:]
+        if rest[:1] != ["v1"]:
+            return gateway, None
+        rest = rest[1:]
+    if rest == ["messages"]:
+        return gateway or "anthropic", "anthropic"
+    if rest == ["chat", "completions"]:
+        return gateway or "openai", "openai"
     return gateway, None
 
 

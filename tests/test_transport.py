@@ -1,0 +1,330 @@
+"""The transport layer against the real fake provider: every fault, every format."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from dataclasses import replace
+
+import pytest
+
+from catalog import (
+    Attempt,
+    Catalog,
+    Kind,
+    ModelEntry,
+    Outcome,
+    Reply,
+    ReplyRejected,
+    UnknownModelError,
+    complete,
+)
+from catalog.config import CatalogConfig
+from catalog.keys import KeyStore
+from tests.fakes.provider import (
+    FakeProvider,
+    cut,
+    error_event,
+    hang,
+    http_error,
+    stall,
+    text,
+    tool_call,
+    tool_use_failed,
+)
+from tests.support import FAKE_GATEWAYS, FAST_POLICY, fake_catalog, fake_keys
+
+FORMATS = ("openai", "anthropic", "groq")
+OTHER = {"openai": "anthropic", "anthropic": "openai", "groq": "anthropic"}
+MESSAGES = [{"role": "user", "content": "Hello there"}]
+SAVE_TOOL = [{
+    "type": "function",
+    "function": {
+        "name": "save_memory",
+        "description": "Save memory",
+        "parameters": {
+            "type": "object",
+            "properties": {"history_entry": {"type": "string"},
+                           "memory_update": {"type": "string"}},
+            "required": ["history_entry", "memory_update"],
+        },
+    },
+}]
+
+
+def entry(model_id: str, gateway: str, fallback: str | None = None) -> ModelEntry:
+    return ModelEntry(model_id, model_id, "fast", "", gateway, fallback=fallback,
+                      context_window=100_000, input_per_mtok=1.0, output_per_mtok=2.0)
+
+
+def pair(fmt: str) -> tuple[ModelEntry, ...]:
+    """primary on the format under test, backup on another gateway."""
+    return (entry("primary", fmt, "backup"), entry("backup", OTHER[fmt]))
+
+
+def run(catalog: Catalog, model: str = "primary", **kwargs):
+    kwargs.setdefault("policy", FAST_POLICY)
+    return asyncio.run(complete(catalog, model, MESSAGES, **kwargs))
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_healthy_model_answers_with_tokens_and_cost(fake: FakeProvider, fmt, stream) -> None:
+    fake.script("primary", text("Hi, I am the primary."))
+    deltas: list[str] = []
+    result = run(fake_catalog(fake, entries=pair(fmt)), stream=stream, on_delta=deltas.append)
+    assert result.ok and not result.fell_back
+    assert result.reply.text == "Hi, I am the primary."
+    assert result.reply.gateway == fmt
+    assert result.reply.prompt_tokens > 0 and result.reply.completion_tokens > 0
+    assert result.reply.cost == pytest.approx(
+        (result.reply.prompt_tokens * 1 + result.reply.completion_tokens * 2) / 1e6)
+    assert [a.outcome for a in result.attempts] == [Outcome.OK]
+    assert fake.count(model="primary") == 1 and fake.count(model="backup") == 0
+    assert fake.requests[0].gateway == fmt
+    assert fake.requests[0].stream is stream
+    if stream:
+        assert len(deltas) > 1 and "".join(deltas) == "Hi, I am the primary."
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_tool_calls_arrive_intact(fake: FakeProvider, fmt, stream) -> None:
+    args = {"history_entry": "Talked about Zürich — 日本語 too.", "memory_update": "# Me\n"}
+    fake.script("primary", tool_call("save_memory", args))
+    result = run(fake_catalog(fake, entries=pair(fmt)), stream=stream, tools=SAVE_TOOL,
+                 tool_choice={"type": "function", "function": {"name": "save_memory"}})
+    assert result.ok
+    (call,) = result.reply.tool_calls
+    assert call.name == "save_memory"
+    assert json.loads(call.arguments) == args
+    sent = fake.requests[0].body
+    assert "tools" in sent and "tool_choice" in sent
+
+
+TRANSIENT_FAULTS = [
+    (http_error(429), {Kind.RATE_LIMIT}),
+    (http_error(500), {Kind.SERVER_ERROR}),
+    (http_error(503), {Kind.SERVER_ERROR}),
+    (http_error(504), {Kind.GATEWAY_TIMEOUT}),
+    # litellm turns an OpenAI-format 524 into a Timeout without the status.
+    (http_error(524), {Kind.GATEWAY_TIMEOUT, Kind.TIMEOUT}),
+    (http_error(529), {Kind.OVERLOADED}),
+]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize(("fault", "kinds"), TRANSIENT_FAULTS, ids=lambda x: str(x))
+def test_transient_faults_are_retried_then_the_fallback_is_asked_once(
+    fake: FakeProvider, fmt, stream, fault, kinds
+) -> None:
+    fake.set_default("primary", fault)
+    result = run(fake_catalog(fake, entries=pair(fmt)), stream=stream)
+    assert result.ok and result.fell_back and result.model == "backup"
+    assert fake.count(model="primary") == 4  # the first try and three retries
+    assert fake.count(model="backup") == 1
+    outcomes = [(a.model, a.outcome) for a in result.attempts]
+    assert outcomes == [("primary", Outcome.RETRIED)] * 3 + [
+        ("primary", Outcome.FAILED), ("backup", Outcome.OK)]
+    assert {a.kind for a in result.attempts[:4]} <= kinds
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_transient_fault_that_clears_is_answered_by_the_primary(fake, fmt) -> None:
+    fake.script("primary", http_error(500), http_error(429), text("finally"))
+    result = run(fake_catalog(fake, entries=pair(fmt)))
+    assert result.ok and result.model == "primary" and result.reply.text == "finally"
+    assert fake.count(model="primary") == 3 and fake.count(model="backup") == 0
+
+
+MODEL_LEVEL_FAULTS = [
+    (error_event(), Kind.STREAM_DIED),
+    (cut(), Kind.STREAM_DIED),
+    (stall(), Kind.STALLED),
+]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize(("fault", "kind"), MODEL_LEVEL_FAULTS, ids=lambda x: str(x))
+def test_a_stream_that_dies_midway_moves_straight_to_the_next_model(
+    fake: FakeProvider, fmt, fault, kind
+) -> None:
+    fake.set_default("primary", fault)
+    attempts: list[Attempt] = []
+    deltas: list[str] = []
+    policy = replace(FAST_POLICY, stall_timeout=0.5)
+    result = run(fake_catalog(fake, entries=pair(fmt)), stream=True, policy=policy,
+                 on_attempt=attempts.append, on_delta=deltas.append)
+    assert result.ok and result.model == "backup"
+    assert fake.count(model="primary") == 1 and fake.count(model="backup") == 1
+    assert [(a.model, a.outcome, a.kind) for a in attempts] == [
+        ("primary", Outcome.FAILED, kind), ("backup", Outcome.OK, None)]
+    # The partial text of the dead stream was shown, then the backup's answer.
+    assert "".join(deltas).endswith(result.reply.text)
+
+
+@pytest.mark.parametrize("fmt", ["openai", "groq"])
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+def test_a_failed_function_call_is_not_retried(fake: FakeProvider, fmt, stream) -> None:
+    fake.set_default("primary", tool_use_failed())
+    result = run(fake_catalog(fake, entries=pair(fmt)), stream=stream, tools=SAVE_TOOL)
+    assert result.ok and result.model == "backup"
+    assert fake.count(model="primary") == 1
+    assert result.attempts[0].kind is Kind.TOOL_CALL_FAILED
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_no_answer_hits_the_deadline_and_the_walk_goes_on(fake, fmt, stream) -> None:
+    fake.set_default("primary", hang())
+    policy = replace(FAST_POLICY, attempt_deadline=0.5, stall_timeout=0.4)
+    result = run(fake_catalog(fake, entries=pair(fmt)), stream=stream, policy=policy)
+    assert result.ok and result.model == "backup"
+    assert fake.count(model="primary") == 1
+    assert result.attempts[0].kind in (Kind.DEADLINE, Kind.STALLED)
+    assert result.attempts[0].outcome is Outcome.FAILED
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_auth_failure_writes_off_the_gateway_for_the_rest_of_the_walk(fake, fmt) -> None:
+    entries = (entry("primary", fmt, "sibling"), entry("sibling", fmt, "backup"),
+               entry("backup", OTHER[fmt]))
+    fake.set_default("primary", http_error(401))
+    result = run(fake_catalog(fake, entries=entries))
+    assert result.ok and result.model == "backup"
+    assert fake.count(model="primary") == 1  # never retried
+    assert fake.count(model="sibling") == 0  # same gateway: skipped without a request
+    kinds = [(a.model, a.outcome, a.kind) for a in result.attempts]
+    assert kinds == [("primary", Outcome.FAILED, Kind.AUTH),
+                     ("sibling", Outcome.SKIPPED, Kind.GATEWAY_DOWN),
+                     ("backup", Outcome.OK, None)]
+    assert fmt in result.attempts[0].reason.lower() or "key was refused" in \
+        result.attempts[0].reason
+
+
+def test_a_gateway_without_a_key_is_skipped_without_a_request(fake) -> None:
+    catalog = fake_catalog(fake, env=fake_keys(without=("groq",)))
+    result = run(catalog, "llama-3.3-70b-versatile")
+    assert result.ok and result.model == "gpt-4.1-mini"
+    assert fake.count(gateway="groq") == 0
+    skipped = result.attempts[:3]
+    assert [a.model for a in skipped] == ["llama-3.3-70b-versatile", "qwen3-32b",
+                                          "llama-4-scout-17b-16e-instruct"]
+    assert all(a.outcome is Outcome.SKIPPED and a.kind is Kind.NO_KEY for a in skipped)
+    assert "GROQ_API_KEY" in skipped[0].reason
+
+
+def test_the_consolidation_chain_walks_each_gateway_in_its_own_format(fake) -> None:
+    for model in ("llama-3.3-70b-versatile", "qwen/qwen3-32b",
+                  "meta-llama/llama-4-scout-17b-16e-instruct", "gpt-4.1-mini"):
+        fake.set_default(model, http_error(500))
+    result = run(fake_catalog(fake), "llama-3.3-70b-versatile")
+    assert result.ok and result.model == "claude-haiku-4-5"
+    assert [(r.gateway, r.model) for r in fake.requests] == (
+        [("groq", "llama-3.3-70b-versatile")] * 4
+        + [("groq", "qwen/qwen3-32b"), ("groq", "meta-llama/llama-4-scout-17b-16e-instruct"),
+           ("openai", "gpt-4.1-mini"), ("anthropic", "claude-haiku-4-5")]
+    )
+
+
+def test_a_cycle_of_failing_models_ends_with_a_result_not_a_loop(fake) -> None:
+    entries = (entry("a", "openai", "b"), entry("b", "anthropic", "a"))
+    fake.set_default("a", http_error(500))
+    fake.set_default("b", http_error(500))
+    result = run(fake_catalog(fake, entries=entries), "a")
+    assert not result.ok and result.reply is None
+    assert fake.count(model="a") == 4 and fake.count(model="b") == 1
+    assert "b falls back to a, already in the chain" in result.reason
+    assert "server error" in result.reason
+
+
+def test_a_rejected_answer_moves_on_and_resumes_after_the_model_that_answered(fake) -> None:
+    fake.set_default("primary", text("Here is a summary in prose."))
+    fake.script("backup", tool_call("save_memory", {"history_entry": "x",
+                                                    "memory_update": ""}))
+
+    def accept(reply: Reply) -> str:
+        if not reply.tool_calls:
+            raise ReplyRejected("did not call save_memory")
+        return reply.tool_calls[0].name
+
+    result = run(fake_catalog(fake, entries=pair("groq")), accept=accept, tools=SAVE_TOOL)
+    assert result.ok and result.model == "backup" and result.value == "save_memory"
+    assert fake.count(model="primary") == 1  # an answer that missed is not retried
+    assert [(a.outcome, a.reason) for a in result.attempts] == [
+        (Outcome.REJECTED, "did not call save_memory"), (Outcome.OK, "")]
+    assert result.attempts[0].prompt_tokens > 0  # it was paid for, and it shows
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_retry_after_is_honoured(fake: FakeProvider, fmt) -> None:
+    fake.script("primary", http_error(429, retry_after=0.3), text("ok"))
+    policy = replace(FAST_POLICY, retry_after_cap=10.0)
+    result = run(fake_catalog(fake, entries=pair(fmt)), policy=policy)
+    assert result.ok and result.model == "primary"
+    first, second = [r.time for r in fake.requests]
+    assert second - first >= 0.3
+
+
+def test_a_long_retry_after_is_capped(fake: FakeProvider) -> None:
+    fake.script("primary", http_error(429, retry_after=3600), text("ok"))
+    result = run(fake_catalog(fake, entries=pair("openai")))
+    assert result.ok and result.model == "primary"
+    first, second = [r.time for r in fake.requests]
+    assert second - first < 600
+
+
+def test_cancellation_stops_at_once_without_fallback(fake: FakeProvider) -> None:
+    fake.set_default("primary", hang())
+    attempts: list[Attempt] = []
+
+    async def scenario() -> None:
+        task = asyncio.create_task(complete(
+            fake_catalog(fake, entries=pair("openai")), "primary", MESSAGES,
+            policy=FAST_POLICY, on_attempt=attempts.append))
+        assert await asyncio.to_thread(fake.wait_for_requests, 1)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    assert fake.count(model="backup") == 0
+    assert [(a.outcome, a.kind) for a in attempts] == [(Outcome.CANCELLED, Kind.CANCELLED)]
+
+
+def test_a_refused_connection_is_retried_then_the_fallback_answers(fake: FakeProvider) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead_port = s.getsockname()[1]
+    urls = {name: fake.base_url(name) for name in FAKE_GATEWAYS}
+    urls["openai"] = f"http://127.0.0.1:{dead_port}/v1"
+    catalog = Catalog(pair("openai"), CatalogConfig(gateway_urls=urls),
+                      KeyStore(environ=fake_keys()))
+    result = run(catalog)
+    assert result.ok and result.model == "backup"
+    assert [a.kind for a in result.attempts[:4]] == [Kind.CONNECTION] * 4
+    assert "could not connect" in result.attempts[0].reason
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_no_key_ever_appears_in_records_or_reasons(fake: FakeProvider, fmt) -> None:
+    keys = fake_keys()
+    secret = keys[{"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY",
+                   "groq": "GROQ_API_KEY"}[fmt]]
+    fake.set_default("primary", http_error(500, message=f"upstream echoed key {secret}"))
+    fake.set_default("backup", http_error(401, message=f"Incorrect API key provided: {secret}"))
+    result = run(fake_catalog(fake, entries=pair(fmt), env=keys))
+    assert not result.ok
+    assert fake.requests[0].headers  # the key was really sent
+    everything = repr(result) + result.reason + json.dumps([a.to_dict() for a in
+                                                            result.attempts])
+    assert secret not in everything
+    assert secret[:12] not in everything
+
+
+def test_an_unknown_model_is_an_error_not_a_request(fake: FakeProvider) -> None:
+    with pytest.raises(UnknownModelError, match="Unknown model 'nope'"):
+        run(fake_catalog(fake), "nope")
+    assert fake.requests == []
