@@ -42,6 +42,96 @@ def _cmd_models(args: argparse.Namespace) -> int:
     return 0
 
 
+def _memory_context():
+    """The catalog, memory settings and store, with config problems printed once."""
+    from catalog import load_catalog
+    from memory import MemoryStore, load_memory_settings
+
+    catalog = load_catalog()
+    settings, problems = load_memory_settings()
+    for problem in (*catalog.problems, *problems):
+        print(f"warning: {problem}", file=sys.stderr)
+    return catalog, MemoryStore(settings=settings)
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    from memory.importer import import_transcript
+
+    _, store = _memory_context()
+    try:
+        journal, warnings = import_transcript(store, args.file)
+    except (OSError, ValueError) as exc:
+        print(f"kept import: {exc}", file=sys.stderr)
+        return 2
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(journal.id)
+    return 0
+
+
+def describe_attempt(attempt) -> str:
+    """One line per attempt, e.g. `qwen3-32b → did not call save_memory`."""
+    from catalog import Outcome
+
+    if attempt.outcome is Outcome.OK:
+        return f"{attempt.model} ✓ {attempt.latency:.1f} s ${attempt.cost:.4f}"
+    suffix = {Outcome.RETRIED: " (retrying)", Outcome.SKIPPED: " (skipped)"}.get(
+        attempt.outcome, "")
+    return f"{attempt.model} → {attempt.reason}{suffix}"
+
+
+def _cmd_consolidate(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from memory import consolidate_pending, next_retry
+
+    catalog, store = _memory_context()
+    try:
+        results = asyncio.run(consolidate_pending(
+            store, catalog, args.ids or None,
+            on_attempt=lambda a: print(f"  {describe_attempt(a)}", flush=True)))
+    except LookupError as exc:
+        print(f"kept consolidate: {exc}", file=sys.stderr)
+        return 2
+    if not results:
+        print("Nothing to consolidate: no session is pending.")
+        return 0
+    pending = 0
+    for result in results:
+        if result.saved:
+            by = f" by {result.model}" if result.model else ""
+            print(f"Session {result.session}: saved{by} ({result.elapsed:.1f} s, "
+                  f"${result.cost:.4f}).")
+            continue
+        pending += 1
+        journal = store.find_session(result.session)
+        due = next_retry(journal, result.segment) if result.segment else None
+        when = f" Next retry after {due.astimezone():%H:%M}." if due else ""
+        print(f"Session {result.session}: still pending, nothing lost. {result.reason}.{when}")
+    return 1 if pending else 0
+
+
+def _cmd_memory(args: argparse.Namespace) -> int:
+    from memory import MemoryStore, load_memory_settings
+
+    store = MemoryStore(settings=load_memory_settings()[0])
+    if args.memory_command == "path":
+        print(store.memory_path)
+        return 0
+    memory = store.read_memory()
+    if memory.problem:
+        print(f"warning: {memory.problem}", file=sys.stderr)
+    if not memory.text.strip():
+        print(f"MEMORY.md is empty: nothing has been saved yet ({store.memory_path}).",
+              file=sys.stderr)
+        return 0
+    from memory.sanitize import clean_text
+
+    text = clean_text(memory.text) if sys.stdout.isatty() else memory.text
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kept", description="Kept: a terminal assistant that never loses what you tell it."
@@ -51,6 +141,21 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("--all", action="store_true",
                         help="include the hidden consolidation models and every chain")
     models.set_defaults(func=_cmd_models)
+
+    imp = sub.add_parser("import", help="turn a transcript (journal format) into a pending "
+                         "session; prints its id")
+    imp.add_argument("file", help="a .jsonl transcript: one message per line")
+    imp.set_defaults(func=_cmd_import)
+
+    cons = sub.add_parser("consolidate", help="save pending sessions into memory now")
+    cons.add_argument("ids", nargs="*", metavar="ID", help="session ids (default: all pending)")
+    cons.set_defaults(func=_cmd_consolidate)
+
+    mem = sub.add_parser("memory", help="show MEMORY.md or where it is")
+    mem_sub = mem.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
+    mem_sub.add_parser("show", help="print MEMORY.md")
+    mem_sub.add_parser("path", help="print the path of MEMORY.md")
+    mem.set_defaults(func=_cmd_memory)
     return parser
 
 

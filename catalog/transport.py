@@ -17,9 +17,11 @@ import asyncio
 import contextlib
 import email.utils
 import json
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -127,7 +129,8 @@ class Attempt:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "time": self.started, "model": self.model, "gateway": self.gateway,
+            "time": datetime.fromtimestamp(self.started, UTC).isoformat(timespec="milliseconds"),
+            "model": self.model, "gateway": self.gateway,
             "outcome": self.outcome.value, "kind": self.kind.value if self.kind else None,
             "status": self.status, "latency": round(self.latency, 4),
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
@@ -203,6 +206,23 @@ def _retry_after(exc: BaseException) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+_PREFIXES = re.compile(r"^(?:litellm\.\w+:\s*|\w+Error:\s*|\w+Exception\s*-\s*|"
+                       r"\w+Exception Timeout\s*-\s*)+")
+
+
+def provider_message(exc: BaseException) -> str:
+    """The provider's own words, without litellm's class-name prefixes or JSON wrapping."""
+    text = _PREFIXES.sub("", str(getattr(exc, "message", None) or exc)).strip()
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return text
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return error["message"]
+    return text
+
+
 def _one_line(text: str, limit: int = 300) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -233,8 +253,9 @@ def classify(exc: BaseException) -> _Failure:
 
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None
-    message = _one_line(getattr(exc, "message", None) or str(exc))
-    lowered = message.lower()
+    raw = str(getattr(exc, "message", None) or exc)
+    message = _one_line(provider_message(exc))
+    lowered = raw.lower()
     if isinstance(exc, le.MidStreamFallbackError):
         if isinstance(getattr(exc, "original_exception", None), le.Timeout):
             return _Failure(Kind.STALLED, "the stream stalled midway", status)

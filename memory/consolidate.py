@@ -1,0 +1,392 @@
+"""The business layer: a session becomes memory only when a model really saved it.
+
+"The request succeeded" is not "the task succeeded". A reply counts only if it carries a
+`save_memory` call (or the same JSON object as text) whose arguments pass validation;
+anything else moves the walk to the next model of the chain. When no model succeeds the
+session stays pending, with the reason recorded, and is retried later.
+
+The commit is written ahead to `commit.json`, then applied step by step, each step
+idempotent, so a crash at any instant is completed by `recover()` with the history entry
+present exactly once and MEMORY.md either old or new, never torn.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from catalog import Attempt, Catalog, Reply, ReplyRejected, RetryPolicy, complete
+from catalog.transport import Kind
+from memory.journal import Journal, Segment
+from memory.prompt import (
+    SAVE_MEMORY_CHOICE,
+    SAVE_MEMORY_TOOL,
+    consolidation_messages,
+    transcript_lines,
+)
+from memory.sanitize import clean_text
+from memory.settings import MemorySettings
+from memory.storage import atomic_write, locked, read_text
+from memory.store import MemoryStore, MemoryText, digest, format_entry
+
+# Delays before retrying a session that no model could consolidate, by failure count.
+RETRY_DELAYS = (60.0, 300.0, 900.0, 3600.0)
+# How many times MEMORY.md may change under a running consolidation before it gives up.
+EDIT_ROUNDS = 3
+# A non-trivial memory must keep at least this share of its text.
+TRIVIAL_MEMORY = 200
+KEEP_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class SavedMemory:
+    history_entry: str
+    memory_update: str
+
+
+@dataclass(frozen=True)
+class Consolidation:
+    """What became of one segment of one session."""
+
+    session: str
+    segment: Segment | None
+    saved: bool
+    model: str | None
+    attempts: tuple[Attempt, ...]
+    reason: str
+    elapsed: float
+    history_entry: str = ""
+
+    @property
+    def cost(self) -> float:
+        return sum(a.cost for a in self.attempts)
+
+
+# --- validation ----------------------------------------------------------------------------
+
+_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
+
+
+def _decode_arguments(raw: Any) -> dict[str, Any]:
+    value = raw
+    for _ in range(2):  # some models send the JSON object encoded twice
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                raise ReplyRejected("save_memory arguments are not valid JSON") from None
+    if not isinstance(value, dict):
+        raise ReplyRejected(f"save_memory arguments must be a JSON object, not "
+                            f"{type(value).__name__}")
+    return value
+
+
+def _json_in_text(text: str) -> dict[str, Any] | None:
+    body = _FENCE.sub("", text.strip())
+    start, end = body.find("{"), body.rfind("}")
+    if start < 0 or end <= start:
+        return None
+    try:
+        value = json.loads(body[start:end + 1])
+    except ValueError:
+        return None
+    if isinstance(value, dict) and {"history_entry", "memory_update"} <= value.keys():
+        return value
+    return None
+
+
+def parse_save_memory(reply: Reply, current_memory: str,
+                      settings: MemorySettings) -> SavedMemory:
+    """The validated arguments of the reply's save_memory call; raises ReplyRejected."""
+    calls = [c for c in reply.tool_calls if c.name == "save_memory"]
+    if calls:
+        arguments = _decode_arguments(calls[0].arguments)
+    elif reply.tool_calls:
+        raise ReplyRejected(f"called {reply.tool_calls[0].name} instead of save_memory")
+    else:
+        found = _json_in_text(reply.text)
+        if found is None:
+            raise ReplyRejected("did not call save_memory")
+        arguments = found
+    for name in ("history_entry", "memory_update"):
+        if name not in arguments:
+            raise ReplyRejected(f"save_memory was called without {name}")
+        if not isinstance(arguments[name], str):
+            raise ReplyRejected(f"{name} must be a string, not "
+                                f"{type(arguments[name]).__name__}")
+    entry = " ".join(clean_text(arguments["history_entry"]).split())
+    update = clean_text(arguments["memory_update"]).strip()
+    if not entry:
+        raise ReplyRejected("history_entry is empty")
+    if len(entry) > settings.history_entry_max_chars:
+        raise ReplyRejected(f"history_entry is {len(entry):,} characters, over the "
+                            f"{settings.history_entry_max_chars:,} limit")
+    if len(update) > settings.memory_max_chars:
+        raise ReplyRejected(f"memory_update is {len(update):,} characters, over the "
+                            f"{settings.memory_max_chars:,} budget")
+    old = current_memory.strip()
+    if len(old) >= TRIVIAL_MEMORY and len(old) <= settings.memory_max_chars and \
+            len(update) < KEEP_SHARE * len(old):
+        raise ReplyRejected(f"memory_update would drop most of MEMORY.md ({len(update):,} of "
+                            f"{len(old):,} characters kept)")
+    return SavedMemory(entry, update + "\n" if update else "")
+
+
+# --- chunking ------------------------------------------------------------------------------
+
+def _count_tokens(text: str) -> int:
+    from catalog.llm import litellm
+
+    return int(litellm().token_counter(model="gpt-4o", text=text))
+
+
+def _split_long(block: str, budget_tokens: int) -> list[str]:
+    """A single message too large for one request, cut at line breaks (or hard)."""
+    size = max(1000, budget_tokens * 3)  # characters: ~3+ per token in most languages
+    pieces, rest = [], block
+    while len(rest) > size:
+        cut = rest.rfind("\n", 0, size)
+        cut = cut if cut > size // 2 else size
+        pieces.append(rest[:cut])
+        rest = rest[cut:]
+    return [*pieces, rest]
+
+
+def chunk_transcript(blocks: list[str], budget_tokens: int,
+                     count: Callable[[str], int] = _count_tokens) -> list[str]:
+    """Group transcript blocks into as few parts as fit within `budget_tokens` each."""
+    chunks: list[str] = []
+    current: list[str] = []
+    used = 0
+    for block in blocks:
+        tokens = count(block)
+        pieces = [block] if tokens <= budget_tokens else _split_long(block, budget_tokens)
+        for piece in pieces:
+            size = tokens if len(pieces) == 1 else count(piece)
+            if current and used + size > budget_tokens:
+                chunks.append("\n\n".join(current))
+                current, used = [], 0
+            current.append(piece)
+            used += size
+    if current:
+        chunks.append("\n\n".join(current))
+    return chunks
+
+
+def transcript_budget(catalog: Catalog, head: str, settings: MemorySettings,
+                      memory_text: str) -> int:
+    """Tokens of transcript one request may carry on the smallest model of the chain."""
+    windows = [p.context_window for e in catalog.chain(head).models
+               if (p := catalog.pricing(e)) is not None and p.context_window]
+    window = min(windows, default=32_000)
+    reserved = _count_tokens(memory_text) * 2 + settings.memory_max_chars // 3 + 2_000
+    return max(1_000, int(window * 0.8) - reserved)
+
+
+# --- the commit ----------------------------------------------------------------------------
+
+def _apply(store: MemoryStore, intent: dict[str, Any]) -> None:
+    """Carry out a written-ahead commit; safe to run again after a crash at any point."""
+    current = store.read_memory()
+    new_text: str = intent["memory_update"]
+    new_digest = digest(new_text.encode("utf-8"))
+    if current.digest == intent["previous_digest"]:
+        if store.latest_version_digest() != current.digest and current.raw:
+            store.save_version(current.raw, "edited by you" if store.versions() else
+                               "earlier text", time=intent["time"])
+        store.write_memory(new_text)
+        current = store.read_memory()
+    if current.digest == new_digest and store.latest_version_digest() != new_digest:
+        store.save_version(current.raw, "consolidation", time=intent["time"],
+                           session=intent["session"], model=intent["model"])
+    if not store.has_history_entry(intent["history_entry"]):
+        store.append_history(intent["history_entry"])
+    segment = Segment(intent["start"], intent["end"])
+    journal = store.find_session(intent["session"])
+    if segment not in journal.consolidated:
+        journal.mark_consolidated(segment, intent["model"])
+    store.settle(journal)
+    store.commit_path.unlink(missing_ok=True)
+
+
+def commit(store: MemoryStore, journal: Journal, segment: Segment, saved: SavedMemory,
+           base: MemoryText, model: str, when: datetime) -> bool:
+    """Write the result. False, with nothing written, when MEMORY.md changed since `base`
+    was read: the user's edit is never overwritten."""
+    with store.lock():
+        recover_locked(store)
+        if store.read_memory().digest != base.digest:
+            return False
+        intent = {
+            "session": journal.id, "start": segment.start, "end": segment.end,
+            "model": model, "time": datetime.now(UTC).isoformat(timespec="seconds"),
+            "previous_digest": base.digest, "memory_update": saved.memory_update,
+            "history_entry": format_entry(when, saved.history_entry),
+        }
+        atomic_write(store.commit_path, json.dumps(intent, ensure_ascii=False))
+        _apply(store, intent)
+    return True
+
+
+def recover_locked(store: MemoryStore) -> str | None:
+    text, _ = read_text(store.commit_path)
+    if not text:
+        return None
+    try:
+        intent = json.loads(text)
+    except ValueError:
+        # The intent is written atomically, so a torn one cannot come from Kept itself.
+        store.commit_path.rename(store.commit_path.with_suffix(".damaged"))
+        return f"{store.commit_path} was damaged and has been set aside."
+    _apply(store, intent)
+    return f"Completed the interrupted save of session {intent['session']}."
+
+
+def recover(store: MemoryStore) -> str | None:
+    """Complete a commit a crash interrupted. Returns what was done, if anything."""
+    if not store.commit_path.exists():
+        return None
+    with store.lock():
+        return recover_locked(store)
+
+
+# --- consolidation -------------------------------------------------------------------------
+
+def _segment_time(journal: Journal, segment: Segment) -> datetime:
+    for message in journal.segment_messages(segment):
+        try:
+            when = datetime.fromisoformat(str(message.get("time")))
+        except ValueError:
+            continue
+        return (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone()
+    return datetime.now().astimezone()
+
+
+def _policy(catalog: Catalog, settings: MemorySettings, policy: RetryPolicy | None
+            ) -> RetryPolicy:
+    base = policy or RetryPolicy.from_config(catalog.config.transport)
+    # A consolidation that times out moves to the next model rather than waiting again.
+    return replace(base, attempt_deadline=min(base.attempt_deadline, settings.attempt_deadline),
+                   retry_on=base.retry_on - {Kind.TIMEOUT})
+
+
+async def consolidate(
+    store: MemoryStore,
+    catalog: Catalog,
+    journal: Journal,
+    segment: Segment,
+    *,
+    policy: RetryPolicy | None = None,
+    on_attempt: Callable[[Attempt], None] | None = None,
+    stream: bool = False,
+) -> Consolidation:
+    """Consolidate one pending segment into MEMORY.md and HISTORY.md, or leave it pending."""
+    settings = store.settings
+    started = time.monotonic()
+    attempts: list[Attempt] = []
+    claim = store.sessions_dir / f".{journal.id}.claim"
+    with locked(claim, blocking=False) as mine:
+        if not mine:
+            return Consolidation(journal.id, segment, False, None, (),
+                                 "another Kept process is saving this session", 0.0)
+        journal = store.find_session(journal.id)  # what is on disk now
+        if segment not in journal.pending:
+            return Consolidation(journal.id, segment, True, None, (), "already saved", 0.0)
+
+        def record(attempt: Attempt) -> None:
+            attempts.append(attempt)
+            store.log({"session": journal.id, "segment": str(segment), **attempt.to_dict()})
+            if on_attempt is not None:
+                on_attempt(attempt)
+
+        head = settings.consolidation_model
+        if head not in catalog:
+            reason = (f"the consolidation model '{head}' is not in the catalog; fix "
+                      "[memory] consolidation_model in config.toml")
+            journal.mark_failed(segment, reason)
+            return Consolidation(journal.id, segment, False, None, (), reason, 0.0)
+        retry = _policy(catalog, settings, policy)
+        blocks = transcript_lines(journal.segment_messages(segment))
+        reason = ""
+        for _ in range(EDIT_ROUNDS):
+            base = store.read_memory()
+            memory_text = base.text
+            chunks = chunk_transcript(
+                blocks, transcript_budget(catalog, head, settings, memory_text))
+            entry, model = "", None
+            for part, chunk in enumerate(chunks, start=1):
+                messages = consolidation_messages(
+                    memory_text, chunk, session_id=journal.id, budget=settings.memory_max_chars,
+                    part=part, parts=len(chunks), draft_entry=entry)
+                current = memory_text
+                result = await complete(
+                    catalog, head, messages, tools=[SAVE_MEMORY_TOOL],
+                    tool_choice=SAVE_MEMORY_CHOICE, policy=retry, on_attempt=record,
+                    stream=stream,
+                    accept=lambda reply, current=current: parse_save_memory(
+                        reply, current, settings))
+                if not result.ok:
+                    reason = result.reason
+                    break
+                saved: SavedMemory = result.value
+                entry, memory_text, model = saved.history_entry, saved.memory_update, \
+                    result.model
+            else:
+                saved = SavedMemory(entry, memory_text)
+                when = _segment_time(journal, segment)
+                if commit(store, journal, segment, saved, base, model or head, when):
+                    return Consolidation(journal.id, segment, True, model, tuple(attempts),
+                                         "", time.monotonic() - started,
+                                         format_entry(when, entry))
+                reason = "MEMORY.md changed while this session was being saved"
+                continue
+            break
+        journal.mark_failed(segment, reason)
+        return Consolidation(journal.id, segment, False, None, tuple(attempts), reason,
+                             time.monotonic() - started)
+
+
+def next_retry(journal: Journal, segment: Segment) -> datetime | None:
+    """When a failed segment is due again (None: never failed, due now)."""
+    failures = journal.failures.get(segment, [])
+    if not failures:
+        return None
+    delay = RETRY_DELAYS[min(len(failures), len(RETRY_DELAYS)) - 1]
+    try:
+        last = datetime.fromisoformat(failures[-1].time)
+    except ValueError:
+        return None
+    return last + timedelta(seconds=delay)
+
+
+async def consolidate_pending(
+    store: MemoryStore,
+    catalog: Catalog,
+    ids: list[str] | None = None,
+    *,
+    only_due: bool = False,
+    policy: RetryPolicy | None = None,
+    on_attempt: Callable[[Attempt], None] | None = None,
+    stream: bool = False,
+) -> list[Consolidation]:
+    """Consolidate the pending segments of the given sessions, or of all pending ones."""
+    recover(store)
+    for journal in store.open_sessions():
+        store.settle(journal)  # closed with nothing left to save
+    journals = [store.find_session(i) for i in ids] if ids else store.pending_sessions()
+    now = datetime.now(UTC)
+    results = []
+    for journal in journals:
+        for segment in list(journal.pending):
+            due = next_retry(journal, segment)
+            if only_due and due is not None and due > now:
+                continue
+            results.append(await consolidate(store, catalog, journal, segment, policy=policy,
+                                             on_attempt=on_attempt, stream=stream))
+        store.settle(store.find_session(journal.id))
+    return results

@@ -1,0 +1,230 @@
+"""Session journals: one JSONL file per session, appended and fsynced as the chat happens.
+
+Line 1 is a header; every other line is either a message (OpenAI message shape plus a
+`time`) or a mark that records what became of a range of messages:
+
+    {"kept": "session", "version": 1, "id": "...", "created": "...", "model": "..."}
+    {"role": "user", "content": "Hi", "time": "2026-11-29T20:05:00+00:00"}
+    {"mark": "pending", "start": 0, "end": 2, "closed": true, "time": "..."}
+    {"mark": "failed", "start": 0, "end": 2, "reason": "...", "time": "..."}
+    {"mark": "consolidated", "start": 0, "end": 2, "model": "...", "time": "..."}
+
+A segment [start, end) of messages is pending from its "pending" mark until its
+"consolidated" mark. A session is closed by /new; a closed session with nothing pending
+moves to `done/`, where it is kept, read-only.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memory.storage import append_line, ensure_dir, fsync_dir
+
+log = logging.getLogger(__name__)
+
+HEADER_KIND = "session"
+FORMAT_VERSION = 1
+MESSAGE_KEYS = {"role", "content", "time", "tool_calls", "tool_call_id", "name", "model"}
+ROLES = {"system", "user", "assistant", "tool"}
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def new_session_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+@dataclass(frozen=True, order=True)
+class Segment:
+    """Messages [start, end) of one session, consolidated together."""
+
+    start: int
+    end: int
+
+    def __str__(self) -> str:
+        return f"{self.start}-{self.end}"
+
+
+@dataclass(frozen=True)
+class Failure:
+    time: str
+    reason: str
+
+
+@dataclass
+class Journal:
+    """A session journal as replayed from disk."""
+
+    path: Path
+    id: str
+    created: str
+    model: str | None = None
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    pending: list[Segment] = field(default_factory=list)
+    consolidated: list[Segment] = field(default_factory=list)
+    failures: dict[Segment, list[Failure]] = field(default_factory=dict)
+    closed: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def state(self) -> str:
+        if not self.closed:
+            return "active"
+        return "pending" if self.pending else "consolidated"
+
+    @property
+    def compacted_through(self) -> int:
+        """Messages before this index are consolidated or on their way; the rest is live."""
+        ends = [s.end for s in (*self.pending, *self.consolidated)]
+        return max(ends, default=0)
+
+    def segment_messages(self, segment: Segment) -> list[dict[str, Any]]:
+        return self.messages[segment.start:segment.end]
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def _write(self, record: dict[str, Any]) -> None:
+        append_line(self.path, json.dumps(record, ensure_ascii=False, separators=(",", ":")))
+
+    def append(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Add one message to the journal (fsynced before this returns)."""
+        if self.closed:
+            raise ValueError(f"session {self.id} is closed")
+        record = clean_message(message)
+        record.setdefault("time", now_iso())
+        self._write(record)
+        self.messages.append(record)
+        return record
+
+    def mark_pending(self, end: int | None = None, *, close: bool = False) -> Segment | None:
+        """Queue messages from the last mark up to `end` for consolidation."""
+        end = len(self.messages) if end is None else end
+        start = self.compacted_through
+        segment = Segment(start, end) if end > start else None
+        record: dict[str, Any] = {"mark": "pending", "time": now_iso()}
+        if segment is not None:
+            record.update(start=segment.start, end=segment.end)
+        elif not close:
+            return None
+        if close:
+            record["closed"] = True
+        self._write(record)
+        if segment is not None:
+            self.pending.append(segment)
+        self.closed = self.closed or close
+        return segment
+
+    def mark_failed(self, segment: Segment, reason: str) -> None:
+        failure = Failure(now_iso(), reason)
+        self._write({"mark": "failed", "start": segment.start, "end": segment.end,
+                     "reason": reason, "time": failure.time})
+        self.failures.setdefault(segment, []).append(failure)
+
+    def mark_consolidated(self, segment: Segment, model: str) -> None:
+        self._write({"mark": "consolidated", "start": segment.start, "end": segment.end,
+                     "model": model, "time": now_iso()})
+        self._settle(segment)
+
+    def _settle(self, segment: Segment) -> None:
+        if segment in self.pending:
+            self.pending.remove(segment)
+        if segment not in self.consolidated:
+            self.consolidated.append(segment)
+
+
+def clean_message(message: dict[str, Any]) -> dict[str, Any]:
+    """The message's known fields, checked: raises ValueError naming what is wrong."""
+    role = message.get("role")
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {', '.join(sorted(ROLES))}, not {role!r}")
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        # Multi-part content (OpenAI's list form) is kept as its text parts.
+        if isinstance(content, list):
+            content = "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        else:
+            raise ValueError(f"content must be text, not {type(content).__name__}")
+    record = {k: v for k, v in message.items() if k in MESSAGE_KEYS}
+    record["content"] = content
+    if "tool_calls" in record and not isinstance(record["tool_calls"], list):
+        raise ValueError("tool_calls must be a list")
+    return record
+
+
+def create(folder: Path, model: str | None = None, session_id: str | None = None) -> Journal:
+    """Start a new journal file in `folder`."""
+    ensure_dir(folder)
+    session_id = session_id or new_session_id()
+    path = folder / f"{session_id}.jsonl"
+    header = {"kept": HEADER_KIND, "version": FORMAT_VERSION, "id": session_id,
+              "created": now_iso(), "model": model}
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, (json.dumps(header, separators=(",", ":")) + "\n").encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    fsync_dir(folder)
+    return Journal(path, session_id, header["created"], model)
+
+
+def load(path: Path) -> Journal:
+    """Replay a journal. Torn or corrupt lines are skipped with a warning naming file and
+    line; a missing or bad header is rebuilt from the file name."""
+    journal = Journal(path, path.stem, "")
+    with open(path, "rb") as f:
+        lines = f.read().split(b"\n")
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw.decode("utf-8"))
+            if not isinstance(record, dict):
+                raise ValueError("not a JSON object")
+        except (UnicodeDecodeError, ValueError) as exc:
+            journal.warnings.append(f"{path}:{number}: skipped a damaged line ({exc}).")
+            continue
+        if number == 1 and record.get("kept") == HEADER_KIND:
+            journal.id = str(record.get("id") or path.stem)
+            journal.created = str(record.get("created") or "")
+            journal.model = record.get("model")
+            continue
+        if "mark" in record:
+            _apply_mark(journal, record, f"{path}:{number}")
+            continue
+        try:
+            journal.messages.append(clean_message(record))
+        except ValueError as exc:
+            journal.warnings.append(f"{path}:{number}: skipped a message ({exc}).")
+    for warning in journal.warnings:
+        log.warning(warning)
+    return journal
+
+
+def _apply_mark(journal: Journal, record: dict[str, Any], where: str) -> None:
+    kind = record.get("mark")
+    segment = None
+    if isinstance(record.get("start"), int) and isinstance(record.get("end"), int):
+        segment = Segment(record["start"], record["end"])
+    if kind == "pending":
+        if segment is not None and segment not in journal.pending \
+                and segment not in journal.consolidated:
+            journal.pending.append(segment)
+        if record.get("closed"):
+            journal.closed = True
+    elif kind == "failed" and segment is not None:
+        journal.failures.setdefault(segment, []).append(
+            Failure(str(record.get("time", "")), str(record.get("reason", ""))))
+    elif kind == "consolidated" and segment is not None:
+        journal._settle(segment)
+    else:
+        journal.warnings.append(f"{where}: skipped an unknown mark ({kind!r}).")

@@ -1,0 +1,141 @@
+"""Prompts: the chat system prompt that carries MEMORY.md, and the consolidation prompt."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+SEARCH_HISTORY_TOOL = "search_history"
+
+
+def bounded(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters at a line break, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind("\n", 0, limit)
+    cut = cut if cut > limit // 2 else limit
+    return text[:cut].rstrip() + f"\n[… {len(text) - cut:,} more characters of MEMORY.md not shown]"
+
+
+def system_prompt(memory_text: str, *, limit: int, now: datetime | None = None) -> str:
+    """The chat system prompt: who Kept is, what it remembers, how to search its history."""
+    now = (now or datetime.now().astimezone()).strftime("%A %Y-%m-%d %H:%M %Z").strip()
+    memory_block = bounded(memory_text.strip(), limit) if memory_text.strip() else \
+        "(nothing yet: this may be your first conversation)"
+    return (
+        "You are Kept, a helpful assistant in the user's terminal. You remember the user "
+        "across sessions: finished sessions are summarised into long-term memory.\n\n"
+        f"Now: {now}.\n\n"
+        "## What you know about the user (MEMORY.md)\n"
+        f"<memory>\n{memory_block}\n</memory>\n\n"
+        "## Earlier sessions\n"
+        f"One dated paragraph per earlier session is kept in HISTORY.md. Call the "
+        f"`{SEARCH_HISTORY_TOOL}` tool with a word or phrase to search them (case-insensitive; "
+        "it returns matching paragraphs, newest first) when the user refers to something "
+        "from before that is not in your memory above. Do not guess about past sessions.\n\n"
+        "Answer in the user's language. Use Markdown where it helps."
+    )
+
+
+SAVE_MEMORY_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "save_memory",
+        "description": "Save the consolidated memory of this conversation.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "history_entry": {
+                    "type": "string",
+                    "description": "One paragraph (2-5 sentences) summarising what happened "
+                    "in this session: topics, decisions, facts learned, open items. Written "
+                    "in the user's language. No date: Kept adds it.",
+                },
+                "memory_update": {
+                    "type": "string",
+                    "description": "The complete new MEMORY.md in Markdown: everything "
+                    "worth remembering about the user long-term (identity, preferences, "
+                    "projects, people, standing instructions), the existing memory merged "
+                    "with what this session taught. Keep every still-true fact.",
+                },
+            },
+            "required": ["history_entry", "memory_update"],
+        },
+    },
+}
+SAVE_MEMORY_CHOICE = {"type": "function", "function": {"name": "save_memory"}}
+
+CONSOLIDATION_SYSTEM = (
+    "You maintain the long-term memory of a personal assistant called Kept. You receive the "
+    "current MEMORY.md and the transcript of a finished conversation. Call the save_memory "
+    "tool exactly once, with:\n"
+    "- history_entry: one paragraph on what happened in this conversation, written in the "
+    "language the user wrote in (if they mixed languages, the one they used most);\n"
+    "- memory_update: the whole new MEMORY.md. Start from the current one, keep every fact "
+    "that is still true, add what the conversation taught about the user, correct what it "
+    "changed, and drop only what the user asked to forget. Stay under {budget} characters.\n"
+    "Do not answer in prose. If the save_memory tool is unavailable, reply with only a JSON "
+    'object: {{"history_entry": "...", "memory_update": "..."}}.'
+)
+
+
+def _stamp(value: Any) -> str:
+    try:
+        when = datetime.fromisoformat(str(value))
+    except ValueError:
+        return "?"
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def transcript_lines(messages: list[dict[str, Any]]) -> list[str]:
+    """One block per message: time, role, text, and any tool calls, faithfully."""
+    lines: list[str] = []
+    for message in messages:
+        role = str(message.get("role", "?")).upper()
+        if message.get("model") and role == "ASSISTANT":
+            role += f" ({message['model']})"
+        if role == "TOOL" and message.get("name"):
+            role += f" {message['name']}"
+        head = f"[{_stamp(message.get('time'))}] {role}:"
+        content = message.get("content") or ""
+        parts = [f"{head} {content}".rstrip()]
+        for call in message.get("tool_calls") or []:
+            function = call.get("function", {}) if isinstance(call, dict) else {}
+            arguments = function.get("arguments", "")
+            if not isinstance(arguments, str):
+                arguments = json.dumps(arguments, ensure_ascii=False)
+            parts.append(f"    → called {function.get('name', '?')}({arguments})")
+        lines.append("\n".join(parts))
+    return lines
+
+
+def consolidation_messages(
+    memory_text: str,
+    transcript: str,
+    *,
+    session_id: str,
+    budget: int,
+    part: int = 1,
+    parts: int = 1,
+    draft_entry: str = "",
+) -> list[dict[str, str]]:
+    """The messages of one consolidation request (one part of a long session)."""
+    memory_block = memory_text.strip() or "(empty: nothing is known about the user yet)"
+    intro = f"Session {session_id}"
+    if parts > 1:
+        intro += (f", part {part} of {parts}. Earlier parts are already merged into the "
+                  "memory below.")
+        if draft_entry:
+            intro += ("\nThe history entry for the earlier parts, to extend so that it "
+                      f"covers every part so far: {draft_entry}")
+    user = (
+        f"<current_memory>\n{memory_block}\n</current_memory>\n\n"
+        f"{intro}\n<transcript>\n{transcript}\n</transcript>"
+    )
+    return [
+        {"role": "system", "content": CONSOLIDATION_SYSTEM.format(budget=budget)},
+        {"role": "user", "content": user},
+    ]

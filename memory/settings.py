@@ -1,0 +1,74 @@
+"""The [memory] table of config.toml, validated strictly; defaults stand in for mistakes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from catalog.config import config_path, read_toml
+from catalog.models import CONSOLIDATION_HEAD
+
+
+@dataclass(frozen=True)
+class MemorySettings:
+    consolidation_model: str = CONSOLIDATION_HEAD
+    attempt_deadline: float = 30.0  # seconds per consolidation request
+    memory_max_chars: int = 16_000  # the size budget of MEMORY.md
+    history_window_chars: int = 64_000  # HISTORY.md rolls older entries into history/
+    history_entry_max_chars: int = 4_000
+    session_max_messages: int = 200  # a live session larger than this is compacted
+    session_max_tokens: int = 48_000
+    session_keep_messages: int = 40  # what stays in the model's context after compaction
+    prompt_memory_chars: int = 16_000  # how much of MEMORY.md the system prompt carries
+
+
+LIMITS: dict[str, tuple[float, float]] = {
+    "attempt_deadline": (1.0, 600.0),
+    "memory_max_chars": (500, 1_000_000),
+    "history_window_chars": (1_000, 100_000_000),
+    "history_entry_max_chars": (100, 100_000),
+    "session_max_messages": (4, 100_000),
+    "session_max_tokens": (1_000, 10_000_000),
+    "session_keep_messages": (2, 10_000),
+    "prompt_memory_chars": (0, 1_000_000),
+}
+
+
+def parse_memory_settings(data: dict[str, Any], where: str) -> tuple[MemorySettings, list[str]]:
+    table = data.get("memory", {})
+    if not isinstance(table, dict):
+        return MemorySettings(), [f"{where}: 'memory' must be a table ([memory])."]
+    problems: list[str] = []
+    values: dict[str, Any] = {}
+    types = {f.name: f.type for f in fields(MemorySettings)}
+    for key, value in table.items():
+        if key not in types:
+            problems.append(f"{where}: [memory] has an unknown key '{key}'; known keys: "
+                            f"{', '.join(types)}.")
+            continue
+        if key == "consolidation_model":
+            if isinstance(value, str) and value.strip():
+                values[key] = value.strip()
+            else:
+                problems.append(f"{where}: [memory] consolidation_model must be a model id.")
+            continue
+        low, high = LIMITS[key]
+        is_int = types[key] == "int"
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        if is_int:
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        if not ok or not low <= value <= high:
+            noun = "whole number" if is_int else "number"
+            problems.append(f"{where}: [memory] {key} must be a {noun} from {low:g} to "
+                            f"{high:g}, not {value!r}.")
+            continue
+        values[key] = int(value) if is_int else float(value)
+    return replace(MemorySettings(), **values), problems
+
+
+def load_memory_settings(path: Path | None = None) -> tuple[MemorySettings, list[str]]:
+    path = path or config_path()
+    data, problems = read_toml(path)
+    settings, more = parse_memory_settings(data, str(path))
+    return settings, problems + more

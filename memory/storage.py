@@ -1,0 +1,107 @@
+"""Durable files: the data folder, atomic writes, fsynced appends, a cross-process lock."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+
+def data_dir() -> Path:
+    """Kept's data folder: KEPT_DATA_DIR, else the platform's user data dir."""
+    override = os.environ.get("KEPT_DATA_DIR")
+    if override:
+        return Path(override).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("kept", appauthor=False))
+
+
+def ensure_dir(path: Path) -> Path:
+    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):
+        os.chmod(path, DIR_MODE)
+    return path
+
+
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes | str) -> None:
+    """Replace `path` whole: a crash leaves either the old file or the new, never a mix."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def append_line(path: Path, line: str) -> None:
+    """Append one line and fsync it: a crash loses at most the line being written."""
+    if "\n" in line:
+        raise ValueError("a journal line cannot contain a newline")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
+    try:
+        # A previous crash may have left a torn last line; start ours on a fresh one.
+        size = os.fstat(fd).st_size
+        prefix = b""
+        if size:
+            with open(path, "rb") as f:
+                f.seek(size - 1)
+                if f.read(1) != b"\n":
+                    prefix = b"\n"
+        os.write(fd, prefix + line.encode("utf-8") + b"\n")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_text(path: Path) -> tuple[str, bytes]:
+    """A file's text and raw bytes ("" and b"" when missing). Bad UTF-8 is replaced, not lost:
+    the caller keeps the bytes."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return "", b""
+    return raw.decode("utf-8", errors="replace"), raw
+
+
+@contextlib.contextmanager
+def locked(path: Path, *, blocking: bool = True) -> Iterator[bool]:
+    """Hold an exclusive advisory lock on `path` (created if needed) for the block.
+
+    Yields False when `blocking` is False and another process holds it. The OS frees the
+    lock when its holder dies, so a crash never leaves a stale lock behind.
+    """
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)

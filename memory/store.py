@@ -1,0 +1,288 @@
+"""The data folder: MEMORY.md, HISTORY.md and its archives, versions, sessions, the log."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memory import journal as journals
+from memory.journal import Journal
+from memory.settings import MemorySettings
+from memory.storage import (
+    append_line,
+    atomic_write,
+    data_dir,
+    ensure_dir,
+    fsync_dir,
+    locked,
+    read_text,
+)
+
+ENTRY_START = re.compile(r"^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2})\] ")
+STAMP_FORMAT = "%Y-%m-%d %H:%M"
+
+
+def digest(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
+
+
+@dataclass(frozen=True)
+class MemoryText:
+    """MEMORY.md as read: its text, its exact bytes, and any problem with them."""
+
+    text: str
+    raw: bytes
+    problem: str | None = None
+
+    @property
+    def digest(self) -> str:
+        return digest(self.raw)
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    stamp: str  # "YYYY-MM-DD HH:MM"
+    text: str  # the whole paragraph, stamp included
+    file: Path
+    line: int
+
+
+@dataclass(frozen=True)
+class Version:
+    number: int
+    time: str
+    source: str  # "consolidation", "edited by you", "restore", "earlier text"
+    session: str | None
+    model: str | None
+    path: Path
+
+
+def format_entry(when: datetime, text: str) -> str:
+    """One history paragraph: "[YYYY-MM-DD HH:MM] text", on a single line."""
+    return f"[{when.strftime(STAMP_FORMAT)}] {' '.join(text.split())}"
+
+
+def parse_entries(text: str, file: Path) -> list[HistoryEntry]:
+    """Paragraphs that begin with a timestamp; anything before the first is ignored."""
+    entries: list[HistoryEntry] = []
+    current: list[str] = []
+    start_line = 0
+    stamp = ""
+    for number, line in enumerate(text.splitlines(), start=1):
+        match = ENTRY_START.match(line)
+        if match:
+            if current:
+                entries.append(HistoryEntry(stamp, "\n".join(current).strip(), file, start_line))
+            current, start_line, stamp = [line], number, match.group(1)
+        elif current:
+            current.append(line)
+    if current:
+        entries.append(HistoryEntry(stamp, "\n".join(current).strip(), file, start_line))
+    return entries
+
+
+def join_entries(entries: list[str]) -> str:
+    return "".join(f"{e}\n\n" for e in entries)
+
+
+class MemoryStore:
+    """Everything Kept keeps on disk, laid out as in the README."""
+
+    def __init__(self, root: Path | None = None, settings: MemorySettings | None = None) -> None:
+        self.root = root or data_dir()
+        self.settings = settings or MemorySettings()
+        self.memory_path = self.root / "MEMORY.md"
+        self.history_path = self.root / "HISTORY.md"
+        self.archive_dir = self.root / "history"
+        self.sessions_dir = self.root / "sessions"
+        self.done_dir = self.sessions_dir / "done"
+        self.versions_dir = self.root / "versions"
+        self.log_path = self.root / "consolidation.jsonl"
+        self.commit_path = self.root / "commit.json"
+        self.lock_path = self.root / ".lock"
+
+    def ensure(self) -> MemoryStore:
+        for folder in (self.root, self.archive_dir, self.sessions_dir, self.done_dir,
+                       self.versions_dir):
+            ensure_dir(folder)
+        return self
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Serialise writers of MEMORY.md, HISTORY.md and versions across processes."""
+        self.ensure()
+        with locked(self.lock_path):
+            yield
+
+    # --- MEMORY.md -------------------------------------------------------------------------
+
+    def read_memory(self) -> MemoryText:
+        text, raw = read_text(self.memory_path)
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return MemoryText(text, raw, f"{self.memory_path} is not valid UTF-8 (byte "
+                              f"{raw[exc.start]:#04x} at offset {exc.start}); Kept reads it "
+                              "with replacement characters and keeps the original bytes as a "
+                              "version before writing it.")
+        return MemoryText(text, raw)
+
+    def write_memory(self, text: str) -> None:
+        atomic_write(self.memory_path, text)
+
+    # --- versions --------------------------------------------------------------------------
+
+    def versions(self) -> list[Version]:
+        found: list[Version] = []
+        if not self.versions_dir.is_dir():
+            return found
+        for meta_path in sorted(self.versions_dir.glob("*.json")):
+            try:
+                meta = json.loads(meta_path.read_text(encoding="utf-8"))
+                number = int(meta_path.stem)
+            except (OSError, ValueError):
+                continue
+            found.append(Version(number, str(meta.get("time", "")), str(meta.get("source", "")),
+                                 meta.get("session"), meta.get("model"),
+                                 meta_path.with_suffix(".md")))
+        return found
+
+    def latest_version_digest(self) -> str | None:
+        versions = self.versions()
+        if not versions:
+            return None
+        try:
+            return digest(versions[-1].path.read_bytes())
+        except OSError:
+            return None
+
+    def save_version(self, raw: bytes, source: str, *, time: str,
+                     session: str | None = None, model: str | None = None) -> int:
+        """Keep one MEMORY.md text as a numbered version (content first, then metadata)."""
+        ensure_dir(self.versions_dir)
+        number = max((v.number for v in self.versions()), default=0) + 1
+        atomic_write(self.versions_dir / f"{number:06d}.md", raw)
+        meta = {"time": time, "source": source, "session": session, "model": model,
+                "digest": digest(raw)}
+        atomic_write(self.versions_dir / f"{number:06d}.json", json.dumps(meta))
+        return number
+
+    # --- HISTORY.md ------------------------------------------------------------------------
+
+    def history_entries(self) -> list[HistoryEntry]:
+        text, _ = read_text(self.history_path)
+        return parse_entries(text, self.history_path)
+
+    def archive_files(self) -> list[Path]:
+        if not self.archive_dir.is_dir():
+            return []
+        return sorted(self.archive_dir.glob("*.md"))
+
+    def all_history_entries(self) -> list[HistoryEntry]:
+        """Archived entries, oldest first, then HISTORY.md's."""
+        entries: list[HistoryEntry] = []
+        for path in self.archive_files():
+            entries.extend(parse_entries(read_text(path)[0], path))
+        return entries + self.history_entries()
+
+    def has_history_entry(self, paragraph: str) -> bool:
+        return any(e.text == paragraph for e in self.all_history_entries())
+
+    def append_history(self, paragraph: str) -> None:
+        """Add one entry; roll the oldest into history/YYYY-MM.md past the window.
+
+        Archives are written before HISTORY.md shrinks, and skip entries they already
+        hold, so a crash in between duplicates nothing and loses nothing.
+        """
+        text, _ = read_text(self.history_path)
+        # Whatever stands before the first entry (a heading the user added) stays put.
+        lines = text.splitlines(keepends=True)
+        first = next((i for i, line in enumerate(lines) if ENTRY_START.match(line)), len(lines))
+        preamble = "".join(lines[:first]).rstrip()
+        preamble = preamble + "\n\n" if preamble else ""
+        entries = [e.text for e in parse_entries(text, self.history_path)]
+        entries.append(paragraph)
+        window = self.settings.history_window_chars
+        rolled: list[str] = []
+        while len(entries) > 1 and sum(len(e) + 2 for e in entries) > window:
+            rolled.append(entries.pop(0))
+        if rolled:
+            self._archive(rolled)
+        atomic_write(self.history_path, preamble + join_entries(entries))
+
+    def _archive(self, paragraphs: list[str]) -> None:
+        ensure_dir(self.archive_dir)
+        by_month: dict[str, list[str]] = {}
+        for paragraph in paragraphs:
+            match = ENTRY_START.match(paragraph)
+            month = match.group(1)[:7] if match else "undated"
+            by_month.setdefault(month, []).append(paragraph)
+        for month, items in by_month.items():
+            path = self.archive_dir / f"{month}.md"
+            old, _ = read_text(path)
+            have = {e.text for e in parse_entries(old, path)}
+            new = [p for p in items if p not in have]
+            if new:
+                body = old if not old or old.endswith("\n\n") else old.rstrip("\n") + "\n\n"
+                atomic_write(path, body + join_entries(new))
+
+    # --- sessions --------------------------------------------------------------------------
+
+    def new_session(self, model: str | None = None) -> Journal:
+        self.ensure()
+        return journals.create(self.sessions_dir, model)
+
+    def open_sessions(self) -> list[Journal]:
+        """Active and pending sessions, oldest first."""
+        if not self.sessions_dir.is_dir():
+            return []
+        return [journals.load(p) for p in sorted(self.sessions_dir.glob("*.jsonl"))]
+
+    def pending_sessions(self) -> list[Journal]:
+        return [j for j in self.open_sessions() if j.pending]
+
+    def find_session(self, session_id: str) -> Journal:
+        for folder in (self.sessions_dir, self.done_dir):
+            path = folder / f"{session_id}.jsonl"
+            if path.exists():
+                return journals.load(path)
+        raise LookupError(f"No session '{session_id}' in {self.sessions_dir}.")
+
+    def settle(self, journal: Journal) -> None:
+        """Move a closed, fully consolidated journal to done/, read-only."""
+        if journal.state != "consolidated" or journal.path.parent != self.sessions_dir:
+            return
+        ensure_dir(self.done_dir)
+        target = self.done_dir / journal.path.name
+        os.replace(journal.path, target)
+        fsync_dir(self.sessions_dir)
+        fsync_dir(self.done_dir)
+        os.chmod(target, 0o400)
+        journal.path = target
+
+    # --- the consolidation log -------------------------------------------------------------
+
+    def log(self, record: dict[str, Any]) -> None:
+        self.ensure()
+        append_line(self.log_path, json.dumps(record, ensure_ascii=False,
+                                              separators=(",", ":")))
+
+    def read_log(self) -> list[dict[str, Any]]:
+        text, _ = read_text(self.log_path)
+        records = []
+        for line in text.splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                records.append(record)
+        return records
