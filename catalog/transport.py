@@ -277,9 +277,11 @@ def classify(exc: BaseException) -> _Failure:
     if isinstance(exc, le.NotFoundError):
         return _Failure(Kind.NOT_FOUND, f"not found: {message}", status)
     if isinstance(exc, le.Timeout):
-        # litellm reports an upstream 504, and an OpenAI-format 524, as a Timeout.
-        if status in (504, 524):
-            return _Failure(Kind.GATEWAY_TIMEOUT, f"upstream timed out ({status})", status)
+        # litellm reports an upstream 504, and an OpenAI-format 524 (Cloudflare's page says
+        # "A timeout occurred"), as a Timeout with status 408.
+        if status in (504, 524) or "a timeout occurred" in lowered or "error code 524" in lowered:
+            return _Failure(Kind.GATEWAY_TIMEOUT, "upstream timed out (524)" if status != 504
+                            else "upstream timed out (504)", status)
         return _Failure(Kind.TIMEOUT, "no answer in time", status)
     if _connection_failed(exc, lowered):
         return _Failure(Kind.CONNECTION, f"could not connect: {message}", None)

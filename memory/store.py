@@ -59,7 +59,7 @@ class HistoryEntry:
 class Version:
     number: int
     time: str
-    source: str  # "consolidation", "edited by you", "restore", "earlier text"
+    source: str  # "consolidation", "edited by you", "restore"
     session: str | None
     model: str | None
     path: Path

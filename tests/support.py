@@ -33,3 +33,34 @@ def fake_catalog(
     urls = {name: fake.base_url(name) for name in FAKE_GATEWAYS}
     return Catalog(entries, CatalogConfig(gateway_urls=urls),
                    KeyStore(environ=fake_keys() if env is None else env))
+
+
+def save_args(entry: str = "The user introduced themselves.",
+              memory: str = "# About the user\n- Name: Ana\n") -> dict[str, str]:
+    return {"history_entry": entry, "memory_update": memory}
+
+
+SAMPLE_MESSAGES = [
+    {"role": "user", "content": "Hi! Je m'appelle Ana et j'habite à Zürich.",
+     "time": "2026-11-20T09:15:00+00:00"},
+    {"role": "assistant", "content": None, "model": "gpt-4.1-mini",
+     "time": "2026-11-20T09:15:02+00:00",
+     "tool_calls": [{"id": "call_1", "type": "function",
+                     "function": {"name": "search_history",
+                                  "arguments": "{\"pattern\": \"Zürich\"}"}}]},
+    {"role": "tool", "tool_call_id": "call_1", "name": "search_history",
+     "content": "no match", "time": "2026-11-20T09:15:03+00:00"},
+    {"role": "assistant", "content": "Enchantée, Ana! 日本語も話せますか?",
+     "model": "gpt-4.1-mini", "time": "2026-11-20T09:15:05+00:00"},
+    {"role": "user", "content": "少しだけ。I prefer short answers.",
+     "time": "2026-11-20T09:16:00+00:00"},
+]
+
+
+def pending_session(store, messages=None):
+    """A closed session holding `messages`, queued for consolidation; returns the journal."""
+    journal = store.new_session("gpt-4.1-mini")
+    for message in messages if messages is not None else SAMPLE_MESSAGES:
+        journal.append(message)
+    journal.mark_pending(close=True)
+    return journal

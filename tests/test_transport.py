@@ -108,8 +108,9 @@ TRANSIENT_FAULTS = [
     (http_error(500), {Kind.SERVER_ERROR}),
     (http_error(503), {Kind.SERVER_ERROR}),
     (http_error(504), {Kind.GATEWAY_TIMEOUT}),
-    # litellm turns an OpenAI-format 524 into a Timeout without the status.
-    (http_error(524), {Kind.GATEWAY_TIMEOUT, Kind.TIMEOUT}),
+    # litellm turns an OpenAI-format 524 into a Timeout without the status; Kept still
+    # knows it for an upstream timeout.
+    (http_error(524), {Kind.GATEWAY_TIMEOUT}),
     (http_error(529), {Kind.OVERLOADED}),
 ]
 

@@ -1,0 +1,354 @@
+"""Consolidation through the real fake provider: memory saved, or the session pending."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import replace
+from datetime import datetime
+
+import pytest
+
+from catalog import CONSOLIDATION_HEAD, MODEL_CATALOG, Outcome
+from memory import LiveSession, MemorySettings, MemoryStore, consolidate, consolidate_pending
+from memory.consolidate import next_retry
+from memory.prompt import system_prompt
+from tests.fakes.provider import (
+    FakeProvider,
+    cut,
+    error_event,
+    hang,
+    http_error,
+    stall,
+    text,
+    tool_call,
+    tool_use_failed,
+)
+from tests.support import (
+    FAST_POLICY,
+    SAMPLE_MESSAGES,
+    fake_catalog,
+    pending_session,
+    save_args,
+)
+
+CHAIN = ("llama-3.3-70b-versatile", "qwen/qwen3-32b", "meta-llama/llama-4-scout-17b-16e-instruct",
+         "gpt-4.1-mini", "claude-haiku-4-5")  # as the providers name them
+CHAIN_IDS = ("llama-3.3-70b-versatile", "qwen3-32b", "llama-4-scout-17b-16e-instruct",
+             "gpt-4.1-mini", "claude-haiku-4-5")
+GATEWAY = ("groq", "groq", "groq", "openai", "anthropic")
+POLICY = replace(FAST_POLICY, attempt_deadline=0.6, stall_timeout=0.4)
+
+
+@pytest.fixture
+def store() -> MemoryStore:
+    return MemoryStore(settings=MemorySettings(attempt_deadline=0.6)).ensure()
+
+
+def run_pending(store: MemoryStore, fake: FakeProvider, *, stream: bool = False, **kwargs):
+    return asyncio.run(consolidate_pending(store, fake_catalog(fake), policy=POLICY,
+                                           stream=stream, **kwargs))
+
+
+def healthy(fake: FakeProvider, **args: str) -> None:
+    fake.default = tool_call("save_memory", save_args(**args))
+
+
+FAULTS = {
+    "429": http_error(429),
+    "500": http_error(500),
+    "524": http_error(524),
+    "529": http_error(529),
+    "401": http_error(401),
+    "no answer": hang(),
+    "tool call failed": tool_use_failed(),
+    "prose instead of a tool call": text("Here is a summary of the conversation: ..."),
+    "invalid JSON arguments": tool_call("save_memory", '{"history_entry": "x", "memory_'),
+    "wrong-typed arguments": tool_call("save_memory", {"history_entry": 42,
+                                                       "memory_update": ["a"]}),
+    "empty history entry": tool_call("save_memory", {"history_entry": " ",
+                                                     "memory_update": "# M\n"}),
+    "stall mid-stream": stall(),
+    "error event mid-stream": error_event(),
+    "cut connection": cut(),
+}
+STREAM_ONLY = {"stall mid-stream", "error event mid-stream", "cut connection"}
+
+
+def expected_saver(position: int, fault: str) -> int | None:
+    """The chain position whose model saves the memory, or None (stays pending)."""
+    for later in range(position + 1, len(CHAIN)):
+        if fault == "401" and GATEWAY[later] == GATEWAY[position]:
+            continue  # the refused key writes off its whole gateway
+        return later
+    return None
+
+
+MATRIX = [
+    pytest.param(fault, position, stream,
+                 id=f"{fault}-{CHAIN_IDS[position]}-{'stream' if stream else 'plain'}")
+    for fault in FAULTS
+    for position in range(len(CHAIN))
+    for stream in (False, True)
+    if stream or fault not in STREAM_ONLY
+]
+
+
+@pytest.mark.parametrize(("fault", "position", "stream"), MATRIX)
+def test_every_fault_at_every_position_of_the_chain(store, fake, fault, position,
+                                                    stream) -> None:
+    journal = pending_session(store)
+    healthy(fake)
+    for earlier in CHAIN[:position]:  # reach `position`: the models before it write prose
+        fake.set_default(earlier, text("I summarised it for you."))
+    fake.set_default(CHAIN[position], FAULTS[fault])
+
+    (result,) = run_pending(store, fake, stream=stream)
+
+    saver = expected_saver(position, fault)
+    reloaded = store.find_session(journal.id)
+    if saver is None:
+        assert not result.saved
+        assert reloaded.state == "pending" and reloaded.path.parent == store.sessions_dir
+        assert len(reloaded.messages) == 5  # nothing lost
+        assert reloaded.failures and result.reason
+        assert not store.memory_path.exists()
+        assert store.history_entries() == []
+    else:
+        assert result.saved and result.model == CHAIN_IDS[saver]
+        assert reloaded.state == "consolidated" and reloaded.path.parent == store.done_dir
+        assert store.memory_path.read_text() == "# About the user\n- Name: Ana\n"
+        (entry,) = store.history_entries()
+        started = datetime.fromisoformat(SAMPLE_MESSAGES[0]["time"]).astimezone()
+        assert entry.text == f"[{started:%Y-%m-%d %H:%M}] The user introduced themselves."
+    # Each model is visited once; only the head's transient errors are retried.
+    for index, model in enumerate(CHAIN):
+        seen = fake.count(model=model)
+        after_saver = saver is not None and index > saver
+        written_off = fault == "401" and index > position and GATEWAY[index] == GATEWAY[position]
+        if after_saver or written_off:
+            assert seen == 0
+        elif index == position == 0 and fault in ("429", "500", "524", "529"):
+            assert seen == 4
+        else:
+            assert seen == 1, (model, seen)
+    logged = store.read_log()
+    assert [r["model"] for r in logged] == [a.model for a in result.attempts]
+    assert all(r["session"] == journal.id for r in logged)
+
+
+def test_a_session_no_model_could_save_is_retried_later_and_then_saved(store, fake) -> None:
+    journal = pending_session(store)
+    fake.default = http_error(500)
+    (first,) = run_pending(store, fake)
+    assert not first.saved
+    assert "No model in the chain answered" in first.reason
+    reloaded = store.find_session(journal.id)
+    (segment,) = reloaded.pending
+    due = next_retry(reloaded, segment)
+    assert due is not None
+    # Not due yet: a run that only takes due sessions leaves it alone.
+    assert run_pending(store, fake, only_due=True) == []
+    healthy(fake)
+    (second,) = run_pending(store, fake)
+    assert second.saved
+    assert store.find_session(journal.id).state == "consolidated"
+    outcomes = [r["outcome"] for r in store.read_log()]
+    assert outcomes.count("ok") == 1 and "failed" in outcomes
+
+
+def test_the_prompt_carries_times_roles_tool_calls_and_languages(store, fake) -> None:
+    pending_session(store)
+    healthy(fake)
+    run_pending(store, fake)
+    body = fake.requests[0].body
+    prompt = json.dumps(body["messages"], ensure_ascii=False)
+    for needle in ("USER:", "ASSISTANT (gpt-4.1-mini)", "called search_history",
+                   "Zürich", "日本語も話せますか", "少しだけ", "TOOL search_history",
+                   "the language the user wrote in"):
+        assert needle in prompt, needle
+    assert "2026-11-20" in prompt
+    assert body["tools"][0]["function"]["name"] == "save_memory"
+    assert body["tool_choice"]["function"]["name"] == "save_memory"
+
+
+def test_a_model_that_answers_the_json_in_text_is_accepted(store, fake) -> None:
+    pending_session(store)
+    answer = "```json\n" + json.dumps(save_args(entry="Text JSON entry.")) + "\n```"
+    fake.set_default(CHAIN[0], text(answer))
+    (result,) = run_pending(store, fake)
+    assert result.saved and result.model == CHAIN_IDS[0]
+    assert store.history_entries()[0].text.endswith("Text JSON entry.")
+
+
+def test_escape_sequences_never_reach_the_files(store, fake) -> None:
+    pending_session(store)
+    healthy(fake, entry="Cleared \x1b[2J\x1b]0;pwned\x07the screen\x00.",
+            memory="# M\n- \x1b[31mred\x1b[0m \u202etext\n")
+    run_pending(store, fake)
+    for path in (store.memory_path, store.history_path):
+        data = path.read_text()
+        assert "\x1b" not in data and "\x00" not in data and "\u202e" not in data
+    assert store.history_entries()[0].text.endswith("Cleared the screen.")
+    assert store.memory_path.read_text() == "# M\n- red text\n"
+
+
+def test_an_update_that_drops_most_of_memory_is_rejected(store, fake) -> None:
+    old = "# About Ana\n" + "".join(f"- fact number {i} that matters\n" for i in range(40))
+    store.write_memory(old)
+    pending_session(store)
+    fake.set_default(CHAIN[0], tool_call("save_memory", save_args(memory="# Ana\n")))
+    fake.set_default(CHAIN[1], tool_call("save_memory", save_args(memory=old + "- new\n")))
+    (result,) = run_pending(store, fake)
+    assert result.saved and result.model == CHAIN_IDS[1]
+    assert "would drop most of MEMORY.md" in result.attempts[0].reason
+    assert store.memory_path.read_text() == old + "- new\n"
+    assert [v.source for v in store.versions()] == ["edited by you", "consolidation"]
+    assert store.versions()[0].path.read_text() == old
+
+
+def test_an_update_over_the_memory_budget_is_rejected(store, fake) -> None:
+    pending_session(store)
+    fake.set_default(CHAIN[0], tool_call("save_memory", save_args(memory="x" * 20_000)))
+    healthy(fake)
+    (result,) = run_pending(store, fake)
+    assert result.model == CHAIN_IDS[1]
+    assert "over the 16,000 budget" in result.attempts[0].reason
+
+
+def test_a_user_edit_during_consolidation_is_never_overwritten(store, fake) -> None:
+    store.write_memory("# Me\n- likes tea\n")
+    journal = pending_session(store)
+    fake.script(CHAIN[0],
+                tool_call("save_memory", save_args(memory="# Me\n- likes tea\n- Ana\n")),
+                tool_call("save_memory", save_args(memory="# Me\n- likes COFFEE\n- Ana\n")))
+    edits = iter(["# Me\n- likes COFFEE\n"])
+
+    def user_edits(attempt) -> None:
+        # The user saves MEMORY.md while the model's answer is on its way to the commit.
+        edit = next(edits, None)
+        if attempt.outcome is Outcome.OK and edit:
+            store.memory_path.write_text(edit)
+
+    (segment,) = journal.pending
+    result = asyncio.run(consolidate(store, fake_catalog(fake), journal, segment,
+                                     policy=POLICY, on_attempt=user_edits))
+    assert result.saved
+    assert fake.count(model=CHAIN[0]) == 2  # consolidated again against the edited text
+    assert "likes COFFEE" in json.dumps(fake.requests[1].body["messages"])
+    assert store.memory_path.read_text() == "# Me\n- likes COFFEE\n- Ana\n"
+    assert [v.source for v in store.versions()] == ["edited by you", "consolidation"]
+    assert store.versions()[0].path.read_text() == "# Me\n- likes COFFEE\n"
+    assert len(store.history_entries()) == 1
+
+
+def test_a_user_who_keeps_editing_keeps_the_session_pending_not_clobbered(store, fake) -> None:
+    store.write_memory("# Me\n")
+    journal = pending_session(store)
+    healthy(fake)
+    count = iter(range(100))
+
+    def user_edits(attempt) -> None:
+        if attempt.outcome is Outcome.OK:
+            store.memory_path.write_text(f"# Me\n- edit {next(count)}\n")
+
+    (segment,) = journal.pending
+    result = asyncio.run(consolidate(store, fake_catalog(fake), journal, segment,
+                                     policy=POLICY, on_attempt=user_edits))
+    assert not result.saved
+    assert "MEMORY.md changed while this session was being saved" in result.reason
+    assert store.memory_path.read_text() == "# Me\n- edit 2\n"
+    assert store.find_session(journal.id).state == "pending"
+    assert store.history_entries() == []
+
+
+def test_a_long_session_is_consolidated_in_parts_into_one_entry(store, fake) -> None:
+    small = tuple(
+        replace(e, context_window=2_000, fallback=None) if e.id == "gpt-4.1-mini" else e
+        for e in MODEL_CATALOG)
+    messages = [{"role": "user" if i % 2 == 0 else "assistant",
+                 "content": f"Message {i}: " + "lorem ipsum dolor sit amet " * 40}
+                for i in range(60)]
+    pending_session(store, messages)
+    store.settings = replace(store.settings, consolidation_model="gpt-4.1-mini",
+                             memory_max_chars=1_000)
+    fake.script("gpt-4.1-mini", *[tool_call("save_memory", save_args(
+        entry=f"Parts 1-{i} discussed lorem ipsum.", memory=f"# M\n- part {i}\n"))
+        for i in range(1, 40)])
+    results = asyncio.run(consolidate_pending(store, fake_catalog(fake, entries=small),
+                                              policy=POLICY))
+    assert results[0].saved
+    parts = fake.count(model="gpt-4.1-mini")
+    assert parts > 2
+    last_prompt = fake.requests[-1].body["messages"][1]["content"]
+    assert f"part {parts} of {parts}" in last_prompt
+    assert f"Parts 1-{parts - 1} discussed" in last_prompt  # the draft entry is carried
+    assert f"- part {parts - 1}" in last_prompt  # so is the memory so far
+    (entry,) = store.history_entries()
+    assert entry.text.endswith(f"Parts 1-{parts} discussed lorem ipsum.")
+    everything = "".join(json.dumps(r.body) for r in fake.requests)
+    assert all(f"Message {i}:" in everything for i in range(60))
+
+
+def test_non_utf8_memory_is_kept_byte_for_byte_as_a_version(store, fake) -> None:
+    original = b"# Me\n- caf\xe9 au lait\n- \xff\xfe odd bytes\n"
+    store.memory_path.write_bytes(original)
+    assert store.read_memory().problem and "not valid UTF-8" in store.read_memory().problem
+    pending_session(store)
+    healthy(fake, memory="# Me\n- café au lait\n- odd bytes\n- Ana\n")
+    (result,) = run_pending(store, fake)
+    assert result.saved
+    assert store.versions()[0].path.read_bytes() == original
+    assert "caf\ufffd au lait" in json.dumps(fake.requests[0].body, ensure_ascii=False)
+
+
+def test_a_very_large_memory_is_condensed_and_the_original_kept(store, fake) -> None:
+    huge = "# Me\n" + "".join(f"- remembered fact {i}\n" for i in range(20_000))
+    store.write_memory(huge)
+    pending_session(store)
+    healthy(fake, memory="# Me\n- condensed facts\n")
+    (result,) = run_pending(store, fake)
+    assert result.saved
+    assert store.memory_path.read_text() == "# Me\n- condensed facts\n"
+    assert store.versions()[0].path.read_text() == huge
+    prompt = system_prompt(huge, limit=16_000)
+    assert len(prompt) < 18_000 and "more characters of MEMORY.md not shown" in prompt
+
+
+def test_an_unknown_consolidation_model_keeps_the_session_pending(store, fake) -> None:
+    journal = pending_session(store)
+    store.settings = replace(store.settings, consolidation_model="llama-9")
+    (result,) = run_pending(store, fake)
+    assert not result.saved and "consolidation model 'llama-9'" in result.reason
+    assert fake.requests == []
+    assert store.find_session(journal.id).state == "pending"
+
+
+def test_compaction_consolidates_the_older_part_and_keeps_the_journal_whole(store,
+                                                                            fake) -> None:
+    store.settings = replace(store.settings, session_max_messages=10, session_keep_messages=4)
+    session = LiveSession.resume_or_start(store, "gpt-4.1-mini")
+    for i in range(12):
+        session.append({"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"})
+    assert session.needs_compaction()
+    segment = session.compact()
+    assert segment is not None and segment.start == 0
+    assert session.messages[segment.end]["role"] == "user"
+    assert [m["content"] for m in session.context()] == \
+        [f"m{i}" for i in range(segment.end, 12)]
+    healthy(fake)
+    (result,) = run_pending(store, fake)
+    assert result.saved
+    # Still the live session, every message still in its journal.
+    resumed = LiveSession.resume_or_start(MemoryStore(settings=store.settings))
+    assert resumed.id == session.id and len(resumed.messages) == 12
+    assert len(resumed.context()) == 12 - segment.end
+    transcript = fake.requests[0].body["messages"][1]["content"]
+    assert "m0" in transcript and f"m{segment.end}" not in transcript
+    rest = resumed.close()
+    assert rest is not None and rest.start == segment.end and rest.end == 12
+
+
+def test_consolidation_head_is_the_default_chain_head() -> None:
+    assert MemorySettings().consolidation_model == CONSOLIDATION_HEAD
+
