@@ -91,15 +91,22 @@ def _stamp(value: Any) -> str:
 
 
 def transcript_lines(messages: list[dict[str, Any]]) -> list[str]:
-    """One block per message: time, role, text, and any tool calls, faithfully."""
+    """One block per message: time, role, text, and any tool calls, faithfully.
+
+    A time is written when it differs from the previous message's (to the minute), which
+    keeps every timestamp while saving tokens on a session held in one sitting.
+    """
     lines: list[str] = []
+    previous = ""
     for message in messages:
         role = str(message.get("role", "?")).upper()
         if message.get("model") and role == "ASSISTANT":
             role += f" ({message['model']})"
         if role == "TOOL" and message.get("name"):
             role += f" {message['name']}"
-        head = f"[{_stamp(message.get('time'))}] {role}:"
+        stamp = _stamp(message.get("time"))
+        head = f"[{stamp}] {role}:" if stamp != previous else f"{role}:"
+        previous = stamp
         content = message.get("content") or ""
         parts = [f"{head} {content}".rstrip()]
         for call in message.get("tool_calls") or []:

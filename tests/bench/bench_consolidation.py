@@ -1,0 +1,81 @@
+"""End-to-end consolidation of a 60-message multilingual session on an instant fake provider.
+
+Prints the median wall time of `consolidate` (prompt, model call, validation, atomic
+commit with fsyncs) beside a baseline in the same run: the bare transport call with the
+same prompt. Then the prompt's tokens against the transcript's own tokens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from catalog import complete
+from catalog.llm import litellm
+from memory import MemoryStore, consolidate
+from memory.prompt import SAVE_MEMORY_CHOICE, SAVE_MEMORY_TOOL
+from tests.fakes.provider import FakeProvider, tool_call
+from tests.support import FAST_POLICY, fake_catalog, pending_session, save_args
+
+LINES = [
+    ("user", "Can you help me plan a trip to Lisbon in March? I like quiet places."),
+    ("assistant", "Of course! Alfama and Graça are quieter at night; here is a plan…"),
+    ("user", "Merci ! Et pour manger, des restaurants végétariens près du Tejo ?"),
+    ("assistant", "Bien sûr : essayez *Ao 26* et *Jardim dos Sentidos*."),
+    ("user", "来週は東京に出張します。おすすめのホテルは？"),
+    ("assistant", "静かな場所なら、清澄白河や谷中のホテルがおすすめです。"),
+    ("user", "Ich brauche auch eine Packliste für Regenwetter."),
+    ("assistant", "Regenjacke, wasserdichte Schuhe, ein kleiner Schirm und Ersatzsocken."),
+    ("user", "¿Y cuánto cuesta el metro en Lisboa?"),
+    ("assistant", "Un viaje sencillo cuesta unos 1,80 €; la tarjeta Viva Viagem ayuda."),
+]
+RUNS = 15
+
+
+def messages() -> list[dict[str, str]]:
+    return [{"role": role, "content": f"{content} ({i})"}
+            for i in range(6) for role, content in LINES]
+
+
+def main() -> None:
+    count = litellm().token_counter
+    session = messages()
+    transcript_tokens = sum(count(model="gpt-4o", text=m["content"]) for m in session)
+    with FakeProvider() as fake, tempfile.TemporaryDirectory() as tmp:
+        fake.default = tool_call("save_memory", save_args())
+        catalog = fake_catalog(fake)
+        end_to_end: list[float] = []
+        prompt_tokens = 0
+        for run in range(RUNS):
+            store = MemoryStore(Path(tmp) / f"run{run}").ensure()
+            journal = pending_session(store, session)
+            started = time.perf_counter()
+            result = asyncio.run(consolidate(store, catalog, journal, journal.pending[0],
+                                             policy=FAST_POLICY))
+            end_to_end.append(time.perf_counter() - started)
+            assert result.saved, result.reason
+            if run == 0:
+                sent = fake.requests[-1].body["messages"]
+                prompt_tokens = count(model="gpt-4o", messages=sent) + count(
+                    model="gpt-4o", text=json.dumps(SAVE_MEMORY_TOOL))
+        baseline: list[float] = []
+        for _ in range(RUNS):
+            started = time.perf_counter()
+            asyncio.run(complete(catalog, "llama-3.3-70b-versatile", sent,
+                                 tools=[SAVE_MEMORY_TOOL], tool_choice=SAVE_MEMORY_CHOICE,
+                                 policy=FAST_POLICY))
+            baseline.append(time.perf_counter() - started)
+    e2e, base = statistics.median(end_to_end), statistics.median(baseline)
+    print(f"session: {len(session)} messages in 5 languages, {transcript_tokens:,} tokens "
+          f"of text; {RUNS} runs; fsync on {os.uname().sysname}")
+    print(f"{'':36} {'median ms':>10}")
+    print(f"{'transport call alone (baseline)':36} {base * 1000:10.1f}")
+    print(f"{'consolidate end to end':36} {e2e * 1000:10.1f}")
+    print(f"{'business layer + commit overhead':36} {(e2e - base) * 1000:10.1f}")
+    print(f"prompt tokens {prompt_tokens:,} vs transcript tokens {transcript_tokens:,}: "
+          f"x{prompt_tokens / transcript_tokens:.2f}")

@@ -1,0 +1,118 @@
+"""`kept import`, `kept consolidate`, `kept memory show|path`, through the fake provider."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from catalog import config_path
+from memory import MemoryStore
+from tests.fakes.provider import FakeProvider, http_error, text, tool_call
+from tests.support import FAKE_GATEWAYS, SAMPLE_MESSAGES, fake_keys, save_args
+
+
+@pytest.fixture
+def configured(fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> FakeProvider:
+    """config.toml pointing every gateway at the fake, fast retries, keys in the env."""
+    lines = [f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n' for g in FAKE_GATEWAYS]
+    lines.append("[transport]\nbackoff = 0.001\nmax_backoff = 0.01\nattempt_deadline = 5.0\n")
+    path = config_path()
+    path.parent.mkdir(parents=True)
+    path.write_text("\n".join(lines))
+    for name, value in fake_keys().items():
+        monkeypatch.setenv(name, value)
+    return fake
+
+
+def transcript(tmp_path: Path, *extra: bytes) -> Path:
+    path = tmp_path / "chat.jsonl"
+    with open(path, "wb") as f:
+        for message in SAMPLE_MESSAGES:
+            f.write(json.dumps(message, ensure_ascii=False).encode() + b"\n")
+        for line in extra:
+            f.write(line)
+    return path
+
+
+def test_import_makes_a_pending_session_and_names_damaged_lines(tmp_path, capsys) -> None:
+    path = transcript(tmp_path, b'{"role": "user", "content": "torn')
+    assert main(["import", str(path)]) == 0
+    out, err = capsys.readouterr()
+    session_id = out.strip()
+    journal = MemoryStore().find_session(session_id)
+    assert journal.state == "pending" and len(journal.messages) == 5
+    assert f"{path}:6: skipped" in err
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (None, "No such file"),
+    (b"", "holds no message to import"),
+    (b"garbage\n", "holds no message to import"),
+])
+def test_import_rejects_what_it_cannot_use(tmp_path, capsys, content, message) -> None:
+    path = tmp_path / "x.jsonl"
+    if content is not None:
+        path.write_bytes(content)
+    assert main(["import", str(path)]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_consolidate_prints_each_attempt_and_exits_0_when_saved(configured, tmp_path,
+                                                                capsys) -> None:
+    configured.set_default("llama-3.3-70b-versatile", text("A nice chat about Zürich."))
+    configured.set_default("qwen/qwen3-32b", http_error(500))
+    configured.default = tool_call("save_memory", save_args())
+    main(["import", str(transcript(tmp_path))])
+    session_id = capsys.readouterr().out.strip()
+    assert main(["consolidate"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "  llama-3.3-70b-versatile → did not call save_memory"
+    assert out[1].startswith("  qwen3-32b → server error: Internal server error")
+    assert out[2].startswith("  llama-4-scout-17b-16e-instruct ✓ ")
+    assert out[3].startswith(f"Session {session_id}: saved by llama-4-scout-17b-16e-instruct")
+    assert main(["memory", "show"]) == 0
+    assert capsys.readouterr().out == "# About the user\n- Name: Ana\n"
+
+
+def test_consolidate_exits_1_and_keeps_the_session_when_every_model_fails(
+        configured, tmp_path, capsys) -> None:
+    configured.default = http_error(529)
+    main(["import", str(transcript(tmp_path))])
+    session_id = capsys.readouterr().out.strip()
+    assert main(["consolidate", session_id]) == 1
+    out = capsys.readouterr().out
+    assert "llama-3.3-70b-versatile → the provider is overloaded (retrying)" in out
+    assert "claude-haiku-4-5 → the provider is overloaded" in out
+    assert f"Session {session_id}: still pending, nothing lost." in out
+    assert "Next retry after" in out
+    assert MemoryStore().find_session(session_id).state == "pending"
+
+
+def test_consolidate_skips_gateways_without_keys_and_says_so(configured, tmp_path, capsys,
+                                                             monkeypatch) -> None:
+    monkeypatch.delenv("GROQ_API_KEY")
+    configured.default = tool_call("save_memory", save_args())
+    main(["import", str(transcript(tmp_path))])
+    capsys.readouterr()
+    assert main(["consolidate"]) == 0
+    out = capsys.readouterr().out
+    assert ("llama-3.3-70b-versatile → No key for Groq: add one with /keys or the "
+            "GROQ_API_KEY environment variable. (skipped)") in out
+    assert configured.count(gateway="groq") == 0
+
+
+def test_consolidate_with_nothing_pending_or_an_unknown_id(configured, capsys) -> None:
+    assert main(["consolidate"]) == 0
+    assert "Nothing to consolidate" in capsys.readouterr().out
+    assert main(["consolidate", "20990101-000000-abcdef"]) == 2
+    assert "No session '20990101-000000-abcdef'" in capsys.readouterr().err
+
+
+def test_memory_path_and_empty_memory(capsys) -> None:
+    assert main(["memory", "path"]) == 0
+    assert capsys.readouterr().out.strip() == str(MemoryStore().memory_path)
+    assert main(["memory", "show"]) == 0
+    assert "MEMORY.md is empty" in capsys.readouterr().err

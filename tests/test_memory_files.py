@@ -1,0 +1,214 @@
+"""Memory on disk: journals, permissions, the history window, versions, bad input."""
+
+from __future__ import annotations
+
+import json
+import stat
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from memory import LiveSession, MemorySettings, MemoryStore, parse_save_memory
+from memory.journal import Segment, load
+from memory.storage import atomic_write, locked
+from memory.store import format_entry, parse_entries
+
+
+@pytest.fixture
+def store() -> MemoryStore:
+    return MemoryStore().ensure()
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_files_are_private_to_the_user(store: MemoryStore) -> None:
+    session = LiveSession.resume_or_start(store, "gpt-4.1-mini")
+    session.append({"role": "user", "content": "secret plans"})
+    store.write_memory("# Me\n")
+    store.append_history("[2026-11-29 10:00] Talked.")
+    store.log({"session": session.id})
+    for folder in (store.root, store.sessions_dir, store.done_dir, store.versions_dir,
+                   store.archive_dir):
+        assert mode(folder) == 0o700, folder
+    for path in (session.journal.path, store.memory_path, store.history_path, store.log_path):
+        assert mode(path) == 0o600, path
+
+
+def test_journal_round_trip_keeps_every_field(store: MemoryStore) -> None:
+    journal = store.new_session("claude-sonnet-4-5")
+    call = [{"id": "c1", "type": "function",
+             "function": {"name": "search_history", "arguments": "{\"pattern\": \"tea\"}"}}]
+    journal.append({"role": "user", "content": "Ünïcode ✓ 日本"})
+    journal.append({"role": "assistant", "content": None, "tool_calls": call,
+                    "model": "claude-sonnet-4-5"})
+    journal.append({"role": "tool", "tool_call_id": "c1", "name": "search_history",
+                    "content": "[2026-11-01 09:00] tea"})
+    again = load(journal.path)
+    assert again.id == journal.id and again.model == "claude-sonnet-4-5"
+    assert again.messages == journal.messages
+    assert again.messages[1]["tool_calls"] == call
+    assert all("time" in m for m in again.messages)
+    assert again.state == "active" and again.warnings == []
+
+
+def test_torn_and_corrupt_lines_are_skipped_with_file_and_line(store: MemoryStore,
+                                                              caplog) -> None:
+    journal = store.new_session()
+    journal.append({"role": "user", "content": "first"})
+    with open(journal.path, "ab") as f:
+        f.write(b"not json at all\n")
+        f.write(b"\xff\xfe\n")
+        f.write(b'{"role": "wizard", "content": "x"}\n')
+        f.write(b'{"role": "user", "content": "torn')  # a crash mid-line
+    again = load(journal.path)
+    assert [m["content"] for m in again.messages] == ["first"]
+    assert len(again.warnings) == 4
+    assert f"{journal.path}:3:" in again.warnings[0]
+    assert f"{journal.path}:6:" in again.warnings[3]
+    assert any(f"{journal.path}:3" in r.message for r in caplog.records)
+    # Appending after a torn line starts on a fresh line: nothing new is lost.
+    again.append({"role": "user", "content": "after the crash"})
+    assert [m["content"] for m in load(journal.path).messages] == ["first", "after the crash"]
+
+
+def test_session_states_follow_marks(store: MemoryStore) -> None:
+    session = LiveSession.resume_or_start(store)
+    assert session.journal.state == "active"
+    session.append({"role": "user", "content": "hi"})
+    segment = session.close()
+    assert segment == Segment(0, 1)
+    assert load(session.journal.path).state == "pending"
+    with pytest.raises(ValueError, match="closed"):
+        session.append({"role": "user", "content": "late"})
+    journal = load(session.journal.path)
+    journal.mark_consolidated(segment, "m")
+    assert load(journal.path).state == "consolidated"
+    store.settle(journal)
+    assert journal.path.parent == store.done_dir
+    assert mode(journal.path) == 0o400
+
+
+def test_an_empty_session_closes_straight_to_done(store: MemoryStore) -> None:
+    session = LiveSession.resume_or_start(store)
+    assert session.close() is None
+    assert session.journal.path.parent == store.done_dir
+    assert store.open_sessions() == []
+
+
+def test_the_next_launch_resumes_the_active_session(store: MemoryStore) -> None:
+    first = LiveSession.resume_or_start(store, "gpt-5")
+    first.append({"role": "user", "content": "remember me"})
+    again = LiveSession.resume_or_start(MemoryStore())
+    assert again.id == first.id
+    assert again.context() == [{"role": "user", "content": "remember me"}]
+
+
+def test_history_rolls_into_archives_and_nothing_is_lost(tmp_path: Path) -> None:
+    store = MemoryStore(settings=replace(MemorySettings(), history_window_chars=1_000)).ensure()
+    written = []
+    for day in range(1, 31):
+        month = 10 if day <= 15 else 11
+        entry = f"[2026-{month:02d}-{day:02d} 10:00] Session number {day}: " + "words " * 20
+        store.append_history(entry.strip())
+        written.append(entry.strip())
+    assert store.history_path.stat().st_size <= 1_200
+    assert [a.name for a in store.archive_files()] == ["2026-10.md", "2026-11.md"]
+    assert [e.text for e in store.all_history_entries()] == written
+    # Plain grep finds an archived entry and a recent one.
+    for needle in ("Session number 3:", "Session number 30:"):
+        found = subprocess.run(["grep", "-rlF", needle, str(store.root)],
+                               capture_output=True, text=True)
+        assert found.stdout.strip(), needle
+
+
+def test_history_keeps_a_heading_the_user_added(store: MemoryStore) -> None:
+    store.history_path.write_text("# My history\n\n[2026-11-01 08:00] Old entry.\n")
+    store.append_history("[2026-11-02 08:00] New entry.")
+    assert store.history_path.read_text() == (
+        "# My history\n\n[2026-11-01 08:00] Old entry.\n\n[2026-11-02 08:00] New entry.\n\n")
+
+
+def test_entries_are_single_timestamped_paragraphs() -> None:
+    from datetime import datetime
+
+    entry = format_entry(datetime(2026, 11, 29, 9, 5), "Line one.\n\nLine   two.")
+    assert entry == "[2026-11-29 09:05] Line one. Line two."
+    parsed = parse_entries(f"{entry}\n\n[2026-11-30 10:00] Next.\ncontinued\n", Path("H"))
+    assert [(e.stamp, e.line) for e in parsed] == [("2026-11-29 09:05", 1),
+                                                     ("2026-11-30 10:00", 3)]
+    assert parsed[1].text == "[2026-11-30 10:00] Next.\ncontinued"
+
+
+def test_atomic_write_never_leaves_a_partial_file(tmp_path: Path) -> None:
+    target = tmp_path / "MEMORY.md"
+    atomic_write(target, "old")
+    atomic_write(target, "new" * 1000)
+    assert target.read_text() == "new" * 1000
+    assert [p.name for p in tmp_path.iterdir()] == ["MEMORY.md"]
+
+
+def test_the_lock_excludes_other_processes(tmp_path: Path) -> None:
+    lock = tmp_path / ".lock"
+    code = ("import sys; from pathlib import Path; from memory.storage import locked\n"
+            "with locked(Path(sys.argv[1]), blocking=False) as got: print(got)")
+    with locked(lock):
+        held = subprocess.run([sys.executable, "-c", code, str(lock)], capture_output=True,
+                              text=True, cwd=Path(__file__).parent.parent, check=True)
+    free = subprocess.run([sys.executable, "-c", code, str(lock)], capture_output=True,
+                          text=True, cwd=Path(__file__).parent.parent, check=True)
+    assert held.stdout.strip() == "False" and free.stdout.strip() == "True"
+
+
+# --- save_memory arguments -----------------------------------------------------------------
+
+def reply(arguments=None, text: str = ""):
+    from catalog import Reply, ToolCall
+
+    calls = () if arguments is None else (ToolCall("c1", "save_memory", arguments
+                                                   if isinstance(arguments, str)
+                                                   else json.dumps(arguments)),)
+    return Reply("m", "groq", text, calls, "stop", 10, 10, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ('{"history_entry": "x", ', "not valid JSON"),
+        ('["history_entry"]', "must be a JSON object, not list"),
+        ({"history_entry": 42, "memory_update": ""}, "history_entry must be a string, not int"),
+        ({"history_entry": "x", "memory_update": {"a": 1}},
+         "memory_update must be a string, not dict"),
+        ({"memory_update": "x"}, "without history_entry"),
+        ({"history_entry": "\x1b[2J\x00", "memory_update": ""}, "history_entry is empty"),
+        ({"history_entry": "x" * 5000, "memory_update": ""}, "over the 4,000 limit"),
+        ({"history_entry": "x", "memory_update": "y" * 17_000}, "over the 16,000 budget"),
+    ],
+)
+def test_bad_save_memory_arguments_are_rejected_with_a_reason(arguments, message) -> None:
+    from catalog import ReplyRejected
+
+    with pytest.raises(ReplyRejected, match=message):
+        parse_save_memory(reply(arguments), "", MemorySettings())
+
+
+def test_prose_and_other_tools_are_rejected() -> None:
+    from catalog import Reply, ReplyRejected, ToolCall
+
+    with pytest.raises(ReplyRejected, match="did not call save_memory"):
+        parse_save_memory(reply(text="Here's what I remember..."), "", MemorySettings())
+    other = Reply("m", "groq", "", (ToolCall("c", "search_history", "{}"),), None, 1, 1, 0)
+    with pytest.raises(ReplyRejected, match="called search_history instead"):
+        parse_save_memory(other, "", MemorySettings())
+
+
+def test_double_encoded_and_text_json_arguments_are_accepted() -> None:
+    args = {"history_entry": "Talked.", "memory_update": "# M"}
+    twice = parse_save_memory(reply(json.dumps(json.dumps(args))), "", MemorySettings())
+    assert twice.history_entry == "Talked." and twice.memory_update == "# M\n"
+    in_text = parse_save_memory(reply(text=f"Sure:\n{json.dumps(args)}"), "", MemorySettings())
+    assert in_text == twice
