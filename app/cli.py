@@ -163,8 +163,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:
-        parser.print_help()
-        return 0
+        from app.main import run
+
+        return run()
     return int(args.func(args))
 
 

@@ -71,7 +71,7 @@ class CatalogConfig:
     problems: tuple[str, ...] = ()
 
 
-def _valid_url(value: object) -> bool:
+def valid_url(value: object) -> bool:
     if not isinstance(value, str):
         return False
     parsed = urlparse(value)
@@ -100,7 +100,7 @@ def parse_catalog_config(data: dict[str, Any], where: str = CONFIG_FILE) -> Cata
             problems.append(f"{where}: [gateways.{name}] has an unknown key '{key}'; "
                             "the only key is base_url.")
         if "base_url" in table:
-            if _valid_url(table["base_url"]):
+            if valid_url(table["base_url"]):
                 urls[name] = table["base_url"].rstrip("/")
             else:
                 problems.append(

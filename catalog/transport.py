@@ -354,6 +354,7 @@ async def _request(
     stream: bool,
     policy: RetryPolicy,
     on_delta: DeltaHook | None,
+    max_tokens: int | None = None,
 ) -> Reply:
     llm = litellm()
     kwargs: dict[str, Any] = {
@@ -366,6 +367,8 @@ async def _request(
     }
     if route.api_base:
         kwargs["api_base"] = route.api_base
+    if max_tokens is not None:
+        kwargs["max_tokens"] = max_tokens
     if tools:
         kwargs["tools"] = tools
         if tool_choice is not None and route.entry.supports_tool_choice:
@@ -417,6 +420,8 @@ async def complete(
     accept: Accept | None = None,
     on_delta: DeltaHook | None = None,
     on_attempt: EventHook | None = None,
+    walk_chain: bool = True,
+    max_tokens: int | None = None,
 ) -> Result:
     """Ask `model` (then its chain) until one answers and `accept` takes the answer.
 
@@ -425,6 +430,8 @@ async def complete(
     """
     policy = policy or RetryPolicy.from_config(catalog.config.transport)
     chain = catalog.chain(model)
+    if not walk_chain:  # one model only, e.g. to test a gateway's key
+        chain = replace(chain, models=chain.models[:1], end="no fallback was asked for")
     attempts: list[Attempt] = []
     dead_gateways: dict[str, str] = {}
     secrets: list[str] = []
@@ -456,7 +463,8 @@ async def complete(
                     try:
                         reply = await _request(route, catalog, messages, tools=tools,
                                                tool_choice=tool_choice, stream=stream,
-                                               policy=policy, on_delta=on_delta)
+                                               policy=policy, on_delta=on_delta,
+                                               max_tokens=max_tokens)
                     except _Stalled:
                         raise _Failure(Kind.STALLED, f"the stream stalled for "
                                        f"{policy.stall_timeout:g} s") from None

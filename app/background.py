@@ -1,0 +1,97 @@
+"""Memory work that runs while the user chats: consolidation after /new or compaction,
+and retries of pending sessions. The user never waits for it."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from catalog.llm import litellm
+from memory import Consolidation, Journal, Segment, consolidate, consolidate_pending, recover
+
+if TYPE_CHECKING:
+    from app.main import KeptApp
+
+RETRY_EVERY = 60.0  # seconds between looks for pending sessions that are due
+
+
+class MemoryJobs:
+    """Starts consolidation workers and keeps the app's memory status current."""
+
+    def __init__(self, app: KeptApp) -> None:
+        self.app = app
+        self.running = 0
+        self.last_saved = ""
+
+    def start(self) -> None:
+        """After the first frame: finish any interrupted save, then retry what is due."""
+        self.app.run_worker(self._startup(), group="memory", exclusive=False)
+        self.app.set_interval(RETRY_EVERY, self.retry_due)
+
+    async def _startup(self) -> None:
+        message = await asyncio.to_thread(recover, self.app.store)
+        if message:
+            self.app.notify(message, title="Memory")
+        self.refresh_status()
+        await self._retry(only_due=True)
+
+    def retry_due(self) -> None:
+        if self.running == 0 and self.app.store.pending_sessions():
+            self.app.run_worker(self._retry(only_due=True), group="memory")
+
+    def retry_now(self) -> None:
+        self.app.run_worker(self._retry(only_due=False), group="memory")
+
+    async def _retry(self, only_due: bool) -> None:
+        pending = await asyncio.to_thread(self.app.store.pending_sessions)
+        if not pending:
+            return
+        self.running += 1
+        self.app.memory_status = "Saving memory…"
+        try:
+            await asyncio.to_thread(litellm)
+            results = await consolidate_pending(self.app.store, self.app.catalog,
+                                                only_due=only_due, policy=self.app.policy)
+        finally:
+            self.running -= 1
+        for result in results:
+            self._report(result)
+        self.refresh_status()
+
+    def save(self, journal: Journal, segment: Segment) -> None:
+        """Consolidate one segment in the background."""
+        self.app.run_worker(self._save(journal, segment), group="memory", exclusive=False)
+
+    async def _save(self, journal: Journal, segment: Segment) -> None:
+        self.running += 1
+        self.app.memory_status = "Saving memory…"
+        try:
+            await asyncio.to_thread(litellm)
+            result = await consolidate(self.app.store, self.app.catalog, journal, segment,
+                                       policy=self.app.policy)
+        finally:
+            self.running -= 1
+        self._report(result)
+        self.refresh_status()
+
+    def _report(self, result: Consolidation) -> None:
+        if result.saved and result.model:
+            self.last_saved = (f"Memory saved ({result.model}, {result.elapsed:.1f} s, "
+                               f"${result.cost:.4f})")
+        elif not result.saved:
+            self.last_saved = "Memory not saved yet — will retry"
+            self.app.notify(f"Memory not saved yet — will retry. {result.reason}",
+                            title="Memory", severity="warning", timeout=8)
+
+    def refresh_status(self) -> None:
+        """saving… / Memory saved (…) / Memory not saved yet — will retry / N pending."""
+        if self.running:
+            self.app.memory_status = "Saving memory…"
+            return
+        pending = sum(len(j.pending) for j in self.app.store.pending_sessions())
+        if self.last_saved.startswith("Memory not saved") and pending:
+            self.app.memory_status = f"{self.last_saved} ({pending} pending)"
+        elif pending:
+            self.app.memory_status = f"{pending} pending"
+        else:
+            self.app.memory_status = self.last_saved or "Memory saved"

@@ -1,0 +1,45 @@
+"""Slash commands: one table, used by the composer, the command palette and /help."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    name: str  # "/new"
+    title: str  # shown in the command palette
+    help: str
+    action: str  # an App action, run with the text after the command as its argument
+    takes_argument: bool = False
+
+
+SLASH_COMMANDS: tuple[SlashCommand, ...] = (
+    SlashCommand("/new", "New session", "Start a new session; the finished one is saved to "
+                 "memory in the background", "new_session"),
+    SlashCommand("/model", "Choose model", "Pick the model you chat with", "pick_model"),
+    SlashCommand("/keys", "API keys", "Set, replace, delete or test a gateway's key",
+                 "keys"),
+    SlashCommand("/theme", "Change theme", "Pick a colour theme", "change_theme"),
+    SlashCommand("/export", "Export session", "Save this session as a Markdown file "
+                 "(optionally /export PATH)", "export", takes_argument=True),
+    SlashCommand("/copy", "Copy last reply", "Copy the last reply (/copy code: its last "
+                 "code block)", "copy", takes_argument=True),
+    SlashCommand("/help", "Help", "Commands and keys", "help"),
+    SlashCommand("/quit", "Quit", "Leave Kept (nothing is lost)", "quit"),
+)
+BY_NAME = {c.name: c for c in SLASH_COMMANDS}
+
+
+def parse(text: str) -> tuple[SlashCommand | None, str]:
+    """The command a line names (None if unknown) and its argument."""
+    name, _, argument = text.strip().partition(" ")
+    return BY_NAME.get(name.lower()), argument.strip()
+
+
+def closest(text: str) -> str | None:
+    import difflib
+
+    name = text.strip().split(" ")[0]
+    near = difflib.get_close_matches(name, list(BY_NAME), n=1, cutoff=0.5)
+    return near[0] if near else None

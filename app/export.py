@@ -1,0 +1,44 @@
+"""Sessions as Markdown files, and code blocks out of replies."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from catalog import Catalog
+from memory import LiveSession
+from memory.storage import atomic_write
+
+_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
+
+
+def last_code_block(text: str) -> str | None:
+    blocks = _FENCE.findall(text)
+    return blocks[-1] if blocks else None
+
+
+def session_markdown(session: LiveSession, catalog: Catalog) -> str:
+    lines = [f"# Kept session {session.id}", ""]
+    for message in session.messages:
+        role = message.get("role")
+        content = message.get("content") or ""
+        when = str(message.get("time", ""))[:16].replace("T", " ")
+        if role == "user":
+            lines += [f"## You — {when}", "", content, ""]
+        elif role == "assistant" and content:
+            model = message.get("model")
+            label = catalog.get(model).label if model in catalog else (model or "Assistant")
+            lines += [f"## {label} — {when}", "", content, ""]
+        elif role == "assistant":
+            for call in message.get("tool_calls") or []:
+                lines += [f"*Searched history: `{call['function']['arguments']}`*", ""]
+    return "\n".join(lines)
+
+
+def export_session(session: LiveSession, catalog: Catalog, target: str | None) -> Path:
+    """Write the session to `target` (a file or folder; default: the current folder)."""
+    path = Path(target).expanduser() if target else Path.cwd()
+    if path.is_dir():
+        path = path / f"kept-{session.id}.md"
+    atomic_write(path, session_markdown(session, catalog))
+    return path

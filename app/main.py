@@ -1,0 +1,198 @@
+"""The Kept app: a thin Textual App that wires screens to the catalog and memory."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from functools import partial
+from pathlib import Path
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.reactive import reactive
+from textual.screen import Screen
+
+from app.background import MemoryJobs
+from app.commands import SLASH_COMMANDS
+from app.settings import DEFAULT_THEME, Settings, load_settings, save_setting
+from catalog import Catalog, RetryPolicy, UnknownModelError, load_catalog
+from memory import LiveSession, MemoryStore
+from themes import KEPT_THEMES, STYLES
+
+STARTED = time.perf_counter()
+
+
+class KeptApp(App):
+    """Chat with the model you choose; memory is saved in the background."""
+
+    TITLE = "Kept"
+    CSS_PATH = STYLES
+    ENABLE_COMMAND_PALETTE = True
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("ctrl+n", "new_session", "New session"),
+        Binding("ctrl+o", "pick_model", "Model"),
+        Binding("f1", "help", "Help"),
+    ]
+
+    memory_status: reactive[str] = reactive("Memory saved")
+
+    def __init__(
+        self,
+        *,
+        store: MemoryStore | None = None,
+        catalog: Catalog | None = None,
+        settings: Settings | None = None,
+        policy: RetryPolicy | None = None,
+        config_path: Path | None = None,
+    ) -> None:
+        super().__init__()
+        self.config_path = config_path
+        self.settings = settings or load_settings(config_path)
+        self.catalog = catalog or load_catalog(config_path)
+        self.store = store or MemoryStore(settings=self.settings.memory)
+        self.policy = policy
+        self.problems = [*self.catalog.problems, *self.settings.problems]
+        self.model = self.settings.app.model
+        if self.model not in self.catalog:
+            self.problems.append(f"config.toml: [app] model '{self.model}' is not a model Kept "
+                                 "knows; using the default. Pick one with /model.")
+            self.model = type(self.settings.app)().model
+        self.session = LiveSession.resume_or_start(self.store, self.model)
+        self.jobs = MemoryJobs(self)
+        self.ready_at: float | None = None
+
+    def on_mount(self) -> None:
+        for theme in KEPT_THEMES:
+            self.register_theme(theme)
+        wanted = self.settings.app.theme
+        if wanted not in self.available_themes:
+            self.problems.append(f"config.toml: [app] theme '{wanted}' is unknown; using "
+                                 f"{DEFAULT_THEME}. Pick one with /theme.")
+            wanted = DEFAULT_THEME
+        self.theme = wanted
+        from app.screens.chat import ChatScreen
+
+        self.push_screen(ChatScreen())
+        self.call_after_refresh(self._first_frame)
+
+    def _first_frame(self) -> None:
+        self.ready_at = time.perf_counter()
+        self.log.info(f"first screen ready in {(self.ready_at - STARTED) * 1000:.0f} ms")
+        for problem in self.problems:
+            self.notify(problem, title="Settings", severity="warning", timeout=10)
+        self.jobs.start()
+        self.run_worker(self._check_keys, thread=True, group="keys")
+
+    def _check_keys(self) -> None:
+        """Onboarding when no model can be reached (keyring look-ups can be slow)."""
+        usable = any(self.catalog.route(e).key.usable for e in self.catalog.visible())
+        if not usable:
+            from app.screens.onboarding import OnboardingScreen
+
+            self.call_from_thread(self.push_screen, OnboardingScreen())
+
+    # --- settings that persist ---------------------------------------------------------------
+
+    def _save(self, table: str, key: str, value: str) -> None:
+        try:
+            save_setting(table, key, value, self.config_path)
+        except (OSError, ValueError) as exc:
+            self.notify(str(exc), title="Settings not saved", severity="error")
+
+    def watch_theme(self, theme: str) -> None:
+        if self.is_mounted and theme != self.settings.app.theme:
+            self._save("app", "theme", theme)
+
+    def set_model(self, model_id: str) -> None:
+        try:
+            self.catalog.get(model_id)
+        except UnknownModelError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.model = model_id
+        self._save("app", "model", model_id)
+
+    # --- commands ----------------------------------------------------------------------------
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        for command in SLASH_COMMANDS:
+            yield SystemCommand(command.title, f"{command.name} — {command.help}",
+                                partial(self.run_action, f"{command.action}('')"
+                                        if command.takes_argument else command.action))
+        yield SystemCommand("Retry pending memory", "Save pending sessions now",
+                            self.jobs.retry_now)
+
+    def new_session(self) -> None:
+        """Close this session (it is saved in the background) and start a fresh one."""
+        old = self.session
+        segment = old.close()
+        self.session = LiveSession(self.store, self.store.new_session(self.model))
+        if segment is not None:
+            self.jobs.save(old.journal, segment)
+
+    def action_new_session(self) -> None:
+        from app.screens.chat import ChatScreen
+
+        if isinstance(self.screen, ChatScreen):
+            self.screen.action_new_session()
+
+    def action_pick_model(self) -> None:
+        from app.screens.model_picker import ModelPicker
+
+        def chosen(model_id: str | None) -> None:
+            if model_id:
+                self.set_model(model_id)
+                self.refresh_status()
+
+        self.push_screen(ModelPicker(self.catalog, self.model), chosen)
+
+    def action_keys(self) -> None:
+        from app.screens.keys import KeysScreen
+
+        self.push_screen(KeysScreen(), lambda _: self.refresh_status())
+
+    def action_help(self) -> None:
+        from app.screens.help import HelpScreen
+
+        self.push_screen(HelpScreen())
+
+    def action_export(self, argument: str = "") -> None:
+        from app.export import export_session
+
+        try:
+            path = export_session(self.session, self.catalog, argument or None)
+        except OSError as exc:
+            self.notify(f"Could not export: {exc.strerror or exc}", severity="error")
+            return
+        self.notify(f"Session exported to {path}", title="Export")
+
+    def action_copy(self, argument: str = "") -> None:
+        from app.export import last_code_block
+
+        replies = [m["content"] for m in self.session.messages
+                   if m.get("role") == "assistant" and m.get("content")]
+        if not replies:
+            self.notify("There is no reply to copy yet.", severity="warning")
+            return
+        text = replies[-1]
+        if argument.strip().lower() == "code":
+            text = last_code_block(text)
+            if text is None:
+                self.notify("The last reply has no code block.", severity="warning")
+                return
+        self.copy_to_clipboard(text)
+        self.notify(f"Copied {len(text):,} characters.", title="Copy")
+
+    def refresh_status(self) -> None:
+        from app.screens.chat import ChatScreen
+
+        for screen in self.screen_stack:
+            if isinstance(screen, ChatScreen):
+                screen.refresh_status()
+
+
+def run() -> int:
+    """Start the app (the `kept` command with no arguments)."""
+    KeptApp().run()
+    return 0

@@ -1,0 +1,257 @@
+"""The chat screen: messages, the composer, the status bar."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Static
+from textual.worker import Worker, WorkerState
+
+from app import commands
+from app.widgets.composer import Composer
+from app.widgets.message import MessageView
+from app.widgets.status_bar import StatusBar
+from catalog import Attempt, Outcome
+from catalog.llm import is_loaded, litellm
+from memory.assistant import Turn, answer, describe_search
+
+if TYPE_CHECKING:
+    from app.main import KeptApp
+
+PAGE = 40  # messages drawn at a time: the newest first, earlier ones on request
+FRAME = 1 / 30  # how often streamed text is drawn
+
+
+class ChatScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel reply", show=False),
+        Binding("ctrl+l", "focus_composer", "Focus prompt", show=False),
+    ]
+
+    app: KeptApp
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._shown_from = 0
+        self._reply: Worker | None = None
+        self._tokens = 0
+        self._cost = 0.0
+
+    def compose(self) -> ComposeResult:
+        yield VerticalScroll(id="messages")
+        yield Static(id="suggestions", markup=False)
+        composer = Composer(id="composer", placeholder="Message Kept — / for commands")
+        composer.commands = [c.name for c in commands.SLASH_COMMANDS]
+        composer.prompts = [m["content"] for m in self.app.session.messages
+                            if m.get("role") == "user" and m.get("content")][-200:]
+        yield composer
+        yield StatusBar()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.watch(self.app, "memory_status", self._memory_changed)
+        self.show_session()
+        self.query_one(Composer).focus()
+
+    # --- drawing the session --------------------------------------------------------------
+
+    def _view_for(self, message: dict[str, Any]) -> MessageView | None:
+        role = message.get("role")
+        content = message.get("content") or ""
+        if role == "user":
+            return MessageView("You", content, kind="user")
+        if role == "assistant" and content:
+            return MessageView(self._label(message.get("model")), content, kind="assistant")
+        return None
+
+    def _label(self, model: str | None) -> str:
+        if model and model in self.app.catalog:
+            return self.app.catalog.get(model).label
+        return model or "Assistant"
+
+    def show_session(self, greeting: str = "New session started. What's on your mind?") -> None:
+        """Draw the newest page of the session; earlier messages load on request."""
+        log = self.query_one("#messages", VerticalScroll)
+        log.remove_children()
+        messages = self.app.session.messages
+        self._shown_from = max(0, len(messages) - PAGE)
+        views = [v for m in messages[self._shown_from:] if (v := self._view_for(m))]
+        if self._shown_from:
+            views.insert(0, self._earlier_button())
+        if not views:
+            views.append(MessageView("Kept", greeting, kind="info"))
+        log.mount_all(views)
+        log.anchor()
+        self.refresh_status()
+
+    def _earlier_button(self) -> Button:
+        return Button(f"Show {min(PAGE, self._shown_from)} earlier messages "
+                      f"({self._shown_from} in all)", id="earlier", variant="default")
+
+    @on(Button.Pressed, "#earlier")
+    def show_earlier(self) -> None:
+        log = self.query_one("#messages", VerticalScroll)
+        self.query_one("#earlier").remove()
+        start = max(0, self._shown_from - PAGE)
+        views = [v for m in self.app.session.messages[start:self._shown_from]
+                 if (v := self._view_for(m))]
+        self._shown_from = start
+        if start:
+            views.insert(0, self._earlier_button())
+        first = log.children[0] if log.children else None
+        log.mount_all(views, before=first)
+
+    def add(self, view: MessageView) -> MessageView:
+        self.query_one("#messages", VerticalScroll).mount(view)
+        return view
+
+    def notice(self, text: str, kind: str = "notice") -> None:
+        self.add(MessageView("Kept", text, kind=kind))
+
+    def refresh_status(self) -> None:
+        bar = self.query_one(StatusBar)
+        bar.model_label = self._label(self.app.model)
+        bar.memory = self.app.memory_status
+        bar.tokens = self._tokens
+        bar.cost = self._cost
+
+    def _memory_changed(self, status: str) -> None:
+        self.query_one(StatusBar).memory = status
+
+    # --- the composer ---------------------------------------------------------------------
+
+    @on(Composer.Changed)
+    def suggest(self) -> None:
+        box = self.query_one("#suggestions", Static)
+        matches = self.query_one(Composer).matching_commands()
+        if matches:
+            box.update("\n".join(f"{c.name:9} {c.help}" for c in commands.SLASH_COMMANDS
+                                 if c.name in matches))
+        box.set_class(bool(matches), "visible")
+        if not is_loaded():
+            self._warm_up()
+
+    @work(thread=True, exclusive=True, group="warm-up")
+    def _warm_up(self) -> None:
+        """Load litellm while the user types, so the first reply starts sooner."""
+        litellm()
+
+    @on(Composer.Submitted)
+    def submitted(self, event: Composer.Submitted) -> None:
+        self.query_one("#suggestions", Static).set_class(False, "visible")
+        if event.text.startswith("/"):
+            self.run_command(event.text)
+        else:
+            self.send(event.text)
+
+    def run_command(self, text: str) -> None:
+        command, argument = commands.parse(text)
+        if command is None:
+            near = commands.closest(text)
+            hint = f" Did you mean {near}?" if near else ""
+            self.notice(f"Unknown command `{text.split()[0]}`.{hint} Type /help for the list.")
+            return
+        action = f"{command.action}({argument!r})" if command.takes_argument else command.action
+        if command.action == "new_session":
+            self.action_new_session()
+            return
+        self.run_action_on_app(action)
+
+    def run_action_on_app(self, action: str) -> None:
+        self.app.call_later(self.app.run_action, action)
+
+    def action_focus_composer(self) -> None:
+        self.query_one(Composer).focus()
+
+    def action_new_session(self) -> None:
+        if self._reply is not None and self._reply.is_running:
+            self._reply.cancel()
+        self.app.new_session()
+        self._tokens, self._cost = 0, 0.0
+        self.show_session(greeting="New session started.")
+
+    # --- a reply ----------------------------------------------------------------------------
+
+    def send(self, text: str) -> None:
+        if self._reply is not None and self._reply.is_running:
+            self.notice("Kept is still answering: wait for it, or press Esc to cancel.")
+            return
+        self.add(MessageView("You", text, kind="user"))
+        view = self.add(MessageView(f"{self._label(self.app.model)} …", kind="assistant"))
+        self._reply = self.run_worker(self._answer(text, view), group="reply", exclusive=True)
+
+    async def _answer(self, text: str, view: MessageView) -> Turn:
+        bar = self.query_one(StatusBar)
+        bar.activity = "thinking…"
+        restart = asyncio.Event()
+
+        def on_attempt(attempt: Attempt) -> None:
+            if attempt.outcome is not Outcome.OK:
+                restart.set()
+                if attempt.outcome is not Outcome.SKIPPED:
+                    bar.activity = f"{attempt.model}: {attempt.kind}; trying again…"
+
+        async def pump() -> None:
+            while True:
+                await asyncio.sleep(FRAME)
+                if restart.is_set():
+                    restart.clear()
+                    await view.restart()
+                await view.flush()
+
+        pumping = asyncio.create_task(pump())
+        try:
+            await asyncio.to_thread(litellm)
+            turn = await answer(self.app.session, self.app.catalog, self.app.model, text,
+                                on_delta=view.feed, on_attempt=on_attempt,
+                                policy=self.app.policy)
+        finally:
+            pumping.cancel()
+            bar.activity = ""
+        await view.finish(turn.text if turn.ok else None)
+        self._finish(turn, view)
+        return turn
+
+    def _finish(self, turn: Turn, view: MessageView) -> None:
+        self._tokens += turn.prompt_tokens + turn.completion_tokens
+        self._cost += turn.cost
+        if turn.ok:
+            label = self._label(turn.model)
+            if turn.fell_back:
+                failed = next((a for a in turn.attempts if a.model == turn.requested), None)
+                why = f": {failed.reason}" if failed and failed.reason else ""
+                label += f" — answered for {self._label(turn.requested)}{why}"
+            if turn.searches:
+                label += "  (searched history: " + ", ".join(
+                    repr(describe_search(s)) for s in turn.searches) + ")"
+            view.set_who(label)
+        else:
+            view.remove()
+            self.notice(f"No model could answer. {turn.reason}\n\nNext step: check your keys "
+                        "with /keys, or pick another model with /model. Your message is "
+                        "saved; send it again when ready.", kind="error")
+        self.refresh_status()
+        if self.app.session.needs_compaction():
+            segment = self.app.session.compact()
+            if segment is not None:
+                self.app.jobs.save(self.app.session.journal, segment)
+
+    def action_cancel(self) -> None:
+        if self._reply is not None and self._reply.is_running:
+            self._reply.cancel()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is self._reply and event.state is WorkerState.CANCELLED:
+            self.query_one(StatusBar).activity = ""
+            self.notice("Reply cancelled.", kind="info")
+        elif event.worker is self._reply and event.state is WorkerState.ERROR:
+            self.query_one(StatusBar).activity = ""
+            error = event.worker.error
+            self.notice(f"Something went wrong: {type(error).__name__}: {error}. Your "
+                        "message is saved in the session.", kind="error")

@@ -1,0 +1,52 @@
+"""/model: pick the model to chat with. Hidden consolidation models never appear."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Label, OptionList
+from textual.widgets.option_list import Option
+
+from catalog import Catalog
+
+
+class ModelPicker(ModalScreen[str | None]):
+    BINDINGS = [Binding("escape", "dismiss(None)", "Close")]
+
+    def __init__(self, catalog: Catalog, current: str) -> None:
+        super().__init__()
+        self.catalog = catalog
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        options = []
+        for entry in self.catalog.visible():
+            key = self.catalog.route(entry).key
+            line = Text()
+            line.append("● " if entry.id == self.current else "  ", style="bold")
+            line.append(f"{entry.label:24}", style="bold")
+            line.append(f"{entry.tier:10}{entry.gateway:10}")
+            line.append("key ✓" if key.usable else "no key", style="green" if key.usable
+                        else "red")
+            line.append(f"\n    {entry.description}", style="dim")
+            options.append(Option(line, id=entry.id))
+        with Vertical(classes="dialog"):
+            yield Label("Choose a model", classes="dialog-title")
+            yield OptionList(*options, id="models")
+            yield Label("Enter to choose · Esc to close · models without a key fall back "
+                        "to the next one in their chain", classes="hint")
+
+    def on_mount(self) -> None:
+        models = self.query_one(OptionList)
+        ids = [e.id for e in self.catalog.visible()]
+        if self.current in ids:
+            models.highlighted = ids.index(self.current)
+        models.focus()
+
+    @on(OptionList.OptionSelected)
+    def chosen(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)

@@ -1,0 +1,20 @@
+"""The status line: model, memory state, session tokens and cost."""
+
+from __future__ import annotations
+
+from textual.reactive import reactive
+from textual.widgets import Static
+
+
+class StatusBar(Static):
+    model_label: reactive[str] = reactive("")
+    memory: reactive[str] = reactive("memory: ready")
+    tokens: reactive[int] = reactive(0)
+    cost: reactive[float] = reactive(0.0)
+    activity: reactive[str] = reactive("")
+
+    def render(self) -> str:
+        parts = [self.model_label, self.memory, f"{self.tokens:,} tokens", f"${self.cost:.4f}"]
+        if self.activity:
+            parts.insert(0, self.activity)
+        return "  ·  ".join(p for p in parts if p)

@@ -1,0 +1,118 @@
+"""One chat turn: the user's message, the model's answer, and any history searches between.
+
+Every message is in the session journal before the next step starts, so a crash or a
+cancelled reply loses nothing that was said or shown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from catalog import Attempt, Catalog, RetryPolicy, complete
+from memory.prompt import system_prompt
+from memory.sanitize import clean_text
+from memory.search import SEARCH_HISTORY_TOOL, run_search_tool
+from memory.session import LiveSession
+
+MAX_TOOL_ROUNDS = 4
+
+
+@dataclass
+class Turn:
+    """How a turn went: the answer, who gave it, what it cost, or why it failed."""
+
+    requested: str
+    ok: bool = False
+    text: str = ""
+    model: str | None = None
+    reason: str = ""
+    attempts: list[Attempt] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    searches: list[str] = field(default_factory=list)
+
+    @property
+    def fell_back(self) -> bool:
+        return self.model is not None and self.model != self.requested
+
+
+async def answer(
+    session: LiveSession,
+    catalog: Catalog,
+    model: str,
+    user_text: str,
+    *,
+    on_delta: Callable[[str], None] | None = None,
+    on_attempt: Callable[[Attempt], None] | None = None,
+    policy: RetryPolicy | None = None,
+) -> Turn:
+    """Append the user's message, then get the model's answer into the journal."""
+    store = session.store
+    session.append({"role": "user", "content": user_text})
+    turn = Turn(requested=model)
+    shown: list[str] = []
+
+    def delta(piece: str) -> None:
+        shown.append(piece)
+        if on_delta is not None:
+            on_delta(piece)
+
+    def attempt(record: Attempt) -> None:
+        turn.attempts.append(record)
+        if record.outcome.value != "ok":
+            shown.clear()  # what a failed attempt streamed is replaced by the next one
+        if on_attempt is not None:
+            on_attempt(record)
+
+    try:
+        for _ in range(MAX_TOOL_ROUNDS):
+            memory = store.read_memory()
+            messages = [{"role": "system", "content": system_prompt(
+                memory.text, limit=store.settings.prompt_memory_chars)}, *session.context()]
+            result = await complete(catalog, model, messages, tools=[SEARCH_HISTORY_TOOL],
+                                    stream=True, policy=policy, on_delta=delta,
+                                    on_attempt=attempt)
+            turn.cost += result.cost
+            if not result.ok or result.reply is None:
+                turn.reason = result.reason
+                return turn
+            reply = result.reply
+            turn.prompt_tokens += reply.prompt_tokens
+            turn.completion_tokens += reply.completion_tokens
+            turn.model = reply.model
+            searches = [c for c in reply.tool_calls if c.name == "search_history"]
+            if not searches:
+                turn.text = clean_text(reply.text)
+                session.append({"role": "assistant", "content": turn.text,
+                                "model": reply.model})
+                turn.ok = True
+                return turn
+            session.append({"role": "assistant", "content": reply.text or None,
+                            "model": reply.model, "tool_calls": [
+                                {"id": c.id, "type": "function",
+                                 "function": {"name": c.name, "arguments": c.arguments}}
+                                for c in searches]})
+            shown.clear()
+            for call in searches:
+                turn.searches.append(call.arguments)
+                session.append({"role": "tool", "tool_call_id": call.id,
+                                "name": call.name,
+                                "content": run_search_tool(store, call.arguments)})
+        turn.reason = "the model kept searching its history without answering"
+        return turn
+    except asyncio.CancelledError:
+        if shown:
+            session.append({"role": "assistant", "content": clean_text("".join(shown)),
+                            "model": turn.model or model})
+        raise
+
+
+def describe_search(arguments: str) -> str:
+    try:
+        return str(json.loads(arguments).get("pattern", ""))
+    except (ValueError, AttributeError):
+        return ""
