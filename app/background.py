@@ -71,6 +71,8 @@ class MemoryJobs:
                                        policy=self.app.policy)
         finally:
             self.running -= 1
+        if result.saved:
+            journal.record_consolidated(segment)  # the live session's copy of the journal
         self._report(result)
         self.refresh_status()
 

@@ -132,9 +132,10 @@ class Journal:
     def mark_consolidated(self, segment: Segment, model: str) -> None:
         self._write({"mark": "consolidated", "start": segment.start, "end": segment.end,
                      "model": model, "time": now_iso()})
-        self._settle(segment)
+        self.record_consolidated(segment)
 
-    def _settle(self, segment: Segment) -> None:
+    def record_consolidated(self, segment: Segment) -> None:
+        """Note in memory a consolidation whose mark is on disk (written here or elsewhere)."""
         if segment in self.pending:
             self.pending.remove(segment)
         if segment not in self.consolidated:
@@ -225,6 +226,6 @@ def _apply_mark(journal: Journal, record: dict[str, Any], where: str) -> None:
         journal.failures.setdefault(segment, []).append(
             Failure(str(record.get("time", "")), str(record.get("reason", ""))))
     elif kind == "consolidated" and segment is not None:
-        journal._settle(segment)
+        journal.record_consolidated(segment)
     else:
         journal.warnings.append(f"{where}: skipped an unknown mark ({kind!r}).")

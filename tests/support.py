@@ -64,3 +64,40 @@ def pending_session(store, messages=None):
         journal.append(message)
     journal.mark_pending(close=True)
     return journal
+
+
+def make_app(fake: FakeProvider | None = None, *, env: dict[str, str] | None = None,
+             theme: str = "kept-dark", model: str = "gpt-4.1-mini", memory_settings=None,
+             **kwargs):
+    """A KeptApp on the temporary data dir, every gateway pointed at the fake provider."""
+    from app.main import KeptApp
+    from app.settings import AppSettings, Settings
+    from catalog import config_path
+    from memory import MemorySettings, MemoryStore
+
+    settings = Settings(AppSettings(model=model, theme=theme),
+                        memory_settings or MemorySettings(attempt_deadline=5.0), ())
+    catalog = fake_catalog(fake, env=env) if fake is not None else Catalog(
+        config=CatalogConfig(), keys=KeyStore(environ=env or {}))
+    return KeptApp(store=MemoryStore(settings=settings.memory), catalog=catalog,
+                   settings=settings, policy=FAST_POLICY, config_path=config_path(),
+                   **kwargs)
+
+
+async def send(pilot, text: str) -> None:
+    """Type a prompt, press Enter, and wait until the reply has been drawn."""
+    from app.screens.chat import ChatScreen
+
+    await pilot.press(*text)
+    await pilot.press("enter")
+    screen = pilot.app.screen
+    assert isinstance(screen, ChatScreen)
+    if screen._reply is not None:
+        await screen._reply.wait()
+    await pilot.pause()
+
+
+async def settle(pilot) -> None:
+    """Wait for every worker the app started (consolidations included) to finish."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()

@@ -96,16 +96,18 @@ class ChatScreen(Screen):
 
     @on(Button.Pressed, "#earlier")
     def show_earlier(self) -> None:
+        """Draw the page before the oldest message shown."""
         log = self.query_one("#messages", VerticalScroll)
-        self.query_one("#earlier").remove()
+        button = self.query_one("#earlier", Button)
         start = max(0, self._shown_from - PAGE)
         views = [v for m in self.app.session.messages[start:self._shown_from]
                  if (v := self._view_for(m))]
         self._shown_from = start
+        log.mount_all(views, after=button)
         if start:
-            views.insert(0, self._earlier_button())
-        first = log.children[0] if log.children else None
-        log.mount_all(views, before=first)
+            button.label = (f"Show {min(PAGE, start)} earlier messages ({start} in all)")
+        else:
+            button.remove()
 
     def add(self, view: MessageView) -> MessageView:
         self.query_one("#messages", VerticalScroll).mount(view)
