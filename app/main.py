@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 
@@ -45,8 +46,11 @@ class KeptApp(App):
         settings: Settings | None = None,
         policy: RetryPolicy | None = None,
         config_path: Path | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         super().__init__()
+        # The time the model is told; tests pin it so that screenshots repeat exactly.
+        self.clock = clock or (lambda: datetime.now().astimezone())
         self.config_path = config_path
         self.settings = settings or load_settings(config_path)
         self.catalog = catalog or load_catalog(config_path)

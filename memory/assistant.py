@@ -10,6 +10,7 @@ import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from catalog import Attempt, Catalog, RetryPolicy, complete
 from memory.prompt import system_prompt
@@ -49,6 +50,7 @@ async def answer(
     on_delta: Callable[[str], None] | None = None,
     on_attempt: Callable[[Attempt], None] | None = None,
     policy: RetryPolicy | None = None,
+    now: datetime | None = None,
 ) -> Turn:
     """Append the user's message, then get the model's answer into the journal."""
     store = session.store
@@ -71,8 +73,9 @@ async def answer(
     try:
         for _ in range(MAX_TOOL_ROUNDS):
             memory = store.read_memory()
-            messages = [{"role": "system", "content": system_prompt(
-                memory.text, limit=store.settings.prompt_memory_chars)}, *session.context()]
+            prompt = system_prompt(memory.text, limit=store.settings.prompt_memory_chars,
+                                   now=now)
+            messages = [{"role": "system", "content": prompt}, *session.context()]
             result = await complete(catalog, model, messages, tools=[SEARCH_HISTORY_TOOL],
                                     stream=True, policy=policy, on_delta=delta,
                                     on_attempt=attempt)

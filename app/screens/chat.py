@@ -212,7 +212,7 @@ class ChatScreen(Screen):
             await asyncio.to_thread(litellm)
             turn = await answer(self.app.session, self.app.catalog, self.app.model, text,
                                 on_delta=view.feed, on_attempt=on_attempt,
-                                policy=self.app.policy)
+                                policy=self.app.policy, now=self.app.clock())
         finally:
             pumping.cancel()
             bar.activity = ""

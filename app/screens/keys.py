@@ -50,11 +50,11 @@ class KeysScreen(ModalScreen[None]):
             line = Text()
             line.append(f"{gateway.label:16}", style="bold")
             if found.usable:
-                line.append(f"key from {found.source}", style="green")
+                line.append(f"{'key from ' + str(found.source):20}", style="green")
             else:
-                line.append("no key", style="red")
+                line.append(f"{'no key':20}", style="red")
             if gateway.env_var:
-                line.append(f"   env: {gateway.env_var}", style="dim")
+                line.append(f"env: {gateway.env_var}", style="dim")
             options.append(Option(line, id=gateway.name))
         return options
 

@@ -1,0 +1,64 @@
+"""Screenshots of every screen in a dark and a light theme (pytest-textual-snapshot).
+
+Update after an intended change with: .venv/bin/python -m pytest tests/test_snapshots.py
+--snapshot-update, then look at the SVGs before committing them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from app.widgets.composer import Composer
+from tests.fakes.provider import FakeProvider, text
+from tests.support import make_app, send
+
+THEMES = ["kept-dark", "kept-light"]
+SIZE = (100, 32)
+CLOCK = datetime(2026, 11, 29, 9, 30, tzinfo=timezone.utc)
+REPLY = (
+    "Here is a small **Python** function:\n\n"
+    "```python\ndef greet(name: str) -> str:\n    return f\"Hello, {name}!\"\n```\n\n"
+    "- It takes a *name*\n- It returns a greeting\n"
+)
+
+
+def app_for(fake: FakeProvider | None, theme: str):
+    return make_app(fake, theme=theme, clock=lambda: CLOCK)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_chat_with_a_streamed_reply(snap_compare, fake: FakeProvider, theme: str) -> None:
+    fake.default = text(REPLY, chunks=16)
+
+    async def before(pilot) -> None:
+        # A blinking cursor would make the picture depend on the moment it is taken.
+        pilot.app.screen.query_one(Composer).cursor_blink = False
+        await send(pilot, "Write a greeting function")
+
+    assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=SIZE)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_model_picker(snap_compare, fake: FakeProvider, theme: str) -> None:
+    assert snap_compare(app_for(fake, theme), press=[*"/model", "enter"], terminal_size=SIZE)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_keys(snap_compare, fake: FakeProvider, theme: str) -> None:
+    assert snap_compare(app_for(fake, theme), press=[*"/keys", "enter"], terminal_size=SIZE)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_onboarding(snap_compare, theme: str) -> None:
+    async def before(pilot) -> None:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+    assert snap_compare(app_for(None, theme), run_before=before, terminal_size=SIZE)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_help(snap_compare, fake: FakeProvider, theme: str) -> None:
+    assert snap_compare(app_for(fake, theme), press=["f1"], terminal_size=SIZE)
