@@ -1,0 +1,49 @@
+"""Run inside a D-Bus session with an unlocked gnome-keyring (see test_secret_service.py).
+
+`set`: start Kept, open /keys, paste a key for Groq, save it, quit.
+`get`: print what the OS keyring holds for Kept's Groq key, and the backend's name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+
+async def set_key(value: str) -> None:
+    from app.main import KeptApp
+    from app.screens.keys import KeysScreen
+    from app.screens.onboarding import OnboardingScreen
+
+    app = KeptApp()
+    async with app.run_test() as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        if isinstance(app.screen, OnboardingScreen):  # no key yet
+            await pilot.press("escape")
+        await pilot.press(*"/keys", "enter")
+        await pilot.pause()
+        keys = app.screen
+        assert isinstance(keys, KeysScreen), keys
+        names = [g.name for g in keys.gateways]
+        from textual.widgets import OptionList
+
+        keys.query_one(OptionList).highlighted = names.index("groq")
+        keys.query_one("#key").focus()
+        await pilot.press(*value, "enter")
+        await pilot.pause()
+        print(str(keys.query_one("#key-status").render()))
+
+
+def get_key() -> None:
+    import keyring
+
+    print(type(keyring.get_keyring()).__module__)
+    print(keyring.get_password("kept", "groq"))
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "set":
+        asyncio.run(set_key(sys.argv[2]))
+    else:
+        get_key()

@@ -1,0 +1,104 @@
+"""End to end: the real `kept` command in a real terminal (tmux), against the fake provider."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from catalog import config_path
+from memory import MemoryStore
+from tests.fakes.provider import FakeProvider, text, tool_call
+from tests.support import FAKE_GATEWAYS, fake_keys, save_args
+
+KEPT = Path(sys.executable).with_name("kept")
+
+if shutil.which("tmux") is None:
+    if os.environ.get("CI"):
+        raise RuntimeError("tmux is missing: .ci/run installs it")
+    pytest.skip("tmux is not installed", allow_module_level=True)
+
+
+class Terminal:
+    """A tmux server of our own with one window running a command."""
+
+    def __init__(self, name: str) -> None:
+        self.socket = f"kept-test-{os.getpid()}-{name}"
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True,
+                              text=True, check=False).stdout
+
+    def start(self, command: list[str], env: dict[str, str]) -> None:
+        exports = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
+        subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", "new-session", "-d",
+                        "-s", "kept", "-x", "100", "-y", "30", *exports, *command],
+                       check=True)
+        self.tmux("set-option", "-t", "kept", "remain-on-exit", "on")
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "kept")
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "kept", *keys)
+
+    def type(self, text: str) -> None:
+        self.tmux("send-keys", "-t", "kept", "-l", text)
+
+    def wait_until(self, condition: Callable[[str], bool], what: str,
+                   timeout: float = 60.0) -> str:
+        """Poll the screen until `condition` holds: the terminal has no event to wait on."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if condition(screen):
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"timed out waiting for {what}; the screen shows:\n{self.screen()}")
+
+    def exited(self) -> bool:
+        return self.tmux("display-message", "-p", "-t", "kept", "#{pane_dead}").strip() == "1"
+
+    def kill(self) -> None:
+        self.tmux("kill-server")
+
+
+def test_chat_new_session_and_quit_write_memory(fake: FakeProvider, tmp_path: Path) -> None:
+    fake.default = text("Hello from the fake provider.")
+    fake.set_default("llama-3.3-70b-versatile", tool_call("save_memory", save_args(
+        entry="Ana said hello from a real terminal.")))
+    path = config_path()
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n'
+                            for g in FAKE_GATEWAYS) + '[app]\nmodel = "gpt-4.1-mini"\n')
+    env = {"KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
+           "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"],
+           "HOME": str(tmp_path), "TERM": "xterm-256color", "PYTHON_KEYRING_BACKEND":
+           "keyring.backends.fail.Keyring", **fake_keys()}
+    terminal = Terminal("e2e")
+    terminal.start([str(KEPT)], env)
+    try:
+        terminal.wait_until(lambda s: "Message Kept" in s, "the chat screen")
+        terminal.type("Hello from a real terminal")
+        terminal.keys("Enter")
+        terminal.wait_until(lambda s: "Hello from the fake provider." in s, "the reply")
+        terminal.type("/new")
+        terminal.keys("Enter")
+        terminal.wait_until(lambda s: "Memory saved (llama-3.3-70b-versatile" in s,
+                            "memory to be saved")
+        terminal.keys("C-q")
+        terminal.wait_until(lambda s: terminal.exited(), "kept to quit", timeout=30)
+    finally:
+        terminal.kill()
+    store = MemoryStore()
+    assert store.memory_path.read_text() == save_args()["memory_update"]
+    (entry,) = store.history_entries()
+    assert entry.text.endswith("Ana said hello from a real terminal.")
+    sent = fake.requests[0].body["messages"]
+    assert sent[-1] == {"role": "user", "content": "Hello from a real terminal"}
