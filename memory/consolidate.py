@@ -234,8 +234,12 @@ def commit(store: MemoryStore, journal: Journal, segment: Segment, saved: SavedM
 
 
 def recover_locked(store: MemoryStore) -> str | None:
+    if not store.commit_path.exists():
+        return None
     text, _ = read_text(store.commit_path)
-    if not text:
+    if not text.strip():
+        # Written atomically, so an empty intent means it never held a commit.
+        store.commit_path.unlink(missing_ok=True)
         return None
     try:
         intent = json.loads(text)

@@ -37,6 +37,13 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """os.write until every byte is written (a write may be short)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 def atomic_write(path: Path, data: bytes | str) -> None:
     """Replace `path` whole: a crash leaves either the old file or the new, never a mix."""
     if isinstance(data, str):
@@ -44,10 +51,7 @@ def atomic_write(path: Path, data: bytes | str) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
     try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        write_all(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -69,7 +73,7 @@ def append_line(path: Path, line: str) -> None:
                 f.seek(size - 1)
                 if f.read(1) != b"\n":
                     prefix = b"\n"
-        os.write(fd, prefix + line.encode("utf-8") + b"\n")
+        write_all(fd, prefix + line.encode("utf-8") + b"\n")
         os.fsync(fd)
     finally:
         os.close(fd)

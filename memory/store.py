@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -244,29 +245,45 @@ class MemoryStore:
         """Active and pending sessions, oldest first."""
         if not self.sessions_dir.is_dir():
             return []
-        return [journals.load(p) for p in sorted(self.sessions_dir.glob("*.jsonl"))]
+        found = []
+        for path in sorted(self.sessions_dir.glob("*.jsonl")):
+            try:
+                found.append(journals.load(path))
+            except FileNotFoundError:
+                continue  # another Kept process just moved it to done/
+        return found
 
     def pending_sessions(self) -> list[Journal]:
         return [j for j in self.open_sessions() if j.pending]
 
     def find_session(self, session_id: str) -> Journal:
+        # sessions/ before done/: a journal only ever moves from the first to the second,
+        # so looking in that order cannot miss one that moves while we look.
         for folder in (self.sessions_dir, self.done_dir):
-            path = folder / f"{session_id}.jsonl"
-            if path.exists():
-                return journals.load(path)
+            try:
+                return journals.load(folder / f"{session_id}.jsonl")
+            except FileNotFoundError:
+                continue
         raise LookupError(f"No session '{session_id}' in {self.sessions_dir}.")
 
     def settle(self, journal: Journal) -> None:
-        """Move a closed, fully consolidated journal to done/, read-only."""
-        if journal.state != "consolidated" or journal.path.parent != self.sessions_dir:
+        """Move a closed, fully consolidated journal to done/, read-only. Idempotent, and
+        safe when another process settles the same journal at the same time."""
+        if journal.state != "consolidated":
             return
         ensure_dir(self.done_dir)
         target = self.done_dir / journal.path.name
-        os.replace(journal.path, target)
-        fsync_dir(self.sessions_dir)
-        fsync_dir(self.done_dir)
-        os.chmod(target, 0o400)
-        journal.path = target
+        if journal.path.parent == self.sessions_dir:
+            try:
+                os.replace(journal.path, target)
+            except FileNotFoundError:
+                if not target.exists():
+                    raise
+            fsync_dir(self.sessions_dir)
+            fsync_dir(self.done_dir)
+            journal.path = target
+        if target.exists() and stat.S_IMODE(target.stat().st_mode) != 0o400:
+            os.chmod(target, 0o400)  # also mends a crash between the move and the chmod
 
     # --- the consolidation log -------------------------------------------------------------
 

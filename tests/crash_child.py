@@ -2,18 +2,24 @@
 
     python tests/crash_child.py DATA_DIR
 
-Builds a data folder in DATA_DIR (a ~10 KB MEMORY.md the user edited since the last
+Builds a data folder in DATA_DIR (a 12 KB MEMORY.md the user edited since the last
 version, two old versions, a long HISTORY.md with a hand-written heading, monthly archives
 and one closed, pending session), then prints
 
     SESSION <id>
     READY             <- flushed right before commit() is called
-    DONE <seconds>    <- only when commit() returned (seconds: READY to return)
+    DONE <seconds>    <- only when commit() returned (seconds: how long it took)
 
 and calls `memory.consolidate.commit` directly: no catalog, no model, no network.
 
 `history_window_chars` is small, so the commit also rolls dozens of entries from HISTORY.md
 into four history/YYYY-MM.md archives: a dozen atomic writes, two dozen fsyncs in all.
+
+From READY on, the disk is made slow (`slow_disk`): every fsync takes half a millisecond
+more and every os.write() writes at most 4 KiB, then pauses. Nothing is reordered and short
+writes are legal (atomic_write loops on them); it only widens every window between two
+steps of the commit to half a millisecond or more, so random kills land in each of them,
+not just in the slowest ones.
 
 The test imports this module for the expected texts (OLD_MEMORY, NEW_MEMORY, ENTRY, ...);
 `build()` is deterministic except for the session id and the journal's timestamps.
@@ -21,6 +27,7 @@ The test imports this module for the expected texts (OLD_MEMORY, NEW_MEMORY, ENT
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from datetime import UTC, datetime
@@ -60,7 +67,7 @@ def _memory(version: str, sections: int) -> str:
     return "\n".join(lines)
 
 
-OLD_MEMORY = _memory("edited by hand", 45)  # ~10 KB, never seen by Kept's versions
+OLD_MEMORY = _memory("edited by hand", 45)  # 12 KB, never seen by Kept's versions
 NEW_MEMORY = _memory("after the crash-test session", 50) + \
     "\n## Crash safety\n\n- Knows that Kept writes ahead to commit.json.\n"
 OLD_VERSIONS = (_memory("version one", 10), _memory("version two", 20))
@@ -121,12 +128,29 @@ def build(root: Path) -> tuple[MemoryStore, str, Segment]:
     return store, live.id, segment
 
 
+def slow_disk(pause: float = 0.0005, piece: int = 4096) -> None:
+    """Make this process's disk slow: see the module docstring."""
+    fsync, write = os.fsync, os.write
+
+    def slow_fsync(fd: int) -> None:
+        fsync(fd)
+        time.sleep(pause)
+
+    def slow_write(fd: int, data: bytes) -> int:
+        written = write(fd, memoryview(data)[:piece])
+        time.sleep(pause)
+        return written
+
+    os.fsync, os.write = slow_fsync, slow_write
+
+
 def main(argv: list[str]) -> int:
     store, session_id, segment = build(Path(argv[1]))
     journal = store.find_session(session_id)
     saved = SavedMemory(HISTORY_ENTRY, NEW_MEMORY)
     base = store.read_memory()
     print(f"SESSION {session_id}", flush=True)
+    slow_disk()
     print("READY", flush=True)
     started = time.perf_counter()
     ok = commit(store, journal, segment, saved, base=base, model=MODEL, when=WHEN)

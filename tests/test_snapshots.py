@@ -6,7 +6,7 @@ Update after an intended change with: .venv/bin/python -m pytest tests/test_snap
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -16,7 +16,7 @@ from tests.support import make_app, send
 
 THEMES = ["kept-dark", "kept-light"]
 SIZE = (100, 32)
-CLOCK = datetime(2026, 11, 29, 9, 30, tzinfo=timezone.utc)
+CLOCK = datetime(2026, 11, 29, 9, 30, tzinfo=UTC)
 REPLY = (
     "Here is a small **Python** function:\n\n"
     "```python\ndef greet(name: str) -> str:\n    return f\"Hello, {name}!\"\n```\n\n"
