@@ -7,10 +7,10 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from catalog.llm import litellm
-from memory import Consolidation, Journal, Segment, consolidate, consolidate_pending, recover
 
 if TYPE_CHECKING:
     from app.main import KeptApp
+    from memory import Consolidation, Journal, Segment
 
 RETRY_EVERY = 60.0  # seconds between looks for pending sessions that are due
 
@@ -29,6 +29,8 @@ class MemoryJobs:
         self.app.set_interval(RETRY_EVERY, self.retry_due)
 
     async def _startup(self) -> None:
+        from memory.consolidate import recover
+
         message = await asyncio.to_thread(recover, self.app.store)
         if message:
             self.app.notify(message, title="Memory")
@@ -50,6 +52,8 @@ class MemoryJobs:
         self.app.memory_status = "Saving memory…"
         try:
             await asyncio.to_thread(litellm)
+            from memory.consolidate import consolidate_pending
+
             results = await consolidate_pending(self.app.store, self.app.catalog,
                                                 only_due=only_due, policy=self.app.policy)
         finally:
@@ -67,6 +71,8 @@ class MemoryJobs:
         self.app.memory_status = "Saving memory…"
         try:
             await asyncio.to_thread(litellm)
+            from memory.consolidate import consolidate
+
             result = await consolidate(self.app.store, self.app.catalog, journal, segment,
                                        policy=self.app.policy)
         finally:

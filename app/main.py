@@ -75,10 +75,12 @@ class KeptApp(App):
                                  f"{DEFAULT_THEME}. Pick one with /theme.")
             wanted = DEFAULT_THEME
         self.theme = wanted
+        self.call_after_refresh(self._first_frame)
+
+    def get_default_screen(self) -> Screen:
         from app.screens.chat import ChatScreen
 
-        self.push_screen(ChatScreen())
-        self.call_after_refresh(self._first_frame)
+        return ChatScreen()
 
     def _first_frame(self) -> None:
         self.ready_at = time.perf_counter()

@@ -1,24 +1,76 @@
 """Kept's memory: files on disk and the consolidation business layer. Never imports Textual."""
 
-from memory.consolidate import (
-    Consolidation,
-    SavedMemory,
-    consolidate,
-    consolidate_pending,
-    next_retry,
-    parse_save_memory,
-    recover,
-)
-from memory.journal import Journal, Segment
-from memory.prompt import system_prompt
-from memory.session import LiveSession
-from memory.settings import MemorySettings, load_memory_settings
-from memory.storage import data_dir
-from memory.store import HistoryEntry, MemoryStore, MemoryText, Version
+from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Names load on first use (PEP 562), so importing a part of this package never pays
+# for the rest of it: the app's first screen needs only a few of them.
+_WHERE = {
+    "Consolidation": "memory.consolidate",
+    "HistoryEntry": "memory.store",
+    "Journal": "memory.journal",
+    "LiveSession": "memory.session",
+    "MemorySettings": "memory.settings",
+    "MemoryStore": "memory.store",
+    "MemoryText": "memory.store",
+    "SavedMemory": "memory.consolidate",
+    "Segment": "memory.journal",
+    "Version": "memory.store",
+    "consolidate": "memory.consolidate",
+    "consolidate_pending": "memory.consolidate",
+    "data_dir": "memory.storage",
+    "load_memory_settings": "memory.settings",
+    "next_retry": "memory.consolidate",
+    "parse_save_memory": "memory.consolidate",
+    "recover": "memory.consolidate",
+    "system_prompt": "memory.prompt",
+}
 __all__ = [
-    "Consolidation", "HistoryEntry", "Journal", "LiveSession", "MemorySettings", "MemoryStore",
-    "MemoryText", "SavedMemory", "Segment", "Version", "consolidate", "consolidate_pending",
-    "data_dir", "load_memory_settings", "next_retry", "parse_save_memory", "recover",
+    "Consolidation",
+    "HistoryEntry",
+    "Journal",
+    "LiveSession",
+    "MemorySettings",
+    "MemoryStore",
+    "MemoryText",
+    "SavedMemory",
+    "Segment",
+    "Version",
+    "consolidate",
+    "consolidate_pending",
+    "data_dir",
+    "load_memory_settings",
+    "next_retry",
+    "parse_save_memory",
+    "recover",
     "system_prompt",
 ]
+
+if TYPE_CHECKING:
+    from memory.consolidate import (
+        Consolidation,
+        SavedMemory,
+        consolidate,
+        consolidate_pending,
+        next_retry,
+        parse_save_memory,
+        recover,
+    )
+    from memory.journal import Journal, Segment
+    from memory.prompt import system_prompt
+    from memory.session import LiveSession
+    from memory.settings import MemorySettings, load_memory_settings
+    from memory.storage import data_dir
+    from memory.store import HistoryEntry, MemoryStore, MemoryText, Version
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module = _WHERE[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -7,6 +7,8 @@ from pathlib import Path
 from textual.theme import Theme
 
 STYLES = Path(__file__).with_name("kept.tcss")
+# The dialogs' styles load with the first dialog, keeping them off the start-up path.
+DIALOG_STYLES = Path(__file__).with_name("dialogs.tcss").read_text(encoding="utf-8")
 
 KEPT_THEMES: tuple[Theme, ...] = (
     Theme(

@@ -17,12 +17,12 @@ from app import commands
 from app.widgets.composer import Composer
 from app.widgets.message import MessageView
 from app.widgets.status_bar import StatusBar
-from catalog import Attempt, Outcome
 from catalog.llm import is_loaded, litellm
-from memory.assistant import Turn, answer, describe_search
 
 if TYPE_CHECKING:
     from app.main import KeptApp
+    from catalog import Attempt
+    from memory.assistant import Turn
 
 PAGE = 40  # messages drawn at a time: the newest first, earlier ones on request
 FRAME = 1 / 30  # how often streamed text is drawn
@@ -189,6 +189,9 @@ class ChatScreen(Screen):
         self._reply = self.run_worker(self._answer(text, view), group="reply", exclusive=True)
 
     async def _answer(self, text: str, view: MessageView) -> Turn:
+        from catalog import Outcome
+        from memory.assistant import answer
+
         bar = self.query_one(StatusBar)
         bar.activity = "thinking…"
         restart = asyncio.Event()
@@ -221,6 +224,8 @@ class ChatScreen(Screen):
         return turn
 
     def _finish(self, turn: Turn, view: MessageView) -> None:
+        from memory.assistant import describe_search
+
         self._tokens += turn.prompt_tokens + turn.completion_tokens
         self._cost += turn.cost
         if turn.ok:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
 from app.commands import SLASH_COMMANDS
+from app.screens.dialog import Dialog
 
 KEYS = """
 | key | does |
@@ -34,7 +34,7 @@ def help_markdown() -> str:
     )
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(Dialog[None]):
     BINDINGS = [Binding("escape,q,f1", "dismiss(None)", "Close")]
 
     def compose(self) -> ComposeResult:

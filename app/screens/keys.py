@@ -9,17 +9,17 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from app.screens.dialog import Dialog
 from catalog import Gateway, KeyStoreError, complete
 
 if TYPE_CHECKING:
     from app.main import KeptApp
 
 
-class KeysScreen(ModalScreen[None]):
+class KeysScreen(Dialog[None]):
     BINDINGS = [Binding("escape", "dismiss(None)", "Close")]
 
     app: KeptApp

@@ -7,14 +7,14 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
+from app.screens.dialog import Dialog
 from catalog import Catalog
 
 
-class ModelPicker(ModalScreen[str | None]):
+class ModelPicker(Dialog[str | None]):
     BINDINGS = [Binding("escape", "dismiss(None)", "Close")]
 
     def __init__(self, catalog: Catalog, current: str) -> None:

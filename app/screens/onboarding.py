@@ -8,16 +8,16 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
 
+from app.screens.dialog import Dialog
 from catalog import KeyStoreError
 
 if TYPE_CHECKING:
     from app.main import KeptApp
 
 
-class OnboardingScreen(ModalScreen[None]):
+class OnboardingScreen(Dialog[None]):
     BINDINGS = [Binding("escape", "dismiss(None)", "Later")]
 
     app: KeptApp

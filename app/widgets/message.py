@@ -1,11 +1,20 @@
-"""One message in the chat: who said it, and what, as Markdown (streamed while it arrives)."""
+"""One message in the chat: who said it, and what. Replies are Markdown, streamed while they
+arrive; the user's words and Kept's notices are plain text, so a new session's first
+screen never pays for loading the Markdown widget."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Static
+
+if TYPE_CHECKING:
+    from textual.widgets import Markdown
+    from textual.widgets.markdown import MarkdownStream
+
+PLAIN = {"user", "info", "notice", "error"}
 
 
 class MessageView(Vertical):
@@ -13,6 +22,7 @@ class MessageView(Vertical):
 
     def __init__(self, who: str, text: str = "", *, kind: str = "assistant") -> None:
         super().__init__(classes=kind)
+        self.kind = kind
         self.who = who
         self.text = text
         self._stream: MarkdownStream | None = None
@@ -20,10 +30,17 @@ class MessageView(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(self.who, classes="who", markup=False)
-        yield Markdown(self.text)
+        if self.kind in PLAIN:
+            yield Static(self.text, classes="body", markup=False)
+        else:
+            from textual.widgets import Markdown
+
+            yield Markdown(self.text)
 
     @property
     def markdown(self) -> Markdown:
+        from textual.widgets import Markdown
+
         return self.query_one(Markdown)
 
     def set_who(self, who: str) -> None:
@@ -43,6 +60,8 @@ class MessageView(Vertical):
         self._pending.clear()
         self.text += chunk
         if self._stream is None:
+            from textual.widgets import Markdown
+
             self._stream = Markdown.get_stream(self.markdown)
         await self._stream.write(chunk)
 

@@ -1,0 +1,166 @@
+"""The terminal app: start-up, a 2,000-message session, streaming throughput, memory.
+
+Every figure is printed beside its goal and, where one exists, a baseline from the same
+run (a bare Textual app).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).parent.parent.parent
+RUNS = 7
+
+# A child process: build the app, print seconds since the interpreter began and the RSS
+# once the first screen is drawn, then leave.
+CHILD = r"""
+import time
+started = time.perf_counter()
+import os, sys
+kind = sys.argv[1]
+
+def rss_mib():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+
+if kind == "bare":
+    from textual.app import App
+    from textual.widgets import Footer, Static
+
+    class Bench(App):
+        def compose(self):
+            yield Static("Hello")
+            yield Footer()
+
+        def on_mount(self):
+            self.call_after_refresh(self.done)
+
+        def done(self):
+            print(time.perf_counter() - started, rss_mib(), "litellm" in sys.modules)
+            self.exit()
+else:
+    from app.main import KeptApp
+
+    class Bench(KeptApp):
+        def _first_frame(self):
+            super()._first_frame()
+            print(time.perf_counter() - started, rss_mib(), "litellm" in sys.modules)
+            self.exit()
+
+Bench().run(headless=True)
+"""
+
+
+def _child(kind: str, env: dict[str, str]) -> tuple[float, float, bool]:
+    out = subprocess.run([sys.executable, "-c", CHILD, kind], capture_output=True, text=True,
+                         cwd=ROOT, env=env, timeout=120, check=True)
+    seconds, rss, litellm = out.stdout.split()[-3:]
+    return float(seconds), float(rss), litellm == "True"
+
+
+def startup(tmp: Path) -> None:
+    env = {**os.environ, "KEPT_DATA_DIR": str(tmp / "data"), "KEPT_CONFIG_DIR": str(tmp / "c"),
+           "OPENAI_API_KEY": "sk-bench"}
+    bare, kept = [], []
+    for _ in range(RUNS):  # interleaved, so both see the same machine
+        bare.append(_child("bare", env))
+        kept.append(_child("kept", env))
+    b = statistics.median(s for s, _, _ in bare)
+    k = statistics.median(s for s, _, _ in kept)
+    print(f"start-up to first screen (median of {RUNS}): bare Textual app {b * 1000:.0f} ms, "
+          f"Kept {k * 1000:.0f} ms: x{k / b:.2f} (goal ≤ x1.15)")
+    rss_b = statistics.median(r for _, r, _ in bare)
+    rss_k = statistics.median(r for _, r, _ in kept)
+    print(f"resident memory at the first screen: bare {rss_b:.0f} MiB, Kept {rss_k:.0f} MiB "
+          f"(goal ≤ 80 MiB); litellm imported: {any(x for _, _, x in kept)}")
+
+
+def big_session(tmp: Path) -> None:
+    from memory import MemoryStore
+    from tests.support import make_app
+
+    os.environ["KEPT_DATA_DIR"] = str(tmp / "big")
+    os.environ["KEPT_CONFIG_DIR"] = str(tmp / "big-config")
+    os.environ["OPENAI_API_KEY"] = "sk-bench"
+    store = MemoryStore().ensure()
+    journal = store.new_session("gpt-4.1-mini")
+    for i in range(2000):
+        journal.append({"role": "user" if i % 2 == 0 else "assistant", "model": "gpt-4.1-mini",
+                        "content": f"Message {i} with some **Markdown** and `code`.\n\n- a\n- b"})
+
+    async def open_once() -> float:
+        started = time.perf_counter()
+        app = make_app(None, env={"OPENAI_API_KEY": "sk-bench"})
+        async with app.run_test(size=(100, 40)) as pilot:
+            while app.ready_at is None:
+                await pilot.pause()
+            return app.ready_at - started
+
+    timings = [asyncio.run(open_once()) for _ in range(5)]
+    print(f"open a 2,000-message session to first screen (median of 5): "
+          f"{statistics.median(timings) * 1000:.0f} ms (goal ≤ 500 ms)")
+
+
+def streaming() -> None:
+    from app.screens.chat import ChatScreen
+    from app.widgets.composer import Composer
+    from tests.fakes.provider import FakeProvider, text
+    from tests.support import make_app
+
+    tokens = 20_000
+    paragraph = "word " * 49 + "end.\n\n"
+    reply = paragraph * (tokens // 50)
+
+    async def scenario(fake: FakeProvider) -> tuple[float, list[float], int]:
+        app = make_app(fake)
+        async with app.run_test(size=(100, 40)) as pilot:
+            composer = app.screen.query_one(Composer)
+            await pilot.press(*"go")
+            await pilot.press("enter")
+            screen = app.screen
+            assert isinstance(screen, ChatScreen)
+            latencies: list[float] = []
+
+            async def typist() -> None:
+                while True:
+                    await asyncio.sleep(0.1)
+                    before = composer.text
+                    pressed = time.perf_counter()
+                    await pilot.press("x")
+                    while composer.text == before:
+                        await asyncio.sleep(0)
+                    latencies.append(time.perf_counter() - pressed)
+
+            started = time.perf_counter()
+            typing = asyncio.create_task(typist())
+            await screen._reply.wait()
+            elapsed = time.perf_counter() - started
+            typing.cancel()
+            return elapsed, latencies, len(app.session.messages[-1]["content"])
+
+    with FakeProvider() as fake:
+        fake.default = text(reply, chunks=tokens)
+        elapsed, latencies, size = asyncio.run(scenario(fake))
+    latencies.sort()
+    p50 = latencies[len(latencies) // 2] * 1000 if latencies else float("nan")
+    worst = latencies[-1] * 1000 if latencies else float("nan")
+    print(f"stream a {tokens:,}-chunk reply ({size:,} characters): {elapsed:.2f} s, "
+          f"{tokens / elapsed:,.0f} tokens/s (goal ≥ 2,000)")
+    print(f"  a key pressed every 100 ms meanwhile ({len(latencies)} presses): median "
+          f"{p50:.1f} ms, worst {worst:.1f} ms (goal ≤ 50 ms)")
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        startup(Path(tmp))
+        big_session(Path(tmp))
+    streaming()
