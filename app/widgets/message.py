@@ -75,12 +75,12 @@ class MessageView(Vertical):
         await self.markdown.update("")
 
     async def finish(self, final_text: str | None = None) -> None:
-        """Stop streaming and render the whole text once: appended fragments can differ in
-        small ways (spacing at a chunk's edge) from the document parsed whole."""
+        """Stop streaming; render the whole text again only if it differs from what was
+        streamed (a long reply re-rendered whole would stall the screen)."""
         await self.flush()
         if self._stream is not None:
             await self._stream.stop()
             self._stream = None
-        if final_text is not None:
+        if final_text is not None and final_text != self.text:
             self.text = final_text
-        await self.markdown.update(self.text)
+            await self.markdown.update(final_text)

@@ -111,33 +111,51 @@ def big_session(tmp: Path) -> None:
 
 
 def streaming() -> None:
+    from dataclasses import replace
+
+    from textual import events
+
     from app.screens.chat import ChatScreen
     from app.widgets.composer import Composer
+    from catalog import complete
+    from catalog.llm import litellm
     from tests.fakes.provider import FakeProvider, text
-    from tests.support import make_app
+    from tests.support import FAST_POLICY, fake_catalog, make_app
 
-    tokens = 20_000
-    paragraph = "word " * 49 + "end.\n\n"
-    reply = paragraph * (tokens // 50)
+    litellm()  # loaded before the clock starts, as it is by the time a user has typed
+    chunks = 20_000
+    reply = ("word " * 49 + "end.\n\n") * (chunks // 50)
+    tokens = litellm().token_counter(model="gpt-4o", text=reply)
+    policy = replace(FAST_POLICY, attempt_deadline=600.0)
 
-    async def scenario(fake: FakeProvider) -> tuple[float, list[float], int]:
+    async def transport_only(fake: FakeProvider) -> float:
+        started = time.perf_counter()
+        result = await complete(fake_catalog(fake), "gpt-4.1-mini",
+                                [{"role": "user", "content": "go"}], stream=True,
+                                policy=policy, on_delta=lambda piece: None)
+        assert result.ok, result.reason
+        return time.perf_counter() - started
+
+    async def in_the_app(fake: FakeProvider) -> tuple[float, list[float], int]:
         app = make_app(fake)
+        app.policy = policy
         async with app.run_test(size=(100, 40)) as pilot:
             composer = app.screen.query_one(Composer)
-            await pilot.press(*"go")
-            await pilot.press("enter")
+            await pilot.press(*"go", "enter")
             screen = app.screen
             assert isinstance(screen, ChatScreen)
             latencies: list[float] = []
 
             async def typist() -> None:
+                # A key event straight into the composer's queue, as a terminal delivers it;
+                # the time until the composer shows the character is what a user feels.
                 while True:
                     await asyncio.sleep(0.1)
-                    before = composer.text
+                    before = len(composer.text)
                     pressed = time.perf_counter()
-                    await pilot.press("x")
-                    while composer.text == before:
-                        await asyncio.sleep(0)
+                    composer.post_message(events.Key("x", "x"))
+                    while len(composer.text) == before:
+                        await asyncio.sleep(0.001)
                     latencies.append(time.perf_counter() - pressed)
 
             started = time.perf_counter()
@@ -148,15 +166,19 @@ def streaming() -> None:
             return elapsed, latencies, len(app.session.messages[-1]["content"])
 
     with FakeProvider() as fake:
-        fake.default = text(reply, chunks=tokens)
-        elapsed, latencies, size = asyncio.run(scenario(fake))
+        fake.default = text(reply, chunks=chunks)
+        alone = asyncio.run(transport_only(fake))
+        elapsed, latencies, size = asyncio.run(in_the_app(fake))
+    assert size == len(reply), f"the reply did not arrive whole ({size} characters)"
     latencies.sort()
-    p50 = latencies[len(latencies) // 2] * 1000 if latencies else float("nan")
-    worst = latencies[-1] * 1000 if latencies else float("nan")
-    print(f"stream a {tokens:,}-chunk reply ({size:,} characters): {elapsed:.2f} s, "
+    p50 = latencies[len(latencies) // 2] * 1000
+    p95 = latencies[int(len(latencies) * 0.95)] * 1000
+    print(f"stream a {tokens:,}-token reply in {chunks:,} chunks: transport alone (baseline) "
+          f"{alone:.2f} s = {tokens / alone:,.0f} tokens/s; in the app {elapsed:.2f} s = "
           f"{tokens / elapsed:,.0f} tokens/s (goal ≥ 2,000)")
     print(f"  a key pressed every 100 ms meanwhile ({len(latencies)} presses): median "
-          f"{p50:.1f} ms, worst {worst:.1f} ms (goal ≤ 50 ms)")
+          f"{p50:.1f} ms, p95 {p95:.1f} ms, worst {latencies[-1] * 1000:.1f} ms "
+          f"(goal ≤ 50 ms)")
 
 
 def main() -> None:
