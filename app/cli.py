@@ -151,11 +151,15 @@ def build_parser() -> argparse.ArgumentParser:
     cons.add_argument("ids", nargs="*", metavar="ID", help="session ids (default: all pending)")
     cons.set_defaults(func=_cmd_consolidate)
 
-    mem = sub.add_parser("memory", help="show MEMORY.md or where it is")
+    mem = sub.add_parser("memory", help="show, search, version and restore MEMORY.md")
     mem_sub = mem.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
-    mem_sub.add_parser("show", help="print MEMORY.md")
-    mem_sub.add_parser("path", help="print the path of MEMORY.md")
-    mem.set_defaults(func=_cmd_memory)
+    mem_sub.add_parser("show", help="print MEMORY.md").set_defaults(func=_cmd_memory)
+    mem_sub.add_parser("path", help="print the path of MEMORY.md").set_defaults(
+        func=_cmd_memory)
+
+    from app.cli_inspect import register
+
+    register(sub, mem_sub)
     return parser
 
 

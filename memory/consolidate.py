@@ -196,9 +196,7 @@ def _apply(store: MemoryStore, intent: dict[str, Any]) -> None:
     new_text: str = intent["memory_update"]
     new_digest = digest(new_text.encode("utf-8"))
     if current.digest == intent["previous_digest"]:
-        # Kept versions everything it writes, so text it has no version of is the user's.
-        if store.latest_version_digest() != current.digest and current.raw:
-            store.save_version(current.raw, "edited by you", time=intent["time"])
+        store.keep_unversioned(current, intent["time"])
         store.write_memory(new_text)
         current = store.read_memory()
     if current.digest == new_digest and store.latest_version_digest() != new_digest:

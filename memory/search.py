@@ -1,11 +1,122 @@
-"""Searching what Kept remembers: HISTORY.md and its archives."""
+"""Searching what Kept remembers: HISTORY.md, its archives, and pending sessions."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from memory.store import HistoryEntry, MemoryStore
+
+_STAMP = re.compile(rb"\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2})\] ")
+
+
+@dataclass(frozen=True)
+class Match:
+    """One matching line, like grep's `file:line:text`, with where the pattern matched."""
+
+    file: Path
+    line: int
+    text: str
+    spans: tuple[tuple[int, int], ...]
+    stamp: str | None  # the date of the history entry the line belongs to
+
+    def entry(self, store: MemoryStore) -> HistoryEntry | None:
+        """The whole history entry this match is in (None for a session journal)."""
+        if self.file.suffix != ".md":
+            return None
+        from memory.storage import read_text
+        from memory.store import parse_entries
+
+        entries = parse_entries(read_text(self.file)[0], self.file)
+        found = [e for e in entries if e.line <= self.line]
+        return found[-1] if found else None
+
+
+def searched_files(store: MemoryStore) -> list[Path]:
+    """Archives oldest first, then HISTORY.md, then the journals of open sessions."""
+    files = [*store.archive_files()]
+    if store.history_path.exists():
+        files.append(store.history_path)
+    if store.sessions_dir.is_dir():
+        files.extend(sorted(store.sessions_dir.glob("*.jsonl")))
+    return files
+
+
+class Pattern:
+    """A literal or regular-expression pattern, searched in bytes where that is exact."""
+
+    def __init__(self, pattern: str, *, regex: bool = False, ignore_case: bool = False) -> None:
+        if not pattern:
+            raise ValueError("the pattern is empty")
+        self.text = pattern
+        flags = re.IGNORECASE if ignore_case else 0
+        self.compiled = re.compile(pattern if regex else re.escape(pattern), flags)
+        # A literal, case-sensitive or ASCII, is found with bytes.find: C speed, no decoding.
+        self.literal: bytes | None = None
+        self.fold = ignore_case
+        if not regex and (not ignore_case or pattern.isascii()):
+            needle = pattern.encode("utf-8")
+            self.literal = needle.lower() if ignore_case else needle
+
+    def spans(self, line: str) -> tuple[tuple[int, int], ...]:
+        return tuple(m.span() for m in self.compiled.finditer(line))
+
+def grep(store: MemoryStore, pattern: Pattern) -> Iterator[Match]:
+    """Every line that matches, file by file, as grep would list them."""
+    for path in searched_files(store):
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            continue  # a journal just moved to done/
+        if pattern.literal is not None:
+            yield from _grep_literal(path, data, pattern)
+        else:
+            yield from _grep_regex(path, data, pattern)
+
+
+def _grep_literal(path: Path, data: bytes, pattern: Pattern) -> Iterator[Match]:
+    assert pattern.literal is not None
+    history = path.suffix == ".md"
+    haystack = data.lower() if pattern.fold else data
+    counted, number = 0, 1
+    hit = haystack.find(pattern.literal)
+    while hit >= 0:
+        start = haystack.rfind(b"\n", 0, hit) + 1
+        end = haystack.find(b"\n", hit)
+        stop = end if end >= 0 else len(data)
+        number += data.count(b"\n", counted, start)
+        counted = start
+        text = data[start:stop].decode("utf-8", errors="replace").rstrip("\r")
+        yield Match(path, number, text, pattern.spans(text),
+                    _stamp_before(data, start) if history else None)
+        if end < 0:
+            return
+        hit = haystack.find(pattern.literal, end)
+
+
+def _grep_regex(path: Path, data: bytes, pattern: Pattern) -> Iterator[Match]:
+    history = path.suffix == ".md"
+    offset = 0
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        text = raw.decode("utf-8", errors="replace").rstrip("\r")
+        if pattern.compiled.search(text):
+            yield Match(path, number, text, pattern.spans(text),
+                        _stamp_before(data, offset) if history else None)
+        offset += len(raw) + 1
+
+
+def _stamp_before(data: bytes, line_start: int) -> str | None:
+    """The date of the entry a line belongs to: the nearest stamped line at or above it."""
+    position = line_start
+    while True:
+        match = _STAMP.match(data, position)
+        if match:
+            return match.group(1).decode()
+        if position == 0:
+            return None
+        position = data.rfind(b"\n", 0, position - 1) + 1
 
 
 @dataclass(frozen=True)

@@ -176,6 +176,46 @@ class MemoryStore:
         atomic_write(self.versions_dir / f"{number:06d}.json", json.dumps(meta))
         return number
 
+    def version_text(self, number: int) -> bytes:
+        path = self.versions_dir / f"{number:06d}.md"
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            raise LookupError(f"There is no version {number}; `kept memory versions` lists "
+                              "them.") from None
+
+    def keep_unversioned(self, current: MemoryText, now: str) -> None:
+        # Kept versions everything it writes, so text it has no version of is the user's.
+        if current.raw and self.latest_version_digest() != current.digest:
+            self.save_version(current.raw, "edited by you", time=now)
+
+    def save_edit(self, text: str, base_digest: str) -> MemoryText | None:
+        """Save the user's edit of MEMORY.md, made from the text whose digest is
+        `base_digest`. Returns None when saved, or the text now on disk when it changed
+        meanwhile (nothing is written then: the caller lets the user choose)."""
+        from datetime import UTC, datetime
+
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        with self.lock():
+            current = self.read_memory()
+            if current.digest != base_digest:
+                return current
+            self.keep_unversioned(current, now)
+            self.write_memory(text)
+            self.save_version(text.encode("utf-8"), "edited by you", time=now)
+        return None
+
+    def restore(self, number: int) -> int:
+        """Make version `number` the current MEMORY.md; the restore is a new version."""
+        from datetime import UTC, datetime
+
+        raw = self.version_text(number)
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        with self.lock():
+            self.keep_unversioned(self.read_memory(), now)
+            atomic_write(self.memory_path, raw)
+            return self.save_version(raw, f"restore of version {number}", time=now)
+
     # --- HISTORY.md ------------------------------------------------------------------------
 
     def history_entries(self) -> list[HistoryEntry]:

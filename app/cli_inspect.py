@@ -1,0 +1,179 @@
+"""`kept memory grep|versions|restore`, `kept log`, `kept doctor`: memory you can inspect."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import stat
+import sys
+from pathlib import Path
+
+RED, MAGENTA, GREEN, DIM, RESET = "\033[1;31m", "\033[35m", "\033[32m", "\033[2m", "\033[0m"
+
+
+def _store():
+    from memory import MemoryStore, load_memory_settings
+
+    return MemoryStore(settings=load_memory_settings()[0])
+
+
+def _highlight(text: str, spans: tuple[tuple[int, int], ...]) -> str:
+    out, last = [], 0
+    for start, end in spans:
+        out += [text[last:start], RED, text[start:end], RESET]
+        last = end
+    return "".join([*out, text[last:]])
+
+
+def cmd_grep(args: argparse.Namespace) -> int:
+    """grep over HISTORY.md, its archives and pending sessions: 0 match, 1 none, 2 error."""
+    from memory.sanitize import clean_text
+    from memory.search import Pattern, grep
+
+    try:
+        pattern = Pattern(args.pattern, regex=args.regex, ignore_case=args.ignore_case)
+    except re.error as exc:
+        print(f"kept memory grep: bad regular expression {args.pattern!r}: {exc}",
+              file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(f"kept memory grep: {exc}", file=sys.stderr)
+        return 2
+    store = _store()
+    colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    found = False
+    write = sys.stdout.write
+    for match in grep(store, pattern):
+        found = True
+        name = os.path.relpath(match.file, store.root)
+        text = clean_text(match.text) if colour else match.text
+        if colour:
+            spans = pattern.spans(text)
+            write(f"{MAGENTA}{name}{RESET}:{GREEN}{match.line}{RESET}:"
+                  f"{_highlight(text, spans)}\n")
+        else:
+            write(f"{name}:{match.line}:{text}\n")
+    return 0 if found else 1
+
+
+def cmd_versions(args: argparse.Namespace) -> int:
+    store = _store()
+    versions = store.versions()
+    if not versions:
+        print("No versions yet: MEMORY.md has not been written by Kept or saved by you.")
+        return 0
+    for version in versions:
+        by = version.source
+        if version.session:
+            by += f" (session {version.session}, {version.model})"
+        print(f"{version.number:4d}  {version.time}  {by}")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    store = _store()
+    try:
+        number = store.restore(args.number)
+    except LookupError as exc:
+        print(f"kept memory restore: {exc}", file=sys.stderr)
+        return 2
+    print(f"MEMORY.md is now version {args.number} again (saved as version {number}).")
+    return 0
+
+
+def cmd_log(args: argparse.Namespace) -> int:
+    from memory import next_retry
+    from memory.log import figures, sessions
+
+    store = _store()
+    logs = sessions(store)
+    if not logs:
+        print("No consolidation has run yet.")
+    for log in logs:
+        mark = "saved" if log.saved else "pending"
+        print(f"{log.session} [{log.segment}] {mark}: {log.chain()}")
+    pending = [(j, s) for j in store.pending_sessions() for s in j.pending]
+    if pending:
+        print("\nPending:")
+        for journal, segment in pending:
+            due = next_retry(journal, segment)
+            when = f"next retry after {due.astimezone():%Y-%m-%d %H:%M}" if due else "due now"
+            failures = journal.failures.get(segment, [])
+            last = f"; last failure: {failures[-1].reason}" if failures else ""
+            print(f"  {journal.id} [{segment}] {len(journal.segment_messages(segment))} "
+                  f"messages, {when}{last}")
+        print("  (`kept consolidate` retries them now)")
+    rows = figures(store)
+    if rows:
+        print(f"\n{'MODEL':32} {'ATTEMPTS':>8} {'SAVED':>6} {'MEDIAN':>8} {'COST':>9}")
+        for row in rows:
+            print(f"{row.model:32} {row.attempts:8d} {row.success_rate:6.0%} "
+                  f"{row.median_latency:7.2f}s ${row.cost:8.4f}")
+    return 0
+
+
+def _mode(path: Path) -> str:
+    return f"{stat.S_IMODE(path.stat().st_mode):o}"
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """What Kept sees: keyring, folders and permissions, keys, pending sessions, config."""
+    import keyring
+
+    from app.settings import load_settings
+    from catalog import config_path, load_catalog
+
+    problems = 0
+    backend = keyring.get_keyring()
+    print(f"keyring backend: {type(backend).__module__}.{type(backend).__name__}")
+    catalog = load_catalog()
+    store = _store()
+    print(f"config: {config_path()}" + ("" if config_path().exists() else " (not created)"))
+    for problem in (*catalog.problems, *load_settings().problems):
+        problems += 1
+        print(f"  problem: {problem}")
+    for label, folder in (("data", store.root), ("sessions", store.sessions_dir),
+                          ("versions", store.versions_dir)):
+        if not folder.exists():
+            print(f"{label}: {folder} (not created yet)")
+            continue
+        mode = _mode(folder)
+        ok = mode == "700"
+        problems += not ok
+        print(f"{label}: {folder} mode {mode}" + ("" if ok else "  ← should be 700"))
+    for path in (store.memory_path, store.history_path):
+        if path.exists():
+            mode = _mode(path)
+            problems += mode != "600"
+            print(f"{path.name}: {path.stat().st_size:,} bytes, mode {mode}"
+                  + ("" if mode == "600" else "  ← should be 600"))
+    for gateway in catalog.gateways.values():
+        found = catalog.keys.lookup(gateway)
+        if found.source == "not needed":
+            state = "no key needed"
+        else:
+            state = f"key from {found.source}" if found.usable else f"no key ({found.problem})"
+        print(f"gateway {gateway.name}: {state}")
+    if catalog.keys.keyring_problem:
+        print(f"note: {catalog.keys.keyring_problem}")
+    pending = store.pending_sessions()
+    print(f"pending sessions: {len(pending)}" + (" (`kept log` says why)" if pending else ""))
+    return 1 if problems else 0
+
+
+def register(sub: argparse._SubParsersAction, memory_sub: argparse._SubParsersAction) -> None:
+    grep = memory_sub.add_parser("grep", help="search history, archives and pending sessions")
+    grep.add_argument("pattern")
+    grep.add_argument("-i", "--ignore-case", action="store_true")
+    grep.add_argument("-E", "--regex", action="store_true", help="a regular expression")
+    grep.set_defaults(func=cmd_grep)
+    versions = memory_sub.add_parser("versions", help="list MEMORY.md's versions")
+    versions.set_defaults(func=cmd_versions)
+    restore = memory_sub.add_parser("restore", help="make version N the current MEMORY.md")
+    restore.add_argument("number", type=int, metavar="N")
+    restore.set_defaults(func=cmd_restore)
+    log = sub.add_parser("log", help="each session's consolidation, pending ones, per model")
+    log.set_defaults(func=cmd_log)
+    doctor = sub.add_parser("doctor", help="check keyring, folders, keys, pending, config")
+    doctor.set_defaults(func=cmd_doctor)
