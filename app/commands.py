@@ -21,6 +21,12 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("/keys", "API keys", "Set, replace, delete or test a gateway's key",
                  "keys"),
     SlashCommand("/theme", "Change theme", "Pick a colour theme", "change_theme"),
+    SlashCommand("/memory", "Memory", "See and edit MEMORY.md, history and versions",
+                 "memory"),
+    SlashCommand("/grep", "Search history", "Search history, archives and pending sessions "
+                 "(/grep PATTERN)", "grep", takes_argument=True),
+    SlashCommand("/log", "Consolidation log", "How each session was saved; pending ones; "
+                 "figures per model", "log"),
     SlashCommand("/export", "Export session", "Save this session as a Markdown file "
                  "(optionally /export PATH)", "export", takes_argument=True),
     SlashCommand("/copy", "Copy last reply", "Copy the last reply (/copy code: its last "

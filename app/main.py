@@ -158,6 +158,21 @@ class KeptApp(App):
 
         self.push_screen(KeysScreen(), lambda _: self.refresh_status())
 
+    def action_memory(self) -> None:
+        from app.screens.memory import MemoryScreen
+
+        self.push_screen(MemoryScreen())
+
+    def action_grep(self, pattern: str = "") -> None:
+        from app.screens.search import SearchScreen
+
+        self.push_screen(SearchScreen(pattern))
+
+    def action_log(self) -> None:
+        from app.screens.log import LogScreen
+
+        self.push_screen(LogScreen())
+
     def action_help(self) -> None:
         from app.screens.help import HelpScreen
 

@@ -62,3 +62,58 @@ def test_onboarding(snap_compare, theme: str) -> None:
 @pytest.mark.parametrize("theme", THEMES)
 def test_help(snap_compare, fake: FakeProvider, theme: str) -> None:
     assert snap_compare(app_for(fake, theme), press=["f1"], terminal_size=SIZE)
+
+
+def seed_memory() -> None:
+    from memory import MemoryStore
+
+    store = MemoryStore().ensure()
+    store.write_memory("# About Ana\n\n- Lives in Lisbon\n- Prefers short answers\n"
+                       "- Drinks green tea\n")
+    store.append_history("[2026-11-01 09:00] Talked about green tea and where to buy it.")
+    store.append_history("[2026-11-02 18:30] Planned a trip to Lisbon in March.")
+    for model, outcome, reason, latency, cost in (
+        ("llama-3.3-70b-versatile", "failed", "the model failed to call the tool", 0.4, 0.0),
+        ("qwen3-32b", "rejected", "did not call save_memory", 1.2, 0.0001),
+        ("gpt-4.1-mini", "ok", "", 4.1, 0.0008),
+    ):
+        store.log({"session": "20261102-183000-a1b2c3", "segment": "0-12", "model": model,
+                   "outcome": outcome, "reason": reason, "latency": latency, "cost": cost})
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_memory_screen(snap_compare, fake: FakeProvider, theme: str) -> None:
+    seed_memory()
+    assert snap_compare(app_for(fake, theme), press=[*"/memory", "enter"], terminal_size=SIZE)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_search_screen(snap_compare, fake: FakeProvider, theme: str) -> None:
+    seed_memory()
+
+    async def before(pilot) -> None:
+        await pilot.pause()  # the chat screen is up, its composer focused
+        await pilot.press(*"/grep tea", "enter")
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        pilot.app.screen.query_one("#pattern").cursor_blink = False
+
+    assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=SIZE)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_log_screen(snap_compare, fake: FakeProvider, theme: str) -> None:
+    seed_memory()
+    assert snap_compare(app_for(fake, theme), press=[*"/log", "enter"], terminal_size=SIZE)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_conflict_dialog(snap_compare, fake: FakeProvider, theme: str) -> None:
+    from app.screens.conflict import ConflictDialog
+
+    async def before(pilot) -> None:
+        pilot.app.push_screen(ConflictDialog("# Me\n- my edit\n", "# Me\n- saved meanwhile\n"))
+        await pilot.pause()
+
+    assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=(130, 36))

@@ -1,0 +1,67 @@
+"""/log: each session's consolidation as a chain, pending sessions, figures per model."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Button, DataTable, Footer, Label, Static
+
+if TYPE_CHECKING:
+    from app.main import KeptApp
+
+
+class LogScreen(Screen):
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back"), Binding("r", "retry", "Retry now")]
+
+    app: KeptApp
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="log-scroll"):
+            yield Label("Consolidations", classes="section")
+            yield Static("", id="chains", markup=False)
+            yield Label("Pending", classes="section")
+            yield Static("", id="pending", markup=False)
+            yield Button("Retry now", id="retry", variant="primary")
+            yield Label("By model", classes="section")
+            yield DataTable(id="figures", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.refresh_log()
+        self.watch(self.app, "memory_status", lambda _: self.refresh_log(), init=False)
+
+    def refresh_log(self) -> None:
+        from memory import next_retry
+        from memory.log import figures, sessions
+
+        store = self.app.store
+        logs = sessions(store)
+        self.query_one("#chains", Static).update("\n".join(
+            f"{log.session} [{log.segment}] {'✓' if log.saved else '…'} {log.chain()}"
+            for log in reversed(logs[-50:])) or "No consolidation has run yet.")
+        lines = []
+        for journal in store.pending_sessions():
+            for segment in journal.pending:
+                due = next_retry(journal, segment)
+                when = f"next retry after {due.astimezone():%H:%M}" if due else "due now"
+                failures = journal.failures.get(segment, [])
+                last = f" — {failures[-1].reason}" if failures else ""
+                lines.append(f"{journal.id} [{segment}]: {when}{last}")
+        self.query_one("#pending", Static).update("\n".join(lines) or "Nothing pending.")
+        self.query_one("#retry", Button).display = bool(lines)
+        table = self.query_one("#figures", DataTable)
+        table.clear(columns=True)
+        table.add_columns("model", "attempts", "success", "median latency", "total cost")
+        for row in figures(store):
+            table.add_row(row.model, str(row.attempts), f"{row.success_rate:.0%}",
+                          f"{row.median_latency:.2f} s", f"${row.cost:.4f}")
+
+    @on(Button.Pressed, "#retry")
+    def action_retry(self) -> None:
+        self.app.jobs.retry_now()
+        self.app.notify("Retrying pending sessions now.", title="Memory")

@@ -1,0 +1,222 @@
+"""/memory: MEMORY.md and HISTORY.md as they are on disk, live; edit; versions and restore."""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import os
+import shlex
+import subprocess
+import tempfile
+from typing import TYPE_CHECKING
+
+from rich.syntax import Syntax
+from textual import on, work
+from textual.app import ComposeResult, SuspendNotSupported
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import (
+    Button,
+    Footer,
+    Markdown,
+    OptionList,
+    Static,
+    TabbedContent,
+    TabPane,
+    TextArea,
+)
+from textual.widgets.option_list import Option
+
+from app.screens.conflict import ConflictDialog
+
+if TYPE_CHECKING:
+    from app.main import KeptApp
+    from memory import MemoryText
+
+
+class MemoryScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "leave", "Back"),
+        Binding("e", "edit", "Edit here"),
+        Binding("ctrl+e", "external_edit", "Edit in $EDITOR"),
+        Binding("ctrl+s", "save", "Save", show=False),
+    ]
+
+    app: KeptApp
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.editing = False
+        self.diff_text = ""
+        self.base: MemoryText | None = None  # the text the edit started from
+        self._stop = asyncio.Event()
+
+    def compose(self) -> ComposeResult:
+        with TabbedContent(id="tabs"):
+            with TabPane("MEMORY.md", id="memory-tab"):
+                with VerticalScroll(id="memory-scroll"):
+                    yield Markdown(id="memory-view")
+                yield TextArea(id="editor", language="markdown", soft_wrap=True)
+                yield Static("", id="memory-status", markup=False)
+            with TabPane("History", id="history-tab"), VerticalScroll():
+                yield Markdown(id="history-view")
+            with TabPane("Versions", id="versions-tab"), Horizontal():
+                yield OptionList(id="versions")
+                with VerticalScroll(id="diff-scroll"):
+                    yield Static("", id="diff")
+                    yield Button("Restore this version", id="restore", variant="warning")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#editor").display = False
+        self.reload()
+        self.watch_files()
+
+    def on_unmount(self) -> None:
+        self._stop.set()
+
+    # --- showing what is on disk -------------------------------------------------------------
+
+    def reload(self) -> None:
+        store = self.app.store
+        memory = store.read_memory()
+        text = memory.text.strip() or "*MEMORY.md is empty: nothing has been saved yet.*"
+        self.query_one("#memory-view", Markdown).update(text)
+        status = memory.problem or f"MEMORY.md · {len(memory.raw):,} bytes"
+        if not self.editing:
+            self.query_one("#memory-status", Static).update(
+                f"{status} · e: edit here · ctrl+e: edit in $EDITOR")
+        entries = list(reversed(store.all_history_entries()))
+        history = "\n\n".join(e.text for e in entries) or "*No history yet.*"
+        self.query_one("#history-view", Markdown).update(history)
+        versions = self.query_one("#versions", OptionList)
+        highlighted = versions.highlighted
+        versions.clear_options()
+        for version in reversed(store.versions()):
+            by = version.source
+            if version.session:
+                by += f" · {version.model}"
+            versions.add_option(Option(f"{version.number:>4}  {version.time[:16]}  {by}",
+                                       id=str(version.number)))
+        if versions.option_count:
+            versions.highlighted = highlighted if highlighted is not None else 0
+
+    @work(exclusive=True, group="watch")
+    async def watch_files(self) -> None:
+        from memory.watch import memory_changes
+
+        async for changed in memory_changes(self.app.store, self._stop):
+            if self.editing and self.app.store.memory_path in changed:
+                self.query_one("#memory-status", Static).update(
+                    "MEMORY.md changed on disk while you edit: saving will show both.")
+            self.reload()
+
+    # --- versions ----------------------------------------------------------------------------
+
+    @on(OptionList.OptionHighlighted, "#versions")
+    def show_diff(self, event: OptionList.OptionHighlighted) -> None:
+        store = self.app.store
+        number = int(str(event.option.id))
+        old = store.version_text(number).decode("utf-8", errors="replace").splitlines()
+        now = store.read_memory().text.splitlines()
+        diff = "\n".join(difflib.unified_diff(old, now, f"version {number}", "MEMORY.md now",
+                                              lineterm=""))
+        self.diff_text = diff
+        self.query_one("#diff", Static).update(
+            Syntax(diff, "diff", theme="ansi_dark", word_wrap=True) if diff
+            else f"Version {number} is the same as MEMORY.md now.")
+
+    @on(Button.Pressed, "#restore")
+    def restore(self) -> None:
+        versions = self.query_one("#versions", OptionList)
+        if versions.highlighted is None:
+            return
+        number = int(str(versions.get_option_at_index(versions.highlighted).id))
+        saved = self.app.store.restore(number)
+        self.app.notify(f"Restored version {number} (saved as version {saved}).",
+                        title="Memory")
+        self.reload()
+
+    # --- editing -----------------------------------------------------------------------------
+
+    def action_edit(self) -> None:
+        if self.editing:
+            return
+        self.query_one(TabbedContent).active = "memory-tab"
+        self.base = self.app.store.read_memory()
+        editor = self.query_one("#editor", TextArea)
+        editor.load_text(self.base.text)
+        self._set_editing(True)
+        editor.focus()
+
+    def _set_editing(self, editing: bool) -> None:
+        self.editing = editing
+        self.query_one("#memory-scroll").display = not editing
+        self.query_one("#editor").display = editing
+        self.query_one("#memory-status", Static).update(
+            "Editing: ctrl+s saves · esc cancels" if editing else "")
+        if not editing:
+            self.reload()
+
+    def action_leave(self) -> None:
+        if self.editing:
+            self._set_editing(False)
+        else:
+            self.app.pop_screen()
+
+    def action_save(self) -> None:
+        if self.editing and self.base is not None:
+            self._save(self.query_one("#editor", TextArea).text, self.base)
+
+    def _save(self, text: str, base: MemoryText) -> None:
+        on_disk = self.app.store.save_edit(text, base.digest)
+        if on_disk is None:
+            self.app.notify("MEMORY.md saved; the previous text is a version.", title="Memory")
+            self._set_editing(False)
+            return
+
+        def chosen(choice: str | None) -> None:
+            if choice == "mine":
+                self._save(text, on_disk)
+            elif choice == "theirs":
+                from datetime import UTC, datetime
+
+                self.app.store.save_version(
+                    text.encode("utf-8"), "your edit, not kept",
+                    time=datetime.now(UTC).isoformat(timespec="seconds"))
+                self._set_editing(False)
+            else:  # keep editing, now against what is on disk
+                self.base = on_disk
+                if not self.editing:
+                    self.query_one("#editor", TextArea).load_text(text)
+                    self._set_editing(True)
+
+        self.app.push_screen(ConflictDialog(text, on_disk.text), chosen)
+
+    def action_external_edit(self) -> None:
+        """Edit in $EDITOR (or $VISUAL, else vi); the save is checked like an edit here."""
+        store = self.app.store
+        base = store.read_memory()
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        fd, name = tempfile.mkstemp(prefix="MEMORY-", suffix=".md")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(base.text)
+            try:
+                with self.app.suspend():
+                    subprocess.run([*shlex.split(editor), name], check=False)
+            except SuspendNotSupported:
+                self.app.notify("This terminal cannot hand over to an editor; press e to "
+                                "edit here.", severity="warning")
+                return
+            except OSError as exc:
+                self.app.notify(f"Could not start {editor!r}: {exc.strerror}. Set $EDITOR.",
+                                severity="error")
+                return
+            with open(name, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        finally:
+            os.unlink(name)
+        if text != base.text:
+            self._save(text, base)

@@ -1,0 +1,115 @@
+"""/grep: search HISTORY.md, its archives and pending sessions; open the entry a match is in."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Checkbox, Footer, Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+if TYPE_CHECKING:
+    from app.main import KeptApp
+    from memory.search import Match
+
+LIMIT = 500  # matches listed; the count says how many there were
+
+
+class SearchScreen(Screen):
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
+
+    app: KeptApp
+
+    def __init__(self, pattern: str = "") -> None:
+        super().__init__()
+        self.initial = pattern
+        self.matches: list[Match] = []
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="search-bar"):
+            yield Input(self.initial, placeholder="Search history, archives and pending "
+                        "sessions", id="pattern")
+            yield Checkbox("regex", id="regex")
+            yield Checkbox("match case", id="case")
+        yield Static("", id="search-summary", markup=False)
+        yield OptionList(id="results")
+        with VerticalScroll(id="entry-scroll"):
+            yield Static("", id="entry", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#pattern", Input).focus()
+        if self.initial:
+            self.search()
+
+    @on(Input.Submitted, "#pattern")
+    @on(Checkbox.Changed)
+    def search(self) -> None:
+        pattern = self.query_one("#pattern", Input).value
+        if pattern:
+            self.run_search(pattern, self.query_one("#regex", Checkbox).value,
+                            not self.query_one("#case", Checkbox).value)
+
+    @work(thread=True, exclusive=True, group="search")
+    def run_search(self, pattern: str, regex: bool, ignore_case: bool) -> None:
+        """Search in a thread: a large history must not freeze the screen."""
+        from memory.search import Pattern, grep
+
+        try:
+            compiled = Pattern(pattern, regex=regex, ignore_case=ignore_case)
+        except re.error as exc:
+            self.app.call_from_thread(self.show, [], f"Bad regular expression: {exc}.")
+            return
+        found: list[Match] = []
+        total = 0
+        for match in grep(self.app.store, compiled):
+            total += 1
+            if len(found) < LIMIT:
+                found.append(match)
+        shown = f" (first {LIMIT} shown)" if total > LIMIT else ""
+        noun = "line matches" if total == 1 else "lines match"
+        summary = f"{total:,} {noun}{shown}" if total else "No match."
+        self.app.call_from_thread(self.show, found, summary)
+
+    def show(self, matches: list[Match], summary: str) -> None:
+        self.matches = matches
+        self.query_one("#search-summary", Static).update(summary)
+        results = self.query_one("#results", OptionList)
+        results.clear_options()
+        root = self.app.store.root
+        for index, match in enumerate(matches):
+            line = Text()
+            line.append(f"{os.path.relpath(match.file, root)}:{match.line}", style="magenta")
+            if match.stamp:
+                line.append(f"  {match.stamp}", style="green")
+            line.append("  ")
+            text = Text(match.text[:300])
+            for start, end in match.spans:
+                if start < 300:
+                    text.stylize("bold reverse", start, min(end, 300))
+            line.append_text(text)
+            results.add_option(Option(line, id=str(index)))
+        self.query_one("#entry", Static).update("")
+
+    @on(OptionList.OptionSelected, "#results")
+    @on(OptionList.OptionHighlighted, "#results")
+    def open_entry(self, event: OptionList.OptionSelected | OptionList.OptionHighlighted
+                   ) -> None:
+        match = self.matches[int(str(event.option.id))]
+        entry = match.entry(self.app.store)
+        body = entry.text if entry else match.text
+        text = Text(body)
+        pattern = self.query_one("#pattern", Input).value
+        flags = 0 if self.query_one("#case", Checkbox).value else re.IGNORECASE
+        with contextlib.suppress(re.error):  # the summary already says what is wrong
+            text.highlight_regex(re.compile(pattern if self.query_one("#regex", Checkbox).value
+                                            else re.escape(pattern), flags), "bold reverse")
+        self.query_one("#entry", Static).update(text)

@@ -1,0 +1,208 @@
+"""/memory, /grep and /log, driven by Pilot: live reload, editing, conflicts, versions."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+from textual.widgets import Markdown, OptionList, TextArea
+
+from app.screens.conflict import ConflictDialog
+from app.screens.log import LogScreen
+from app.screens.memory import MemoryScreen
+from app.screens.search import SearchScreen
+from memory import MemoryStore
+from tests.fakes.provider import FakeProvider, tool_call
+from tests.support import make_app, pending_session, save_args, settle
+
+
+def run(scenario):
+    return asyncio.run(scenario())
+
+
+async def until(pilot, condition: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
+    """Let the app run until `condition` holds (a file event takes its own time to come)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await pilot.pause(0.05)
+
+
+def shown(app, selector: str) -> str:
+    widget = app.screen.query_one(selector)
+    if isinstance(widget, Markdown):
+        return widget.source
+    return str(widget.render())
+
+
+def seeded() -> MemoryStore:
+    store = MemoryStore().ensure()
+    store.write_memory("# Me\n- likes tea\n")
+    store.append_history("[2026-11-01 09:00] Talked about green tea.")
+    store.append_history("[2026-11-02 09:00] Planned a trip to Lisbon.")
+    return store
+
+
+def test_memory_and_history_reload_when_the_files_change_on_disk() -> None:
+    store = seeded()
+
+    async def scenario():
+        app = make_app(None, env={"OPENAI_API_KEY": "x"})
+        async with app.run_test(size=(100, 32)) as pilot:
+            await pilot.press(*"/memory", "enter")
+            await pilot.pause()
+            assert isinstance(app.screen, MemoryScreen)
+            assert "likes tea" in shown(app, "#memory-view")
+            history = shown(app, "#history-view")
+            assert history.index("Lisbon") < history.index("green tea")  # newest first
+            await pilot.pause(0.3)  # let the watcher start
+            # An editor's save: write a temporary file, then rename it over MEMORY.md.
+            temporary = store.root / ".MEMORY.md.swp"
+            temporary.write_text("# Me\n- likes coffee now\n")
+            temporary.replace(store.memory_path)
+            await until(pilot, lambda: "coffee" in shown(app, "#memory-view"), "MEMORY.md")
+            store.append_history("[2026-11-03 09:00] Booked the flight.")
+            await until(pilot, lambda: "Booked" in shown(app, "#history-view"), "HISTORY.md")
+
+    run(scenario)
+
+
+def test_editing_in_place_saves_atomically_and_makes_a_version() -> None:
+    store = seeded()
+
+    async def scenario():
+        app = make_app(None, env={"OPENAI_API_KEY": "x"})
+        async with app.run_test(size=(100, 32)) as pilot:
+            await pilot.press(*"/memory", "enter")
+            await pilot.press("e")
+            editor = app.screen.query_one("#editor", TextArea)
+            assert editor.display and editor.text == "# Me\n- likes tea\n"
+            editor.move_cursor(editor.document.end)
+            await pilot.press(*"- lives in Lisbon")
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            assert not editor.display
+
+    run(scenario)
+    assert store.memory_path.read_text() == "# Me\n- likes tea\n- lives in Lisbon"
+    assert [v.source for v in store.versions()] == ["edited by you", "edited by you"]
+    assert store.versions()[0].path.read_text() == "# Me\n- likes tea\n"
+
+
+def test_a_change_on_disk_during_an_edit_shows_both_and_keeps_both() -> None:
+    store = seeded()
+
+    async def scenario(choice: str):
+        app = make_app(None, env={"OPENAI_API_KEY": "x"})
+        async with app.run_test(size=(130, 40)) as pilot:
+            await pilot.press(*"/memory", "enter")
+            await pilot.press("e")
+            editor = app.screen.query_one("#editor", TextArea)
+            editor.load_text("# Me\n- my edit\n")
+            store.memory_path.write_text("# Me\n- saved by Kept meanwhile\n")
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            assert isinstance(app.screen, ConflictDialog)
+            assert "my edit" in shown(app, "#mine")
+            assert "saved by Kept meanwhile" in shown(app, "#theirs")
+            await pilot.click(f"#{choice}-button")
+            await pilot.pause()
+            assert isinstance(app.screen, MemoryScreen)
+
+    run(lambda: scenario("mine"))
+    assert store.memory_path.read_text() == "# Me\n- my edit\n"
+    texts = [v.path.read_text() for v in store.versions()]
+    assert "# Me\n- saved by Kept meanwhile\n" in texts
+
+    store.memory_path.write_text("# Me\n- before\n")
+    run(lambda: scenario("theirs"))
+    assert store.memory_path.read_text() == "# Me\n- saved by Kept meanwhile\n"
+    assert store.versions()[-1].source == "your edit, not kept"
+    assert store.versions()[-1].path.read_text() == "# Me\n- my edit\n"
+
+
+def test_versions_show_a_diff_and_restore() -> None:
+    store = seeded()
+    store.save_edit("# Me\n- likes tea\n- and cake\n", store.read_memory().digest)
+
+    async def scenario():
+        app = make_app(None, env={"OPENAI_API_KEY": "x"})
+        async with app.run_test(size=(120, 32)) as pilot:
+            await pilot.press(*"/memory", "enter")
+            app.screen.query_one("#tabs").active = "versions-tab"
+            await pilot.pause()
+            versions = app.screen.query_one("#versions", OptionList)
+            assert versions.option_count == 2
+            versions.highlighted = 1  # the oldest: before the cake
+            await pilot.pause()
+            assert "+- and cake" in app.screen.diff_text  # now has what the version lacks
+            await pilot.click("#restore")
+            await pilot.pause()
+
+    run(scenario)
+    assert store.memory_path.read_text() == "# Me\n- likes tea\n"
+    assert store.versions()[-1].source == "restore of version 1"
+
+
+def test_search_screen_finds_highlights_and_opens_the_entry() -> None:
+    store = seeded()
+    journal = pending_session(store)
+
+    async def scenario():
+        app = make_app(None, env={"OPENAI_API_KEY": "x"})
+        async with app.run_test(size=(120, 32)) as pilot:
+            await pilot.press(*"/grep TEA", "enter")
+            screen = app.screen
+            assert isinstance(screen, SearchScreen)
+            await settle(pilot)
+            assert shown(app, "#search-summary") == "1 line matches"
+            assert screen.matches[0].stamp == "2026-11-01 09:00"
+            screen.query_one("#case").toggle()
+            await settle(pilot)
+            assert shown(app, "#search-summary") == "No match."
+            screen.query_one("#pattern").value = "Zür|Lisbon"
+            screen.query_one("#regex").toggle()
+            await settle(pilot)
+            assert {m.file.name for m in screen.matches} == {"HISTORY.md",
+                                                             f"{journal.id}.jsonl"}
+            results = screen.query_one("#results", OptionList)
+            results.highlighted = 0
+            await pilot.pause()
+            assert "Planned a trip to Lisbon." in shown(app, "#entry")
+            screen.query_one("#pattern").value = "(broken"
+            screen.search()
+            await settle(pilot)
+            assert shown(app, "#search-summary").startswith("Bad regular expression")
+
+    run(scenario)
+
+
+def test_log_screen_shows_chains_and_retries_pending_sessions(fake: FakeProvider) -> None:
+    store = MemoryStore().ensure()
+    journal = pending_session(store)
+    journal.mark_failed(journal.pending[0], "No model in the chain answered")
+    store.log({"session": "old", "segment": "0-2", "model": "qwen3-32b",
+               "outcome": "rejected", "reason": "did not call save_memory", "latency": 1.0,
+               "cost": 0.0001})
+    store.log({"session": "old", "segment": "0-2", "model": "gpt-4.1-mini", "outcome": "ok",
+               "latency": 4.1, "cost": 0.0008})
+    fake.default = tool_call("save_memory", save_args())
+
+    async def scenario():
+        app = make_app(fake)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)  # the start-up retry only takes what is due: not this one
+            await pilot.press(*"/log", "enter")
+            await pilot.pause()
+            assert isinstance(app.screen, LogScreen)
+            assert ("old [0-2] ✓ qwen3-32b → did not call save_memory → gpt-4.1-mini ✓ 4.1 s"
+                    in shown(app, "#chains"))
+            assert journal.id in shown(app, "#pending")
+            await pilot.click("#retry")
+            await settle(pilot)
+            await until(pilot, lambda: shown(app, "#pending") == "Nothing pending.",
+                        "the retry")
+
+    run(scenario)
+    assert store.find_session(journal.id).state == "consolidated"
