@@ -44,9 +44,12 @@ def cmd_grep(args: argparse.Namespace) -> int:
     colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
     found = False
     write = sys.stdout.write
-    for match in grep(store, pattern):
+    names: dict[Path, str] = {}
+    for match in grep(store, pattern, details=False):
         found = True
-        name = os.path.relpath(match.file, store.root)
+        name = names.get(match.file)
+        if name is None:
+            name = names[match.file] = os.path.relpath(match.file, store.root)
         text = clean_text(match.text) if colour else match.text
         if colour:
             spans = pattern.spans(text)

@@ -10,6 +10,7 @@ from pathlib import Path
 from memory.store import HistoryEntry, MemoryStore
 
 _STAMP = re.compile(rb"\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2})\] ")
+_STAMP_TEXT = re.compile(r"\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2})\] ")
 
 
 @dataclass(frozen=True)
@@ -63,22 +64,23 @@ class Pattern:
     def spans(self, line: str) -> tuple[tuple[int, int], ...]:
         return tuple(m.span() for m in self.compiled.finditer(line))
 
-def grep(store: MemoryStore, pattern: Pattern) -> Iterator[Match]:
-    """Every line that matches, file by file, as grep would list them."""
+def grep(store: MemoryStore, pattern: Pattern, *, details: bool = True) -> Iterator[Match]:
+    """Every line that matches, file by file, as grep would list them. Without `details`,
+    matches carry no spans or entry dates (the command line prints neither)."""
     for path in searched_files(store):
         try:
             data = path.read_bytes()
         except FileNotFoundError:
             continue  # a journal just moved to done/
         if pattern.literal is not None:
-            yield from _grep_literal(path, data, pattern)
+            yield from _grep_literal(path, data, pattern, details)
         else:
-            yield from _grep_regex(path, data, pattern)
+            yield from _grep_regex(path, data, pattern, details)
 
 
-def _grep_literal(path: Path, data: bytes, pattern: Pattern) -> Iterator[Match]:
+def _grep_literal(path: Path, data: bytes, pattern: Pattern, details: bool) -> Iterator[Match]:
     assert pattern.literal is not None
-    history = path.suffix == ".md"
+    history = details and path.suffix == ".md"
     haystack = data.lower() if pattern.fold else data
     counted, number = 0, 1
     hit = haystack.find(pattern.literal)
@@ -89,34 +91,51 @@ def _grep_literal(path: Path, data: bytes, pattern: Pattern) -> Iterator[Match]:
         number += data.count(b"\n", counted, start)
         counted = start
         text = data[start:stop].decode("utf-8", errors="replace").rstrip("\r")
-        yield Match(path, number, text, pattern.spans(text),
+        yield Match(path, number, text, pattern.spans(text) if details else (),
                     _stamp_before(data, start) if history else None)
         if end < 0:
             return
         hit = haystack.find(pattern.literal, end)
 
 
-def _grep_regex(path: Path, data: bytes, pattern: Pattern) -> Iterator[Match]:
-    history = path.suffix == ".md"
-    offset = 0
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        text = raw.decode("utf-8", errors="replace").rstrip("\r")
-        if pattern.compiled.search(text):
-            yield Match(path, number, text, pattern.spans(text),
-                        _stamp_before(data, offset) if history else None)
-        offset += len(raw) + 1
+def _grep_regex(path: Path, data: bytes, pattern: Pattern, details: bool) -> Iterator[Match]:
+    """One search over the whole text (C speed), then the line around each hit."""
+    history = details and path.suffix == ".md"
+    text = data.decode("utf-8", errors="replace")
+    compiled = pattern.compiled
+    counted, number, position = 0, 1, 0
+    while True:
+        hit = compiled.search(text, position)
+        if hit is None:
+            return
+        start = text.rfind("\n", 0, hit.start()) + 1
+        end = text.find("\n", hit.start())
+        stop = end if end >= 0 else len(text)
+        line = text[start:stop].rstrip("\r")
+        # grep is line by line: a hit that ran over a line break must hold within the line.
+        if hit.end() <= stop or compiled.search(line):
+            number += text.count("\n", counted, start)
+            counted = start
+            yield Match(path, number, line, pattern.spans(line) if details else (),
+                        _stamp_before(text, start) if history else None)
+        if end < 0:
+            return
+        position = end + 1
 
 
-def _stamp_before(data: bytes, line_start: int) -> str | None:
+def _stamp_before(data: bytes | str, line_start: int) -> str | None:
     """The date of the entry a line belongs to: the nearest stamped line at or above it."""
+    stamp = _STAMP if isinstance(data, bytes) else _STAMP_TEXT
+    newline = b"\n" if isinstance(data, bytes) else "\n"
     position = line_start
     while True:
-        match = _STAMP.match(data, position)
+        match = stamp.match(data, position)  # type: ignore[call-overload]
         if match:
-            return match.group(1).decode()
+            found = match.group(1)
+            return found.decode() if isinstance(found, bytes) else found
         if position == 0:
             return None
-        position = data.rfind(b"\n", 0, position - 1) + 1
+        position = data.rfind(newline, 0, position - 1) + 1  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
