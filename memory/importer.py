@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from memory.journal import Journal, clean_message
+from memory.journal import Journal, clean_message, records
 from memory.store import MemoryStore
 
 
@@ -18,19 +17,15 @@ def import_transcript(store: MemoryStore, path: str | Path) -> tuple[Journal, li
     path = Path(path)
     warnings: list[str] = []
     messages = []
-    with open(path, "rb") as f:
-        for number, raw in enumerate(f, start=1):
-            if not raw.strip():
+    for number, record in records(path):
+        try:
+            if isinstance(record, ValueError):
+                raise record
+            if "kept" in record or "mark" in record:
                 continue
-            try:
-                record = json.loads(raw.decode("utf-8"))
-                if not isinstance(record, dict):
-                    raise ValueError("not a JSON object")
-                if "kept" in record or "mark" in record:
-                    continue
-                messages.append(clean_message(record))
-            except (UnicodeDecodeError, ValueError) as exc:
-                warnings.append(f"{path}:{number}: skipped ({exc}).")
+            messages.append(clean_message(record))
+        except ValueError as exc:
+            warnings.append(f"{path}:{number}: skipped ({exc}).")
     if not messages:
         raise ValueError(f"{path} holds no message to import.")
     journal = store.new_session(model=None)

@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -178,10 +179,8 @@ def create(folder: Path, model: str | None = None, session_id: str | None = None
     return Journal(path, session_id, header["created"], model)
 
 
-def load(path: Path) -> Journal:
-    """Replay a journal. Torn or corrupt lines are skipped with a warning naming file and
-    line; a missing or bad header is rebuilt from the file name."""
-    journal = Journal(path, path.stem, "")
+def records(path: Path) -> Iterator[tuple[int, dict[str, Any] | ValueError]]:
+    """Each non-blank line of a JSONL file: its number, and its object or why it is not one."""
     with open(path, "rb") as f:
         lines = f.read().split(b"\n")
     for number, raw in enumerate(lines, start=1):
@@ -189,10 +188,19 @@ def load(path: Path) -> Journal:
             continue
         try:
             record = json.loads(raw.decode("utf-8"))
-            if not isinstance(record, dict):
-                raise ValueError("not a JSON object")
         except (UnicodeDecodeError, ValueError) as exc:
-            journal.warnings.append(f"{path}:{number}: skipped a damaged line ({exc}).")
+            yield number, ValueError(str(exc))
+            continue
+        yield number, record if isinstance(record, dict) else ValueError("not a JSON object")
+
+
+def load(path: Path) -> Journal:
+    """Replay a journal. Torn or corrupt lines are skipped with a warning naming file and
+    line; a missing or bad header is rebuilt from the file name."""
+    journal = Journal(path, path.stem, "")
+    for number, record in records(path):
+        if isinstance(record, ValueError):
+            journal.warnings.append(f"{path}:{number}: skipped a damaged line ({record}).")
             continue
         if number == 1 and record.get("kept") == HEADER_KIND:
             journal.id = str(record.get("id") or path.stem)
