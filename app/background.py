@@ -4,7 +4,8 @@ and retries of pending sessions. The user never waits for it."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
 
 from catalog.llm import litellm
 
@@ -25,7 +26,7 @@ class MemoryJobs:
 
     def start(self) -> None:
         """After the first frame: finish any interrupted save, then retry what is due."""
-        self.app.run_worker(self._startup(), group="memory", exclusive=False)
+        self._run(self._startup())
         self.app.set_interval(RETRY_EVERY, self.retry_due)
 
     async def _startup(self) -> None:
@@ -33,16 +34,31 @@ class MemoryJobs:
 
         message = await asyncio.to_thread(recover, self.app.store)
         if message:
-            self.app.notify(message, title="Memory")
+            self.app.notify(message, title="Memory", markup=False)
         self.refresh_status()
-        await self._retry(only_due=True)
+        await self._retry(only_due=False)  # every start retries what is pending
+
+    def _run(self, job: Coroutine[Any, Any, None]) -> None:
+        """A memory job in a worker; whatever goes wrong is said, and the app goes on."""
+
+        async def guarded() -> None:
+            try:
+                await job
+            except Exception as exc:  # the session stays pending: nothing is lost
+                self.running = 0
+                self.app.notify(f"Memory could not be saved: {type(exc).__name__}: {exc}. "
+                                "The session stays pending.", title="Memory",
+                                severity="error", markup=False)
+                self.refresh_status()
+
+        self.app.run_worker(guarded(), group="memory", exclusive=False, exit_on_error=False)
 
     def retry_due(self) -> None:
         if self.running == 0 and self.app.store.pending_sessions():
-            self.app.run_worker(self._retry(only_due=True), group="memory")
+            self._run(self._retry(only_due=True))
 
     def retry_now(self) -> None:
-        self.app.run_worker(self._retry(only_due=False), group="memory")
+        self._run(self._retry(only_due=False))
 
     async def _retry(self, only_due: bool) -> None:
         pending = await asyncio.to_thread(self.app.store.pending_sessions)
@@ -64,7 +80,7 @@ class MemoryJobs:
 
     def save(self, journal: Journal, segment: Segment) -> None:
         """Consolidate one segment in the background."""
-        self.app.run_worker(self._save(journal, segment), group="memory", exclusive=False)
+        self._run(self._save(journal, segment))
 
     async def _save(self, journal: Journal, segment: Segment) -> None:
         self.running += 1
@@ -89,7 +105,7 @@ class MemoryJobs:
         elif not result.saved:
             self.last_saved = "Memory not saved yet — will retry"
             self.app.notify(f"Memory not saved yet — will retry. {result.reason}",
-                            title="Memory", severity="warning", timeout=8)
+                            title="Memory", severity="warning", timeout=8, markup=False)
 
     def refresh_status(self) -> None:
         """saving… / Memory saved (…) / Memory not saved yet — will retry / N pending."""

@@ -86,9 +86,9 @@ class KeptApp(App):
         self.ready_at = time.perf_counter()
         self.log.info(f"first screen ready in {(self.ready_at - STARTED) * 1000:.0f} ms")
         for problem in self.problems:
-            self.notify(problem, title="Settings", severity="warning", timeout=10)
+            self.notify(problem, title="Settings", severity="warning", timeout=10, markup=False)
         self.jobs.start()
-        self.run_worker(self._check_keys, thread=True, group="keys")
+        self.run_worker(self._check_keys, thread=True, group="keys", exit_on_error=False)
 
     def _check_keys(self) -> None:
         """Onboarding when no model can be reached (keyring look-ups can be slow)."""
@@ -104,7 +104,7 @@ class KeptApp(App):
         try:
             save_setting(table, key, value, self.config_path)
         except (OSError, ValueError) as exc:
-            self.notify(str(exc), title="Settings not saved", severity="error")
+            self.notify(str(exc), title="Settings not saved", severity="error", markup=False)
 
     def watch_theme(self, theme: str) -> None:
         if self.is_mounted and theme != self.settings.app.theme:
@@ -114,7 +114,7 @@ class KeptApp(App):
         try:
             self.catalog.get(model_id)
         except UnknownModelError as exc:
-            self.notify(str(exc), severity="error")
+            self.notify(str(exc), severity="error", markup=False)
             return
         self.model = model_id
         self._save("app", "model", model_id)
@@ -137,11 +137,11 @@ class KeptApp(App):
         if segment is not None:
             self.jobs.save(old.journal, segment)
 
-    def action_new_session(self) -> None:
+    async def action_new_session(self) -> None:
         from app.screens.chat import ChatScreen
 
         if isinstance(self.screen, ChatScreen):
-            self.screen.action_new_session()
+            await self.screen.action_new_session()
 
     def action_pick_model(self) -> None:
         from app.screens.model_picker import ModelPicker
@@ -184,9 +184,9 @@ class KeptApp(App):
         try:
             path = export_session(self.session, self.catalog, argument or None)
         except OSError as exc:
-            self.notify(f"Could not export: {exc.strerror or exc}", severity="error")
+            self.notify(f"Could not export: {exc.strerror or exc}", severity="error", markup=False)
             return
-        self.notify(f"Session exported to {path}", title="Export")
+        self.notify(f"Session exported to {path}", title="Export", markup=False)
 
     def action_copy(self, argument: str = "") -> None:
         from app.export import last_code_block
@@ -194,16 +194,16 @@ class KeptApp(App):
         replies = [m["content"] for m in self.session.messages
                    if m.get("role") == "assistant" and m.get("content")]
         if not replies:
-            self.notify("There is no reply to copy yet.", severity="warning")
+            self.notify("There is no reply to copy yet.", severity="warning", markup=False)
             return
         text = replies[-1]
         if argument.strip().lower() == "code":
             text = last_code_block(text)
             if text is None:
-                self.notify("The last reply has no code block.", severity="warning")
+                self.notify("The last reply has no code block.", severity="warning", markup=False)
                 return
         self.copy_to_clipboard(text)
-        self.notify(f"Copied {len(text):,} characters.", title="Copy")
+        self.notify(f"Copied {len(text):,} characters.", title="Copy", markup=False)
 
     def refresh_status(self) -> None:
         from app.screens.chat import ChatScreen

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from catalog.gateways import Gateway
 
@@ -23,7 +23,7 @@ class KeyLookup:
     """What was found for one gateway: a usable key, or why there is none."""
 
     gateway: str
-    value: str | None
+    value: str | None = field(repr=False)  # never in a traceback or a log line
     source: str | None  # "keyring", "env", "not needed", or None
     problem: str | None = None
 

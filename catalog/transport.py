@@ -297,6 +297,13 @@ def classify(exc: BaseException) -> _Failure:
     return _Failure(Kind.UNKNOWN, f"{type(exc).__name__}: {message}", status)
 
 
+class _Secrets(list[str]):
+    """The keys used in a walk, for redaction; shown as hidden in any traceback."""
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} keys hidden>"
+
+
 def redact(text: str, secrets: Sequence[str]) -> str:
     for secret in secrets:
         if secret and len(secret) >= 4:
@@ -489,7 +496,7 @@ async def complete(
         chain = replace(chain, models=chain.models[:1], end="no fallback was asked for")
     attempts: list[Attempt] = []
     dead_gateways: dict[str, str] = {}
-    secrets: list[str] = []
+    secrets = _Secrets()
 
     def record(attempt: Attempt) -> None:
         attempt = replace(attempt, reason=redact(attempt.reason, secrets))

@@ -45,16 +45,17 @@ async def answer(
     session: LiveSession,
     catalog: Catalog,
     model: str,
-    user_text: str,
     *,
     on_delta: Callable[[str], None] | None = None,
     on_attempt: Callable[[Attempt], None] | None = None,
     policy: RetryPolicy | None = None,
     now: datetime | None = None,
 ) -> Turn:
-    """Append the user's message, then get the model's answer into the journal."""
+    """Answer the session's last message (the caller has journaled it, so nothing the user
+    sent is lost whatever happens next) and journal the answer."""
+    from catalog.llm import litellm
+
     store = session.store
-    session.append({"role": "user", "content": user_text})
     turn = Turn(requested=model)
     shown: list[str] = []
 
@@ -65,15 +66,19 @@ async def answer(
 
     def attempt(record: Attempt) -> None:
         turn.attempts.append(record)
-        if record.outcome.value != "ok":
+        if record.outcome.value not in ("ok", "cancelled"):
             shown.clear()  # what a failed attempt streamed is replaced by the next one
         if on_attempt is not None:
             on_attempt(record)
 
     try:
+        await asyncio.to_thread(litellm)  # its first import takes seconds: not on this loop
         for _ in range(MAX_TOOL_ROUNDS):
-            memory = store.read_memory()
-            prompt = system_prompt(memory.text, limit=store.settings.prompt_memory_chars,
+            try:
+                memory_text = store.read_memory().text
+            except OSError:
+                memory_text = ""  # an unreadable MEMORY.md must not stop the conversation
+            prompt = system_prompt(memory_text, limit=store.settings.prompt_memory_chars,
                                    now=now)
             messages = [{"role": "system", "content": prompt}, *session.context()]
             result = await complete(catalog, model, messages, tools=[SEARCH_HISTORY_TOOL],
@@ -102,15 +107,17 @@ async def answer(
             shown.clear()
             for call in searches:
                 turn.searches.append(call.arguments)
+                found = await asyncio.to_thread(run_search_tool, store, call.arguments)
                 session.append({"role": "tool", "tool_call_id": call.id,
-                                "name": call.name,
-                                "content": run_search_tool(store, call.arguments)})
+                                "name": call.name, "content": found})
         turn.reason = "the model kept searching its history without answering"
         return turn
     except asyncio.CancelledError:
-        if shown:
+        # What the user saw of the reply stays in the session (unless it was closed first).
+        if shown and not session.journal.closed:
+            last = turn.attempts[-1].model if turn.attempts else model
             session.append({"role": "assistant", "content": clean_text("".join(shown)),
-                            "model": turn.model or model})
+                            "model": last})
         raise
 
 

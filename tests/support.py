@@ -99,5 +99,8 @@ async def send(pilot, text: str) -> None:
 
 async def settle(pilot) -> None:
     """Wait for every worker the app started (consolidations included) to finish."""
+    while getattr(pilot.app, "ready_at", 0) is None:  # start-up jobs begin after frame one
+        await pilot.pause()
+    await pilot.pause()
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()

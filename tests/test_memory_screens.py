@@ -13,7 +13,7 @@ from app.screens.log import LogScreen
 from app.screens.memory import MemoryScreen
 from app.screens.search import SearchScreen
 from memory import MemoryStore
-from tests.fakes.provider import FakeProvider, tool_call
+from tests.fakes.provider import FakeProvider, http_error, tool_call
 from tests.support import make_app, pending_session, save_args, settle
 
 
@@ -187,12 +187,13 @@ def test_log_screen_shows_chains_and_retries_pending_sessions(fake: FakeProvider
                "cost": 0.0001})
     store.log({"session": "old", "segment": "0-2", "model": "gpt-4.1-mini", "outcome": "ok",
                "latency": 4.1, "cost": 0.0008})
-    fake.default = tool_call("save_memory", save_args())
+    fake.default = http_error(503)
 
     async def scenario():
         app = make_app(fake)
         async with app.run_test(size=(120, 40)) as pilot:
-            await settle(pilot)  # the start-up retry only takes what is due: not this one
+            await settle(pilot)  # the start-up retry fails: every model answers 503
+            fake.default = tool_call("save_memory", save_args())
             await pilot.press(*"/log", "enter")
             await pilot.pause()
             assert isinstance(app.screen, LogScreen)

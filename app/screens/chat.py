@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 from textual import on, work
@@ -139,7 +140,7 @@ class ChatScreen(Screen):
         if not is_loaded():
             self._warm_up()
 
-    @work(thread=True, exclusive=True, group="warm-up")
+    @work(thread=True, exclusive=True, group="warm-up", exit_on_error=False)
     def _warm_up(self) -> None:
         """Load litellm while the user types, so the first reply starts sooner."""
         litellm()
@@ -161,7 +162,7 @@ class ChatScreen(Screen):
             return
         action = f"{command.action}({argument!r})" if command.takes_argument else command.action
         if command.action == "new_session":
-            self.action_new_session()
+            self.call_later(self.action_new_session)
             return
         self.run_action_on_app(action)
 
@@ -171,9 +172,11 @@ class ChatScreen(Screen):
     def action_focus_composer(self) -> None:
         self.query_one(Composer).focus()
 
-    def action_new_session(self) -> None:
+    async def action_new_session(self) -> None:
         if self._reply is not None and self._reply.is_running:
+            # Let the reply journal what it showed before the session closes.
             self._reply.cancel()
+            await self._reply_done()
         self.app.new_session()
         self._tokens, self._cost = 0, 0.0
         self.show_session(greeting="New session started.")
@@ -184,11 +187,15 @@ class ChatScreen(Screen):
         if self._reply is not None and self._reply.is_running:
             self.notice("Kept is still answering: wait for it, or press Esc to cancel.")
             return
+        # Journaled (and fsynced) before anything else can happen: quitting, /new or a
+        # crash a moment later still finds the message in the session.
+        self.app.session.append({"role": "user", "content": text})
         self.add(MessageView("You", text, kind="user"))
         view = self.add(MessageView(f"{self._label(self.app.model)} …", kind="assistant"))
-        self._reply = self.run_worker(self._answer(text, view), group="reply", exclusive=True)
+        self._reply = self.run_worker(self._answer(view), group="reply", exclusive=True,
+                                      exit_on_error=False)
 
-    async def _answer(self, text: str, view: MessageView) -> Turn:
+    async def _answer(self, view: MessageView) -> Turn:
         from catalog import Outcome
         from memory.assistant import answer
 
@@ -212,8 +219,7 @@ class ChatScreen(Screen):
 
         pumping = asyncio.create_task(pump())
         try:
-            await asyncio.to_thread(litellm)
-            turn = await answer(self.app.session, self.app.catalog, self.app.model, text,
+            turn = await answer(self.app.session, self.app.catalog, self.app.model,
                                 on_delta=view.feed, on_attempt=on_attempt,
                                 policy=self.app.policy, now=self.app.clock())
         finally:
@@ -248,6 +254,13 @@ class ChatScreen(Screen):
             segment = self.app.session.compact()
             if segment is not None:
                 self.app.jobs.save(self.app.session.journal, segment)
+
+    async def _reply_done(self) -> None:
+        from textual.worker import WorkerCancelled, WorkerFailed
+
+        if self._reply is not None:
+            with contextlib.suppress(WorkerCancelled, WorkerFailed):
+                await self._reply.wait()
 
     def action_cancel(self) -> None:
         if self._reply is not None and self._reply.is_running:

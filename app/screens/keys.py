@@ -112,7 +112,7 @@ class KeysScreen(Dialog[None]):
         self._say(f"Testing {gateway.label} with {models[-1].label}…")
         self._test(models[-1].id, gateway.label)
 
-    @work(exclusive=True, group="key-test")
+    @work(exclusive=True, group="key-test", exit_on_error=False)
     async def _test(self, model_id: str, label: str) -> None:
         import asyncio
 

@@ -64,4 +64,4 @@ class LogScreen(Screen):
     @on(Button.Pressed, "#retry")
     def action_retry(self) -> None:
         self.app.jobs.retry_now()
-        self.app.notify("Retrying pending sessions now.", title="Memory")
+        self.app.notify("Retrying pending sessions now.", title="Memory", markup=False)

@@ -102,7 +102,7 @@ class MemoryScreen(Screen):
         if versions.option_count:
             versions.highlighted = highlighted if highlighted is not None else 0
 
-    @work(exclusive=True, group="watch")
+    @work(exclusive=True, group="watch", exit_on_error=False)
     async def watch_files(self) -> None:
         from memory.watch import memory_changes
 
@@ -135,7 +135,7 @@ class MemoryScreen(Screen):
         number = int(str(versions.get_option_at_index(versions.highlighted).id))
         saved = self.app.store.restore(number)
         self.app.notify(f"Restored version {number} (saved as version {saved}).",
-                        title="Memory")
+                        title="Memory", markup=False)
         self.reload()
 
     # --- editing -----------------------------------------------------------------------------
@@ -172,7 +172,8 @@ class MemoryScreen(Screen):
     def _save(self, text: str, base: MemoryText) -> None:
         on_disk = self.app.store.save_edit(text, base.digest)
         if on_disk is None:
-            self.app.notify("MEMORY.md saved; the previous text is a version.", title="Memory")
+            self.app.notify("MEMORY.md saved; the previous text is a version.",
+                            title="Memory", markup=False)
             self._set_editing(False)
             return
 
@@ -208,11 +209,11 @@ class MemoryScreen(Screen):
                     subprocess.run([*shlex.split(editor), name], check=False)
             except SuspendNotSupported:
                 self.app.notify("This terminal cannot hand over to an editor; press e to "
-                                "edit here.", severity="warning")
+                                "edit here.", severity="warning", markup=False)
                 return
             except OSError as exc:
                 self.app.notify(f"Could not start {editor!r}: {exc.strerror}. Set $EDITOR.",
-                                severity="error")
+                                severity="error", markup=False)
                 return
             with open(name, encoding="utf-8", errors="replace") as f:
                 text = f.read()

@@ -62,7 +62,8 @@ class OnboardingScreen(Dialog[None]):
         except KeyStoreError as exc:
             self._say(str(exc))
             return
-        self.app.notify(f"Saved the {gateway.label} key in the OS keyring.", title="Keys")
+        self.app.notify(f"Saved the {gateway.label} key in the OS keyring.", title="Keys",
+                        markup=False)
         models = [e for e in self.app.catalog.visible() if e.gateway == gateway.name]
         if models and self.app.catalog.get(self.app.model).gateway != gateway.name:
             self.app.set_model(models[0].id)

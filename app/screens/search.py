@@ -58,7 +58,7 @@ class SearchScreen(Screen):
             self.run_search(pattern, self.query_one("#regex", Checkbox).value,
                             not self.query_one("#case", Checkbox).value)
 
-    @work(thread=True, exclusive=True, group="search")
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def run_search(self, pattern: str, regex: bool, ignore_case: bool) -> None:
         """Search in a thread: a large history must not freeze the screen."""
         from memory.search import Pattern, grep
