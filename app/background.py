@@ -30,7 +30,7 @@ class MemoryJobs:
         self.app.set_interval(RETRY_EVERY, self.retry_due)
 
     async def _startup(self) -> None:
-        from memory.consolidate import recover
+        from memory.consolidation import recover
 
         message = await asyncio.to_thread(recover, self.app.store)
         if message:
@@ -68,7 +68,7 @@ class MemoryJobs:
         self.app.memory_status = "Saving memory…"
         try:
             await asyncio.to_thread(litellm)
-            from memory.consolidate import consolidate_pending
+            from memory.consolidation import consolidate_pending
 
             results = await consolidate_pending(self.app.store, self.app.catalog,
                                                 only_due=only_due, policy=self.app.policy)
@@ -87,7 +87,7 @@ class MemoryJobs:
         self.app.memory_status = "Saving memory…"
         try:
             await asyncio.to_thread(litellm)
-            from memory.consolidate import consolidate
+            from memory.consolidation import consolidate
 
             result = await consolidate(self.app.store, self.app.catalog, journal, segment,
                                        policy=self.app.policy)

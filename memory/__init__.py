@@ -8,23 +8,23 @@ from typing import TYPE_CHECKING, Any
 # Names load on first use (PEP 562), so importing a part of this package never pays
 # for the rest of it: the app's first screen needs only a few of them.
 _WHERE = {
-    "Consolidation": "memory.consolidate",
+    "Consolidation": "memory.consolidation",
     "HistoryEntry": "memory.store",
     "Journal": "memory.journal",
     "LiveSession": "memory.session",
     "MemorySettings": "memory.settings",
     "MemoryStore": "memory.store",
     "MemoryText": "memory.store",
-    "SavedMemory": "memory.consolidate",
+    "SavedMemory": "memory.consolidation",
     "Segment": "memory.journal",
     "Version": "memory.store",
-    "consolidate": "memory.consolidate",
-    "consolidate_pending": "memory.consolidate",
+    "consolidate": "memory.consolidation",
+    "consolidate_pending": "memory.consolidation",
     "data_dir": "memory.storage",
     "load_memory_settings": "memory.settings",
-    "next_retry": "memory.consolidate",
-    "parse_save_memory": "memory.consolidate",
-    "recover": "memory.consolidate",
+    "next_retry": "memory.consolidation",
+    "parse_save_memory": "memory.consolidation",
+    "recover": "memory.consolidation",
     "system_prompt": "memory.prompt",
 }
 __all__ = [
@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from memory.consolidate import (
+    from memory.consolidation import (
         Consolidation,
         SavedMemory,
         consolidate,

@@ -184,6 +184,12 @@ class MemoryStore:
             raise LookupError(f"There is no version {number}; `kept memory versions` lists "
                               "them.") from None
 
+    def _finish_interrupted_save(self) -> None:
+        if self.commit_path.exists():
+            from memory.consolidation import recover_locked
+
+            recover_locked(self)
+
     def keep_unversioned(self, current: MemoryText, now: str) -> None:
         # Kept versions everything it writes, so text it has no version of is the user's.
         if current.raw and self.latest_version_digest() != current.digest:
@@ -197,6 +203,7 @@ class MemoryStore:
 
         now = datetime.now(UTC).isoformat(timespec="seconds")
         with self.lock():
+            self._finish_interrupted_save()
             current = self.read_memory()
             if current.digest != base_digest:
                 return current
@@ -212,6 +219,7 @@ class MemoryStore:
         raw = self.version_text(number)
         now = datetime.now(UTC).isoformat(timespec="seconds")
         with self.lock():
+            self._finish_interrupted_save()
             self.keep_unversioned(self.read_memory(), now)
             atomic_write(self.memory_path, raw)
             return self.save_version(raw, f"restore of version {number}", time=now)
@@ -235,7 +243,12 @@ class MemoryStore:
         return entries + self.history_entries()
 
     def has_history_entry(self, paragraph: str) -> bool:
-        return any(e.text == paragraph for e in self.all_history_entries())
+        """Whether HISTORY.md, or the archive an entry of that month rolls into, holds it."""
+        match = ENTRY_START.match(paragraph)
+        places = [self.history_path]
+        places.append(self.archive_dir / f"{match.group(1)[:7] if match else 'undated'}.md")
+        return any(e.text == paragraph for path in places
+                   for e in parse_entries(read_text(path)[0], path))
 
     def append_history(self, paragraph: str) -> None:
         """Add one entry; roll the oldest into history/YYYY-MM.md past the window.

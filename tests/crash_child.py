@@ -10,7 +10,7 @@ and one closed, pending session), then prints
     READY             <- flushed right before commit() is called
     DONE <seconds>    <- only when commit() returned (seconds: how long it took)
 
-and calls `memory.consolidate.commit` directly: no catalog, no model, no network.
+and calls `memory.consolidation.commit` directly: no catalog, no model, no network.
 
 `history_window_chars` is small, so the commit also rolls dozens of entries from HISTORY.md
 into four history/YYYY-MM.md archives: a dozen atomic writes, two dozen fsyncs in all.
@@ -36,7 +36,7 @@ from pathlib import Path
 if __name__ == "__main__":  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memory.consolidate import SavedMemory, commit
+from memory.consolidation import SavedMemory, commit
 from memory.journal import Segment
 from memory.session import LiveSession
 from memory.settings import MemorySettings

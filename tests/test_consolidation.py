@@ -11,7 +11,7 @@ import pytest
 
 from catalog import CONSOLIDATION_HEAD, MODEL_CATALOG, Outcome
 from memory import LiveSession, MemorySettings, MemoryStore, consolidate, consolidate_pending
-from memory.consolidate import next_retry
+from memory.consolidation import next_retry
 from memory.prompt import system_prompt
 from tests.fakes.provider import (
     FakeProvider,

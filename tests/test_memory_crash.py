@@ -33,7 +33,7 @@ import pytest
 import memory
 from catalog import CONSOLIDATION_HEAD, MODEL_CATALOG, Catalog, KeyStore
 from catalog.config import CatalogConfig
-from memory.consolidate import EDIT_ROUNDS, SavedMemory, commit, consolidate_pending
+from memory.consolidation import EDIT_ROUNDS, SavedMemory, commit, consolidate_pending
 from memory.store import STAMP_FORMAT, MemoryStore, digest
 from tests import crash_child as child
 from tests.conftest import subprocess_env

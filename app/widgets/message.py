@@ -10,6 +10,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from memory.sanitize import clean_text
+
 if TYPE_CHECKING:
     from textual.widgets import Markdown
     from textual.widgets.markdown import MarkdownStream
@@ -50,8 +52,9 @@ class MessageView(Vertical):
     # --- streaming: chunks are buffered and written once per frame -------------------------
 
     def feed(self, piece: str) -> None:
-        """Take a chunk now; it is drawn at the next flush."""
-        self._pending.append(piece)
+        """Take a chunk now; it is drawn at the next flush, without any control character:
+        a reply must never drive the terminal (window title, clipboard, screen)."""
+        self._pending.append(clean_text(piece))
 
     async def flush(self) -> None:
         if not self._pending:

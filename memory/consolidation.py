@@ -12,6 +12,7 @@ present exactly once and MEMORY.md either old or new, never torn.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import time
@@ -195,6 +196,11 @@ def _apply(store: MemoryStore, intent: dict[str, Any]) -> None:
     current = store.read_memory()
     new_text: str = intent["memory_update"]
     new_digest = digest(new_text.encode("utf-8"))
+    if current.digest not in (intent["previous_digest"], new_digest):
+        # Someone wrote MEMORY.md between the crash and now: their text stands, and the
+        # session stays pending, to be consolidated again against it.
+        store.commit_path.unlink(missing_ok=True)
+        return
     if current.digest == intent["previous_digest"]:
         store.keep_unversioned(current, intent["time"])
         store.write_memory(new_text)
@@ -241,11 +247,11 @@ def recover_locked(store: MemoryStore) -> str | None:
         return None
     try:
         intent = json.loads(text)
-    except ValueError:
-        # The intent is written atomically, so a torn one cannot come from Kept itself.
+        _apply(store, intent)
+    except (ValueError, KeyError, TypeError, LookupError) as exc:
+        # Not an intent Kept wrote (it writes them atomically), or its session is gone.
         store.commit_path.rename(store.commit_path.with_suffix(".damaged"))
-        return f"{store.commit_path} was damaged and has been set aside."
-    _apply(store, intent)
+        return f"{store.commit_path} could not be used ({exc}) and has been set aside."
     return f"Completed the interrupted save of session {intent['session']}."
 
 
@@ -295,7 +301,7 @@ async def consolidate(
     with locked(claim, blocking=False) as mine:
         if not mine:
             return Consolidation(journal.id, segment, False, None, (),
-                                 "another Kept process is saving this session", 0.0)
+                                 "another Kept process is saving this session right now", 0.0)
         journal = store.find_session(journal.id)  # what is on disk now
         if segment not in journal.pending:
             return Consolidation(journal.id, segment, True, None, (), "already saved", 0.0)
@@ -341,7 +347,8 @@ async def consolidate(
             else:
                 saved = SavedMemory(entry, memory_text)
                 when = _segment_time(journal, segment)
-                if commit(store, journal, segment, saved, base, model or head, when):
+                if await asyncio.to_thread(commit, store, journal, segment, saved, base,
+                                           model or head, when):
                     return Consolidation(journal.id, segment, True, model, tuple(attempts),
                                          "", time.monotonic() - started,
                                          format_entry(when, entry))
