@@ -93,6 +93,10 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
     except LookupError as exc:
         print(f"kept consolidate: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        print(f"kept consolidate: {exc.filename or 'a file'}: {exc.strerror}; nothing was "
+              "lost, and pending sessions stay pending.", file=sys.stderr)
+        return 2
     if not results:
         print("Nothing to consolidate: no session is pending.")
         return 0

@@ -28,8 +28,7 @@ def _highlight(text: str, spans: tuple[tuple[int, int], ...]) -> str:
 
 def cmd_grep(args: argparse.Namespace) -> int:
     """grep over HISTORY.md, its archives and pending sessions: 0 match, 1 none, 2 error."""
-    from memory.sanitize import clean_text
-    from memory.search import Pattern, grep
+    from memory.search import Pattern
 
     try:
         pattern = Pattern(args.pattern, regex=args.regex, ignore_case=args.ignore_case)
@@ -42,10 +41,26 @@ def cmd_grep(args: argparse.Namespace) -> int:
         return 2
     store = _store()
     colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    names: dict[Path, str] = {}
+    errors: list[str] = []
+    try:
+        found = _print_matches(store, pattern, colour, names, errors)
+    except BrokenPipeError:  # `kept memory grep x | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    for error in errors:
+        print(f"kept memory grep: {error}", file=sys.stderr)
+    return 2 if errors else (0 if found else 1)
+
+
+def _print_matches(store, pattern, colour: bool, names: dict[Path, str],
+                   errors: list[str]) -> bool:
+    from memory.sanitize import clean_text
+    from memory.search import grep
+
     found = False
     write = sys.stdout.write
-    names: dict[Path, str] = {}
-    for match in grep(store, pattern, details=False):
+    for match in grep(store, pattern, details=False, errors=errors):
         found = True
         name = names.get(match.file)
         if name is None:
@@ -57,7 +72,8 @@ def cmd_grep(args: argparse.Namespace) -> int:
                   f"{_highlight(text, spans)}\n")
         else:
             write(f"{name}:{match.line}:{text}\n")
-    return 0 if found else 1
+    sys.stdout.flush()
+    return found
 
 
 def cmd_versions(args: argparse.Namespace) -> int:

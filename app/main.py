@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -109,6 +110,7 @@ class KeptApp(App):
     def watch_theme(self, theme: str) -> None:
         if self.is_mounted and theme != self.settings.app.theme:
             self._save("app", "theme", theme)
+            self.settings = replace(self.settings, app=replace(self.settings.app, theme=theme))
 
     def set_model(self, model_id: str) -> None:
         try:
@@ -133,7 +135,7 @@ class KeptApp(App):
         """Close this session (it is saved in the background) and start a fresh one."""
         old = self.session
         segment = old.close()
-        self.session = LiveSession(self.store, self.store.new_session(self.model))
+        self.session = LiveSession.start(self.store, self.model)
         if segment is not None:
             self.jobs.save(old.journal, segment)
 

@@ -64,7 +64,8 @@ class Pattern:
     def spans(self, line: str) -> tuple[tuple[int, int], ...]:
         return tuple(m.span() for m in self.compiled.finditer(line))
 
-def grep(store: MemoryStore, pattern: Pattern, *, details: bool = True) -> Iterator[Match]:
+def grep(store: MemoryStore, pattern: Pattern, *, details: bool = True,
+         errors: list[str] | None = None) -> Iterator[Match]:
     """Every line that matches, file by file, as grep would list them. Without `details`,
     matches carry no spans or entry dates (the command line prints neither)."""
     for path in searched_files(store):
@@ -72,6 +73,10 @@ def grep(store: MemoryStore, pattern: Pattern, *, details: bool = True) -> Itera
             data = path.read_bytes()
         except FileNotFoundError:
             continue  # a journal just moved to done/
+        except OSError as exc:
+            if errors is not None:
+                errors.append(f"{path}: {exc.strerror}")
+            continue
         if pattern.literal is not None:
             yield from _grep_literal(path, data, pattern, details)
         else:

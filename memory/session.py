@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory.journal import Journal, Segment
+from memory.storage import HeldLock
 from memory.store import MemoryStore
 
 CONTEXT_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
@@ -19,15 +20,35 @@ def estimate_tokens(messages: list[dict[str, Any]]) -> int:
 class LiveSession:
     """An active session journal plus the window of it that the model sees."""
 
-    def __init__(self, store: MemoryStore, journal: Journal) -> None:
+    def __init__(self, store: MemoryStore, journal: Journal, lock: HeldLock) -> None:
         self.store = store
         self.journal = journal
+        self._lock = lock
+
+    @staticmethod
+    def _lock_for(store: MemoryStore, journal: Journal) -> HeldLock:
+        return HeldLock(store.sessions_dir / f".{journal.id}.live")
+
+    @classmethod
+    def start(cls, store: MemoryStore, model: str | None = None) -> LiveSession:
+        journal = store.new_session(model)
+        lock = cls._lock_for(store, journal)
+        lock.acquire()  # a new id: no one else can hold it
+        return cls(store, journal, lock)
 
     @classmethod
     def resume_or_start(cls, store: MemoryStore, model: str | None = None) -> LiveSession:
-        """The newest active session (quitting never consolidates), or a new one."""
-        active = [j for j in store.open_sessions() if j.state == "active"]
-        return cls(store, active[-1] if active else store.new_session(model))
+        """The newest active session no other Kept window has open (quitting never
+        consolidates), or a new one."""
+        for journal in reversed([j for j in store.open_sessions() if j.state == "active"]):
+            lock = cls._lock_for(store, journal)
+            if lock.acquire():
+                return cls(store, journal, lock)
+        return cls.start(store, model)
+
+    def release(self) -> None:
+        """Let another window resume this session (the process ending does it too)."""
+        self._lock.release()
 
     @property
     def id(self) -> str:
@@ -60,13 +81,19 @@ class LiveSession:
         if not self.needs_compaction():
             return None
         messages = self.journal.messages
+        settings = self.store.settings
         start = self.journal.compacted_through
-        end = max(start, len(messages) - self.store.settings.session_keep_messages)
-        # Cut at the start of a user turn, so a tool call never loses its result.
-        while end > start and messages[end].get("role") != "user":
-            end -= 1
-        if end <= start:
+        # Cut only where a user turn starts, so a tool call never loses its result.
+        turns = [i for i in range(start + 1, len(messages))
+                 if messages[i].get("role") == "user"]
+        if not turns:
             return None
+        wanted = len(messages) - settings.session_keep_messages
+        # The first turn start that keeps at most `session_keep_messages` messages and half
+        # the token budget; a few huge messages can leave only the last turn.
+        end = next((i for i in turns if i >= wanted
+                    and estimate_tokens(messages[i:]) <= settings.session_max_tokens // 2),
+                   turns[-1])
         return self.journal.mark_pending(end)
 
     def close(self) -> Segment | None:
@@ -74,4 +101,5 @@ class LiveSession:
         segment = self.journal.mark_pending(close=True)
         if segment is None:
             self.store.settle(self.journal)
+        self.release()
         return segment

@@ -340,6 +340,7 @@ def test_compaction_consolidates_the_older_part_and_keeps_the_journal_whole(stor
     (result,) = run_pending(store, fake)
     assert result.saved
     # Still the live session, every message still in its journal.
+    session.release()
     resumed = LiveSession.resume_or_start(MemoryStore(settings=store.settings))
     assert resumed.id == session.id and len(resumed.messages) == 12
     assert len(resumed.context()) == 12 - segment.end

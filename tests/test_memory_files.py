@@ -103,9 +103,16 @@ def test_an_empty_session_closes_straight_to_done(store: MemoryStore) -> None:
 def test_the_next_launch_resumes_the_active_session(store: MemoryStore) -> None:
     first = LiveSession.resume_or_start(store, "gpt-5")
     first.append({"role": "user", "content": "remember me"})
+    # A second window while the first is open gets a session of its own...
+    second = LiveSession.resume_or_start(MemoryStore())
+    assert second.id != first.id
+    second.release()
+    # ...and the next launch, once the first has ended, resumes the newest free one.
+    first.release()
     again = LiveSession.resume_or_start(MemoryStore())
-    assert again.id == first.id
-    assert again.context() == [{"role": "user", "content": "remember me"}]
+    assert again.id == second.id
+    again.release()
+    assert LiveSession.resume_or_start(MemoryStore()).context() == []
 
 
 def test_history_rolls_into_archives_and_nothing_is_lost(tmp_path: Path) -> None:
@@ -212,3 +219,15 @@ def test_double_encoded_and_text_json_arguments_are_accepted() -> None:
     assert twice.history_entry == "Talked." and twice.memory_update == "# M\n"
     in_text = parse_save_memory(reply(text=f"Sure:\n{json.dumps(args)}"), "", MemorySettings())
     assert in_text == twice
+
+
+def test_a_few_huge_messages_are_compacted_by_tokens() -> None:
+    settings = replace(MemorySettings(), session_max_tokens=1_000, session_keep_messages=40)
+    store = MemoryStore(settings=settings).ensure()
+    session = LiveSession.resume_or_start(store)
+    for i in range(6):
+        session.append({"role": "user" if i % 2 == 0 else "assistant", "content": "x" * 2_000})
+    assert session.needs_compaction()
+    segment = session.compact()
+    assert segment == Segment(0, 4)  # only the last turn stays in the context
+    assert len(session.context()) == 2 and len(session.messages) == 6
