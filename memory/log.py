@@ -16,9 +16,14 @@ class SessionLog:
     session: str
     segment: str
     attempts: list[dict[str, Any]] = field(default_factory=list)
+    committed: bool | None = None  # from the session's journal, when it can be read
 
     @property
     def saved(self) -> bool:
+        """The journal's word when there is one: an answer can arrive and still not be
+        committed (a later part failed, or the user's edit came first)."""
+        if self.committed is not None:
+            return self.committed
         return any(a.get("outcome") == "ok" for a in self.attempts)
 
     def chain(self) -> str:
@@ -57,6 +62,16 @@ def sessions(store: MemoryStore) -> list[SessionLog]:
     for record in store.read_log():
         key = (str(record.get("session", "?")), str(record.get("segment", "")))
         found.setdefault(key, SessionLog(*key)).attempts.append(record)
+    journals: dict[str, set[str] | None] = {}
+    for log in found.values():
+        if log.session not in journals:
+            try:
+                journal = store.find_session(log.session)
+                journals[log.session] = {str(s) for s in journal.consolidated}
+            except LookupError:
+                journals[log.session] = None
+        done = journals[log.session]
+        log.committed = None if done is None else log.segment in done
     return list(found.values())
 
 

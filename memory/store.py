@@ -256,7 +256,8 @@ class MemoryStore:
         Archives are written before HISTORY.md shrinks, and skip entries they already
         hold, so a crash in between duplicates nothing and loses nothing.
         """
-        text, _ = read_text(self.history_path)
+        text, raw = read_text(self.history_path)
+        self._keep_undecodable(self.history_path, raw)
         # Whatever stands before the first entry (a heading the user added) stays put.
         lines = text.splitlines(keepends=True)
         first = next((i for i, line in enumerate(lines) if ENTRY_START.match(line)), len(lines))
@@ -272,6 +273,17 @@ class MemoryStore:
             self._archive(rolled)
         atomic_write(self.history_path, preamble + join_entries(entries))
 
+    def _keep_undecodable(self, path: Path, raw: bytes) -> None:
+        """Before a file with bytes that are not UTF-8 is rewritten (as text, with
+        replacement characters), its exact bytes are copied aside: nothing is lost."""
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            from datetime import UTC, datetime
+
+            stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+            atomic_write(path.with_name(f"{path.name}.{stamp}.orig"), raw)
+
     def _archive(self, paragraphs: list[str]) -> None:
         ensure_dir(self.archive_dir)
         by_month: dict[str, list[str]] = {}
@@ -281,7 +293,8 @@ class MemoryStore:
             by_month.setdefault(month, []).append(paragraph)
         for month, items in by_month.items():
             path = self.archive_dir / f"{month}.md"
-            old, _ = read_text(path)
+            old, raw = read_text(path)
+            self._keep_undecodable(path, raw)
             have = {e.text for e in parse_entries(old, path)}
             new = [p for p in items if p not in have]
             if new:

@@ -231,3 +231,13 @@ def test_a_few_huge_messages_are_compacted_by_tokens() -> None:
     segment = session.compact()
     assert segment == Segment(0, 4)  # only the last turn stays in the context
     assert len(session.context()) == 2 and len(session.messages) == 6
+
+
+def test_a_history_file_with_bad_bytes_is_copied_aside_before_it_is_rewritten() -> None:
+    store = MemoryStore().ensure()
+    original = b"[2026-11-01 09:00] caf\xe9 with Ana.\n\n"
+    store.history_path.write_bytes(original)
+    store.append_history("[2026-11-02 09:00] Next.")
+    (copy,) = store.root.glob("HISTORY.md.*.orig")
+    assert copy.read_bytes() == original
+    assert "[2026-11-02 09:00] Next." in store.history_path.read_text()
