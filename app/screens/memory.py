@@ -183,9 +183,10 @@ class MemoryScreen(Screen):
             elif choice == "theirs":
                 from datetime import UTC, datetime
 
-                self.app.store.save_version(
-                    text.encode("utf-8"), "your edit, not kept",
-                    time=datetime.now(UTC).isoformat(timespec="seconds"))
+                with self.app.store.lock():  # version numbers are shared with Kept's writes
+                    self.app.store.save_version(
+                        text.encode("utf-8"), "your edit, not kept",
+                        time=datetime.now(UTC).isoformat(timespec="seconds"))
                 self._set_editing(False)
             else:  # keep editing, now against what is on disk
                 self.base = on_disk
