@@ -17,6 +17,13 @@ def estimate_tokens(messages: list[dict[str, Any]]) -> int:
                for m in messages) // 4 + 4 * len(messages)
 
 
+def _last_used(journal: Journal) -> int:
+    try:
+        return journal.path.stat().st_mtime_ns
+    except OSError:  # moved to done/ by another process a moment ago
+        return 0
+
+
 class LiveSession:
     """An active session journal plus the window of it that the model sees."""
 
@@ -40,7 +47,10 @@ class LiveSession:
     def resume_or_start(cls, store: MemoryStore, model: str | None = None) -> LiveSession:
         """The newest active session no other Kept window has open (quitting never
         consolidates), or a new one."""
-        for journal in reversed([j for j in store.open_sessions() if j.state == "active"]):
+        active = [j for j in store.open_sessions() if j.state == "active"]
+        # The one used last first: ids share a second's resolution, file times do not.
+        active.sort(key=_last_used, reverse=True)
+        for journal in active:
             lock = cls._lock_for(store, journal)
             if lock.acquire():
                 return cls(store, journal, lock)
