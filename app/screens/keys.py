@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -78,11 +79,12 @@ class KeysScreen(Dialog[None]):
 
     @on(Input.Submitted)
     @on(Button.Pressed, "#save")
-    def save(self) -> None:
+    async def save(self) -> None:
         gateway = self._selected()
         value = self.query_one(Input).value
         try:
-            self.app.catalog.keys.set(gateway, value)
+            # A locked keyring may ask to be unlocked: never on the screen's loop.
+            await asyncio.to_thread(self.app.catalog.keys.set, gateway, value)
         except KeyStoreError as exc:
             self._say(str(exc))
             return
@@ -91,10 +93,10 @@ class KeysScreen(Dialog[None]):
         self._refresh()
 
     @on(Button.Pressed, "#delete")
-    def delete(self) -> None:
+    async def delete(self) -> None:
         gateway = self._selected()
         try:
-            removed = self.app.catalog.keys.delete(gateway)
+            removed = await asyncio.to_thread(self.app.catalog.keys.delete, gateway)
         except KeyStoreError as exc:
             self._say(str(exc))
             return
@@ -114,8 +116,6 @@ class KeysScreen(Dialog[None]):
 
     @work(exclusive=True, group="key-test", exit_on_error=False)
     async def _test(self, model_id: str, label: str) -> None:
-        import asyncio
-
         from catalog.llm import litellm
 
         await asyncio.to_thread(litellm)

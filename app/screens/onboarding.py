@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from textual import on
@@ -54,11 +55,12 @@ class OnboardingScreen(Dialog[None]):
 
     @on(Button.Pressed, "#save-key")
     @on(Input.Submitted, "#key")
-    def save_key(self) -> None:
+    async def save_key(self) -> None:
         name = self.query_one("#gateway", Select).value
         gateway = self.app.catalog.gateways[str(name)]
         try:
-            self.app.catalog.keys.set(gateway, self.query_one("#key", Input).value)
+            await asyncio.to_thread(self.app.catalog.keys.set, gateway,
+                                    self.query_one("#key", Input).value)
         except KeyStoreError as exc:
             self._say(str(exc))
             return
