@@ -338,17 +338,18 @@ def _to_reply(response: Any, route: Route, catalog: Catalog) -> Reply:
         for call in (getattr(message, "tool_calls", None) or ())
     )
     prompt, completion = _usage(response)
+    return _reply(route, catalog, message.content or "", calls,
+                  getattr(choice, "finish_reason", None), prompt, completion)
+
+
+def _reply(route: Route, catalog: Catalog, text: str, calls: tuple[ToolCall, ...],
+           finish_reason: str | None, prompt: int, completion: int) -> Reply:
+    """A Reply priced from the catalog (litellm's map, or the entry's own figures)."""
     pricing = catalog.pricing(route.entry)
-    return Reply(
-        model=route.entry.id,
-        gateway=route.gateway.name,
-        text=message.content or "",
-        tool_calls=calls,
-        finish_reason=getattr(choice, "finish_reason", None),
-        prompt_tokens=prompt,
-        completion_tokens=completion,
-        cost=pricing.cost(prompt, completion) if pricing else 0.0,
-    )
+    return Reply(model=route.entry.id, gateway=route.gateway.name, text=text,
+                 tool_calls=calls, finish_reason=finish_reason, prompt_tokens=prompt,
+                 completion_tokens=completion,
+                 cost=pricing.cost(prompt, completion) if pricing else 0.0)
 
 
 async def _request(
@@ -463,11 +464,7 @@ class _Assembly:
             prompt = int(counter(model="gpt-4o", messages=messages))
             completion = int(counter(model="gpt-4o", text=text + "".join(
                 c.arguments for c in calls)))
-        pricing = catalog.pricing(route.entry)
-        return Reply(model=route.entry.id, gateway=route.gateway.name, text=text,
-                     tool_calls=calls, finish_reason=self.finish_reason,
-                     prompt_tokens=prompt, completion_tokens=completion,
-                     cost=pricing.cost(prompt, completion) if pricing else 0.0)
+        return _reply(route, catalog, text, calls, self.finish_reason, prompt, completion)
 
 
 async def complete(
