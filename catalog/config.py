@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -17,6 +17,7 @@ from catalog.gateways import GATEWAYS, Protocol
 from catalog.models import ModelEntry
 
 CONFIG_FILE = "config.toml"
+DEFAULT_WINDOW = 8192  # tokens, for a user's model whose window config.toml does not give
 
 
 def config_dir() -> Path:
@@ -60,7 +61,9 @@ TRANSPORT_FIELDS: dict[str, tuple[type, float, float]] = {
 }
 GATEWAY_FIELDS = {"base_url"}
 MODEL_FIELDS = {"id", "label", "api_model", "gateway", "fallback", "context_window", "tier",
-                "description"}
+                "description", "deadline", "structured_output"}
+# How a server takes a JSON schema for its reply (see catalog.structured); "off" calls tools.
+STRUCTURED_OUTPUT = ("auto", "json_schema", "json_object", "off")
 
 
 @dataclass(frozen=True)
@@ -165,23 +168,44 @@ def _parse_model(table: object, index: int, where: str, problems: list[str]) -> 
         if key in table and not isinstance(table[key], str):
             problems.append(f"{label} ({model_id}): {key} must be a string.")
             return None
-    window = table.get("context_window", 8192)
+    window = table.get("context_window", DEFAULT_WINDOW)
     if not isinstance(window, int) or isinstance(window, bool) or window < 256:
         problems.append(f"{label} ({model_id}): context_window must be a whole number of "
                         "tokens, at least 256.")
         return None
-    return ModelEntry(
-        id=model_id,
+    deadline = table.get("deadline")
+    if deadline is not None and (not isinstance(deadline, int | float)
+                                 or isinstance(deadline, bool) or not 1 <= deadline <= 86_400):
+        problems.append(f"{label} ({model_id}): deadline must be a number of seconds from 1 "
+                        f"to 86400, not {deadline!r}.")
+        return None
+    keyless = not GATEWAYS[gateway].needs_key
+    structured = table.get("structured_output", "auto" if keyless else "off")
+    if structured not in STRUCTURED_OUTPUT:
+        problems.append(f"{label} ({model_id}): structured_output must be one of "
+                        f"{', '.join(STRUCTURED_OUTPUT)}, not {structured!r}.")
+        return None
+    return replace(
+        local_model(model_id, gateway, window),
         label=table.get("label", model_id),
         tier=table.get("tier", "local"),
         description=table.get("description", f"Your own model on the {gateway} gateway"),
-        gateway=gateway,
         fallback=table.get("fallback"),
         api_model=table.get("api_model"),
-        context_window=window,
-        input_per_mtok=0.0,
-        output_per_mtok=0.0,
+        structured_output=None if structured == "off" else structured,
+        deadline=float(deadline) if deadline is not None else None,
     )
+
+
+def local_model(model_id: str, gateway: str = "local", window: int | None = None) -> ModelEntry:
+    """A model of the user's on an OpenAI-compatible gateway, with the defaults config.toml
+    gives one: free, an 8,192-token window unless known, structured output on a keyless
+    gateway."""
+    return ModelEntry(
+        id=model_id, label=model_id, tier="local",
+        description=f"Your own model on the {gateway} gateway", gateway=gateway,
+        context_window=window or DEFAULT_WINDOW, input_per_mtok=0.0, output_per_mtok=0.0,
+        structured_output=None if GATEWAYS[gateway].needs_key else "auto", user=True)
 
 
 def load_catalog_config(path: Path | None = None) -> CatalogConfig:

@@ -27,6 +27,13 @@ class ModelEntry:
     input_per_mtok: float | None = None
     output_per_mtok: float | None = None
     supports_tool_choice: bool = True
+    # How to ask for save_memory's arguments as constrained JSON (see `catalog.structured`):
+    # None calls the tool, as hosted models do reliably; local servers get a JSON schema.
+    structured_output: str | None = None
+    # Seconds one request may take, overriding [transport] attempt_deadline (slow CPU models).
+    deadline: float | None = None
+    # Set for models from the user's config.toml, not the built-in table.
+    user: bool = False
 
     @property
     def provider_model(self) -> str:
