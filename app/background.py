@@ -71,7 +71,8 @@ class MemoryJobs:
             from memory.consolidation import consolidate_pending
 
             results = await consolidate_pending(self.app.store, self.app.catalog,
-                                                only_due=only_due, policy=self.app.policy)
+                                                only_due=only_due, policy=self.app.policy,
+                                                chat_model=self.app.model)
         finally:
             self.running -= 1
         for result in results:
@@ -90,7 +91,7 @@ class MemoryJobs:
             from memory.consolidation import consolidate
 
             result = await consolidate(self.app.store, self.app.catalog, journal, segment,
-                                       policy=self.app.policy)
+                                       policy=self.app.policy, chat_model=self.app.model)
         finally:
             self.running -= 1
         if result.saved:

@@ -20,7 +20,6 @@ def litellm() -> ModuleType:
     import litellm as module
 
     module.suppress_debug_info = True
-    module.drop_params = True
     module.telemetry = False
     for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx"):
         logging.getLogger(name).setLevel(logging.CRITICAL)

@@ -25,8 +25,15 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from catalog.catalog import Catalog, Route
+from catalog.catalog import Catalog, Chain, Route
 from catalog.llm import litellm
+from catalog.structured import (
+    DoesNotFit,
+    fit_max_tokens,
+    refused_dialect,
+    response_format,
+    structured_dialect,
+)
 
 
 class Kind(StrEnum):
@@ -88,6 +95,15 @@ class RetryPolicy:
     @classmethod
     def from_config(cls, values: dict[str, float | int], **overrides: Any) -> RetryPolicy:
         return replace(cls(), **{**values, **overrides})
+
+
+def for_model(policy: RetryPolicy, deadline: float | None) -> RetryPolicy:
+    """The policy for one model: its own `deadline` ([[models]]) replaces every other cap,
+    so a slow CPU model may stay silent while it reads a long prompt."""
+    if deadline is None:
+        return policy
+    return replace(policy, attempt_deadline=deadline,
+                   stall_timeout=max(policy.stall_timeout, deadline))
 
 
 @dataclass(frozen=True)
@@ -166,7 +182,14 @@ class Result:
 
 
 class ReplyRejected(Exception):
-    """Raised by an `accept` callback: the reply arrived but does not do the job."""
+    """Raised by an `accept` callback: the reply arrived but does not do the job.
+
+    `kind` is CONTEXT_WINDOW when the reply was cut off by the model's context, so that
+    the caller can try again with a smaller request."""
+
+    def __init__(self, reason: str, kind: Kind = Kind.REJECTED) -> None:
+        super().__init__(reason)
+        self.kind = kind
 
 
 class _Stalled(Exception):
@@ -363,6 +386,7 @@ async def _request(
     policy: RetryPolicy,
     on_delta: DeltaHook | None,
     max_tokens: int | None = None,
+    schema: dict[str, Any] | None = None,
 ) -> Reply:
     llm = litellm()
     kwargs: dict[str, Any] = {
@@ -370,24 +394,40 @@ async def _request(
         "messages": messages,
         "api_key": route.key.value,
         "max_retries": 0,
+        # Parameters a provider does not take (tool_choice on o3, ...) are left out.
+        "drop_params": True,
         # litellm's timeout is per phase; ours (deadline, stall) must fire first.
         "timeout": (policy.stall_timeout if stream else policy.attempt_deadline) + 1.0,
     }
     if route.api_base:
         kwargs["api_base"] = route.api_base
+    max_tokens = fit_max_tokens(catalog, route, messages, max_tokens)
     if max_tokens is not None:
         kwargs["max_tokens"] = max_tokens
-    if tools:
+    dialect = structured_dialect(route, schema)
+    if dialect is not None and schema is not None:
+        kwargs["response_format"] = response_format(dialect, schema)
+        # With drop_params litellm answers a 422 by dropping the parameters the server named
+        # and asking again: the reply would come back unconstrained, not in another dialect.
+        kwargs["drop_params"] = False
+    elif tools:
         kwargs["tools"] = tools
         if tool_choice is not None and route.entry.supports_tool_choice:
             kwargs["tool_choice"] = tool_choice
-    if not stream:
+    if stream:
+        kwargs["stream"] = True
+        kwargs["stream_options"] = {"include_usage": True}
+    try:
         response = await llm.acompletion(**kwargs)
+    except Exception as exc:
+        if dialect is None or not refused_dialect(route, dialect, exc):
+            raise
+        # This server speaks another dialect of structured output: ask again in it.
+        return await _request(route, catalog, messages, tools=tools,
+                              tool_choice=tool_choice, stream=stream, policy=policy,
+                              on_delta=on_delta, max_tokens=max_tokens, schema=schema)
+    if not stream:
         return _to_reply(response, route, catalog)
-
-    kwargs["stream"] = True
-    kwargs["stream_options"] = {"include_usage": True}
-    response = await llm.acompletion(**kwargs)
     assembly = _Assembly()
     iterator = response.__aiter__()
     try:
@@ -481,14 +521,18 @@ async def complete(
     on_attempt: EventHook | None = None,
     walk_chain: bool = True,
     max_tokens: int | None = None,
+    chain: Chain | None = None,
+    schema: dict[str, Any] | None = None,
 ) -> Result:
-    """Ask `model` (then its chain) until one answers and `accept` takes the answer.
+    """Ask `model` (then its chain, or the `chain` given) until one answers and `accept`
+    takes the answer. With `schema`, models that support structured output are asked for
+    JSON matching it instead of calling `tools`.
 
     Never raises for provider trouble: the result says what happened. Raises
     UnknownModelError for a model id the catalog lacks, and CancelledError when cancelled.
     """
     policy = policy or RetryPolicy.from_config(catalog.config.transport)
-    chain = catalog.chain(model)
+    chain = chain or catalog.chain(model)
     if not walk_chain:  # one model only, e.g. to test a gateway's key
         chain = replace(chain, models=chain.models[:1], end="no fallback was asked for")
     attempts: list[Attempt] = []
@@ -515,18 +559,19 @@ async def complete(
         if route.key.value:
             secrets.append(route.key.value)
         tries = policy.retries + 1 if position == 0 else 1
+        model_policy = for_model(policy, entry.deadline)
         for try_index in range(tries):
             started, t0 = time.time(), time.monotonic()
             try:
-                async with asyncio.timeout(policy.attempt_deadline) as deadline:
+                async with asyncio.timeout(model_policy.attempt_deadline) as deadline:
                     try:
                         reply = await _request(route, catalog, messages, tools=tools,
                                                tool_choice=tool_choice, stream=stream,
-                                               policy=policy, on_delta=on_delta,
-                                               max_tokens=max_tokens)
+                                               policy=model_policy, on_delta=on_delta,
+                                               max_tokens=max_tokens, schema=schema)
                     except _Stalled:
                         raise _Failure(Kind.STALLED, f"the stream stalled for "
-                                       f"{policy.stall_timeout:g} s") from None
+                                       f"{model_policy.stall_timeout:g} s") from None
             except asyncio.CancelledError:
                 record(Attempt(entry.id, gateway, Outcome.CANCELLED, Kind.CANCELLED,
                                latency=time.monotonic() - t0, reason="cancelled",
@@ -535,9 +580,11 @@ async def complete(
             except Exception as exc:  # every failure becomes an Attempt
                 if isinstance(exc, TimeoutError) and deadline.expired():
                     failure = _Failure(Kind.DEADLINE, f"no complete answer within "
-                                       f"{policy.attempt_deadline:g} s")
+                                       f"{model_policy.attempt_deadline:g} s")
                 elif isinstance(exc, _Failure):
                     failure = exc
+                elif isinstance(exc, DoesNotFit):
+                    failure = _Failure(Kind.CONTEXT_WINDOW, str(exc))
                 else:
                     failure = classify(exc)
                 latency = time.monotonic() - t0
@@ -558,7 +605,7 @@ async def complete(
             try:
                 value = accept(reply) if accept is not None else reply
             except ReplyRejected as rejection:
-                record(Attempt(entry.id, gateway, Outcome.REJECTED, Kind.REJECTED, None,
+                record(Attempt(entry.id, gateway, Outcome.REJECTED, rejection.kind, None,
                                latency, reply.prompt_tokens, reply.completion_tokens,
                                reply.cost, _one_line(str(rejection)), started))
                 break

@@ -21,11 +21,14 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from catalog import Attempt, Catalog, Reply, ReplyRejected, RetryPolicy, complete
+from catalog import Attempt, Catalog, Chain, Reply, ReplyRejected, RetryPolicy, complete
+from catalog.catalog import UnknownModelError
+from catalog.chains import consolidation_plan
 from catalog.transport import Kind
 from memory.journal import Journal, Segment
 from memory.prompt import (
     SAVE_MEMORY_CHOICE,
+    SAVE_MEMORY_SCHEMA,
     SAVE_MEMORY_TOOL,
     consolidation_messages,
     transcript_lines,
@@ -39,6 +42,8 @@ from memory.store import MemoryStore, MemoryText, digest, format_entry
 RETRY_DELAYS = (60.0, 300.0, 900.0, 3600.0)
 # How many times MEMORY.md may change under a running consolidation before it gives up.
 EDIT_ROUNDS = 3
+# How many times a session is cut into smaller parts after a model ran out of context.
+MAX_SHRINK = 2
 # A non-trivial memory must keep at least this share of its text.
 TRIVIAL_MEMORY = 200
 KEEP_SHARE = 0.5
@@ -101,9 +106,21 @@ def _json_in_text(text: str) -> dict[str, Any] | None:
     return None
 
 
-def parse_save_memory(reply: Reply, current_memory: str,
-                      settings: MemorySettings) -> SavedMemory:
+def _cut_off(reply: Reply, window: int | None) -> str:
+    """Why a reply that stopped at its length limit is unusable, in the user's terms."""
+    used = reply.prompt_tokens + reply.completion_tokens
+    if window and used >= 0.9 * window:
+        return (f"{reply.model} ran out of context: {reply.prompt_tokens:,} prompt + "
+                f"{reply.completion_tokens:,} completion tokens of {window:,}")
+    return (f"{reply.model} stopped at its reply limit ({reply.completion_tokens:,} tokens) "
+            "before finishing save_memory")
+
+
+def parse_save_memory(reply: Reply, current_memory: str, settings: MemorySettings,
+                      window: int | None = None) -> SavedMemory:
     """The validated arguments of the reply's save_memory call; raises ReplyRejected."""
+    if reply.finish_reason == "length":
+        raise ReplyRejected(_cut_off(reply, window), Kind.CONTEXT_WINDOW)
     calls = [c for c in reply.tool_calls if c.name == "save_memory"]
     if calls:
         arguments = _decode_arguments(calls[0].arguments)
@@ -179,14 +196,28 @@ def chunk_transcript(blocks: list[str], budget_tokens: int,
     return chunks
 
 
-def transcript_budget(catalog: Catalog, head: str, settings: MemorySettings,
-                      memory_text: str) -> int:
-    """Tokens of transcript one request may carry on the smallest model of the chain."""
-    windows = [p.context_window for e in catalog.chain(head).models
-               if (p := catalog.pricing(e)) is not None and p.context_window]
-    window = min(windows, default=32_000)
-    reserved = _count_tokens(memory_text) * 2 + settings.memory_max_chars // 3 + 2_000
-    return max(1_000, int(window * 0.8) - reserved)
+def reply_budget(settings: MemorySettings, memory_text: str) -> int:
+    """Tokens a save_memory reply may need: the whole new memory and the history entry."""
+    memory_tokens = _count_tokens(memory_text) if memory_text else 0
+    most = (settings.memory_max_chars + settings.history_entry_max_chars) // 3
+    return min(int(memory_tokens * 1.5) + 1_000, most)
+
+
+def transcript_budget(catalog: Catalog, chain: Chain, settings: MemorySettings,
+                      memory_text: str, shrink: int = 0) -> int:
+    """Tokens of transcript one request may carry on the chain's first model, halved
+    `shrink` times after a model ran out of context."""
+    head = chain.models[0] if chain.models else None
+    pricing = catalog.pricing(head) if head is not None else None
+    window = pricing.context_window if pricing and pricing.context_window else 32_000
+    memory_tokens = _count_tokens(memory_text) if memory_text else 0
+    reserved = 500 + memory_tokens + reply_budget(settings, memory_text)
+    return max(300, int(window * 0.9) - reserved) >> shrink
+
+
+def _window(catalog: Catalog, model: str) -> int | None:
+    pricing = catalog.pricing(catalog.get(model)) if model in catalog else None
+    return pricing.context_window if pricing else None
 
 
 # --- the commit ----------------------------------------------------------------------------
@@ -292,6 +323,7 @@ async def consolidate(
     policy: RetryPolicy | None = None,
     on_attempt: Callable[[Attempt], None] | None = None,
     stream: bool = False,
+    chat_model: str | None = None,
 ) -> Consolidation:
     """Consolidate one pending segment into MEMORY.md and HISTORY.md, or leave it pending."""
     settings = store.settings
@@ -312,21 +344,28 @@ async def consolidate(
             if on_attempt is not None:
                 on_attempt(attempt)
 
-        head = settings.consolidation_model
-        if head not in catalog:
-            reason = (f"the consolidation model '{head}' is not in the catalog; fix "
-                      "[memory] consolidation_model in config.toml")
+        try:
+            plan = consolidation_plan(catalog, settings.consolidation_model or None,
+                                      chat_model)
+        except UnknownModelError:
+            reason = (f"the consolidation model '{settings.consolidation_model}' is not in "
+                      "the catalog; fix [memory] consolidation_model in config.toml")
             journal.mark_failed(segment, reason)
             return Consolidation(journal.id, segment, False, None, (), reason, 0.0)
+        chain = plan.chain
+        if not chain.models:
+            journal.mark_failed(segment, plan.fix)
+            return Consolidation(journal.id, segment, False, None, (), plan.fix, 0.0)
+        head = chain.models[0].id
         retry = _policy(catalog, settings, policy)
         blocks = transcript_lines(journal.segment_messages(segment))
-        reason = ""
-        for _ in range(EDIT_ROUNDS):
+        reason, shrink, edits = "", 0, 0
+        while edits < EDIT_ROUNDS and shrink <= MAX_SHRINK:
             base = store.read_memory()
             memory_text = base.text
             chunks = chunk_transcript(
-                blocks, transcript_budget(catalog, head, settings, memory_text))
-            entry, model = "", None
+                blocks, transcript_budget(catalog, chain, settings, memory_text, shrink))
+            entry, model, cut_off = "", None, False
             for part, chunk in enumerate(chunks, start=1):
                 messages = consolidation_messages(
                     memory_text, chunk, session_id=journal.id, budget=settings.memory_max_chars,
@@ -335,11 +374,13 @@ async def consolidate(
                 result = await complete(
                     catalog, head, messages, tools=[SAVE_MEMORY_TOOL],
                     tool_choice=SAVE_MEMORY_CHOICE, policy=retry, on_attempt=record,
-                    stream=stream,
+                    stream=stream, chain=chain, schema=SAVE_MEMORY_SCHEMA,
+                    max_tokens=reply_budget(settings, current),
                     accept=lambda reply, current=current: parse_save_memory(
-                        reply, current, settings))
+                        reply, current, settings, _window(catalog, reply.model)))
                 if not result.ok:
                     reason = result.reason
+                    cut_off = any(a.kind is Kind.CONTEXT_WINDOW for a in result.attempts)
                     break
                 saved: SavedMemory = result.value
                 entry, memory_text, model = saved.history_entry, saved.memory_update, \
@@ -353,8 +394,11 @@ async def consolidate(
                                          "", time.monotonic() - started,
                                          format_entry(when, entry))
                 reason = "MEMORY.md changed while this session was being saved"
+                edits += 1
                 continue
-            break
+            if not cut_off:
+                break
+            shrink += 1  # a model ran out of room: the same walk with smaller parts
         journal.mark_failed(segment, reason)
         return Consolidation(journal.id, segment, False, None, tuple(attempts), reason,
                              time.monotonic() - started)
@@ -382,6 +426,7 @@ async def consolidate_pending(
     policy: RetryPolicy | None = None,
     on_attempt: Callable[[Attempt], None] | None = None,
     stream: bool = False,
+    chat_model: str | None = None,
 ) -> list[Consolidation]:
     """Consolidate the pending segments of the given sessions, or of all pending ones."""
     recover(store)
@@ -396,6 +441,7 @@ async def consolidate_pending(
             if only_due and due is not None and due > now:
                 continue
             results.append(await consolidate(store, catalog, journal, segment, policy=policy,
-                                             on_attempt=on_attempt, stream=stream))
+                                             on_attempt=on_attempt, stream=stream,
+                                             chat_model=chat_model))
         store.settle(store.find_session(journal.id))
     return results

@@ -66,6 +66,21 @@ SAVE_MEMORY_TOOL: dict[str, Any] = {
 }
 SAVE_MEMORY_CHOICE = {"type": "function", "function": {"name": "save_memory"}}
 
+
+_PARAMETERS = SAVE_MEMORY_TOOL["function"]["parameters"]
+# save_memory's arguments as a JSON schema, for servers that turn one into a grammar. The
+# minimum length is part of the grammar there, so a small model cannot send an empty history
+# entry. (No maximum: llama.cpp spells one out character by character, and a grammar for
+# thousands of characters fails to load; max_tokens bounds the reply instead.)
+SAVE_MEMORY_SCHEMA: dict[str, Any] = {
+    "title": "save_memory", "type": "object", "required": _PARAMETERS["required"],
+    "additionalProperties": False,
+    "properties": {
+        "history_entry": {**_PARAMETERS["properties"]["history_entry"], "minLength": 20},
+        "memory_update": _PARAMETERS["properties"]["memory_update"],
+    },
+}
+
 CONSOLIDATION_SYSTEM = (
     "You maintain the long-term memory of a personal assistant called Kept. You receive the "
     "current MEMORY.md and the transcript of a finished conversation. Call the save_memory "

@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from catalog.config import config_path, read_toml
-from catalog.models import CONSOLIDATION_HEAD
 
 
 @dataclass(frozen=True)
 class MemorySettings:
-    consolidation_model: str = CONSOLIDATION_HEAD
+    # "" composes the chain from what can answer (catalog.chains); a model id heads it.
+    consolidation_model: str = ""
     attempt_deadline: float = 30.0  # seconds per consolidation request
     memory_max_chars: int = 16_000  # the size budget of MEMORY.md
     history_window_chars: int = 64_000  # HISTORY.md rolls older entries into history/
@@ -48,10 +48,11 @@ def parse_memory_settings(data: dict[str, Any], where: str) -> tuple[MemorySetti
                             f"{', '.join(types)}.")
             continue
         if key == "consolidation_model":
-            if isinstance(value, str) and value.strip():
+            if isinstance(value, str):
                 values[key] = value.strip()
             else:
-                problems.append(f"{where}: [memory] consolidation_model must be a model id.")
+                problems.append(f"{where}: [memory] consolidation_model must be a model id "
+                                "(or \"\" to let Kept choose).")
             continue
         low, high = LIMITS[key]
         is_int = types[key] == "int"

@@ -9,7 +9,7 @@ from datetime import datetime
 
 import pytest
 
-from catalog import CONSOLIDATION_HEAD, MODEL_CATALOG, Outcome
+from catalog import MODEL_CATALOG, Outcome
 from memory import LiveSession, MemorySettings, MemoryStore, consolidate, consolidate_pending
 from memory.consolidation import next_retry
 from memory.prompt import system_prompt
@@ -264,7 +264,7 @@ def test_a_user_who_keeps_editing_keeps_the_session_pending_not_clobbered(store,
 
 def test_a_long_session_is_consolidated_in_parts_into_one_entry(store, fake) -> None:
     small = tuple(
-        replace(e, context_window=2_000, fallback=None) if e.id == "gpt-4.1-mini" else e
+        replace(e, context_window=4_000, fallback=None) if e.id == "gpt-4.1-mini" else e
         for e in MODEL_CATALOG)
     messages = [{"role": "user" if i % 2 == 0 else "assistant",
                  "content": f"Message {i}: " + "lorem ipsum dolor sit amet " * 40}
@@ -350,6 +350,6 @@ def test_compaction_consolidates_the_older_part_and_keeps_the_journal_whole(stor
     assert rest is not None and rest.start == segment.end and rest.end == 12
 
 
-def test_consolidation_head_is_the_default_chain_head() -> None:
-    assert MemorySettings().consolidation_model == CONSOLIDATION_HEAD
+def test_the_consolidation_chain_is_composed_unless_a_model_is_chosen() -> None:
+    assert MemorySettings().consolidation_model == ""
 

@@ -87,6 +87,7 @@ class Step:
 class Text(Step):
     content: str
     chunks: int = 4
+    finish: str = "stop"  # "length": the model stopped at max_tokens or the context's end
 
 
 @dataclass(frozen=True)
@@ -135,10 +136,10 @@ class Trickle(Step):
     content: str = "x"
 
 
-def text(content: str, chunks: int = 4) -> Text:
+def text(content: str, chunks: int = 4, finish: str = "stop") -> Text:
     """A normal assistant text answer, streamed as ``chunks`` pieces (also: prose instead of a
-    tool call)."""
-    return Text(content, max(1, int(chunks)))
+    tool call). ``finish="length"`` marks it cut off, as a model that ran out of room."""
+    return Text(content, max(1, int(chunks)), finish)
 
 
 def tool_call(name: str, arguments: dict | str, content: str = "") -> ToolCall:
@@ -332,6 +333,16 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
+        """The model lists a local server answers: OpenAI's /v1/models, Ollama's /api/tags."""
+        fake = self.server.fake
+        parts = [p for p in self.path.split("?", 1)[0].split("/") if p]
+        if parts[1:] == ["v1", "models"] and not fake.ollama_only:
+            self._json(200, {"object": "list", "data": [
+                {"id": m, "object": "model", "owned_by": "fake"} for m in fake.served]})
+            return
+        if parts[1:] == ["api", "tags"]:
+            self._json(200, {"models": [{"name": m, "model": m} for m in fake.served]})
+            return
         self._json(
             404, {"error": {"message": f"no route for GET {self.path}", "type": "not_found"}}
         )
@@ -361,6 +372,7 @@ class _Handler(BaseHTTPRequestHandler):
             )
         )
         self.gateway, self.body, self.model = gateway, body, model
+        self.finish_reason = "stop"
         if fmt is None:  # e.g. a doubled /v1/v1/messages: answer like the real thing, 404
             self.fmt = "anthropic" if self.path.split("?", 1)[0].endswith("/messages") else "openai"
             self._error(404, f"Not found: POST {self.path} (fake provider)", None)
@@ -422,6 +434,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _serve(self, step: Step, stream: bool) -> None:
         if isinstance(step, Text):
+            self.finish_reason = step.finish
             self._answer(_split(step.content, step.chunks), None, stream)
         elif isinstance(step, ToolCall):
             self._answer(_split(step.content, 4) if step.content else [], step, stream)
@@ -544,7 +557,7 @@ class _Handler(BaseHTTPRequestHandler):
         rid, created = self._ids()
         content = "".join(pieces)
         message: dict[str, Any] = {"role": "assistant", "content": content or None}
-        finish = "stop"
+        finish = getattr(self, "finish_reason", "stop")
         completion_text = content
         if tool is not None:
             message["tool_calls"] = [
@@ -602,7 +615,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._wait(interval)
             self._sse(self._openai_chunk({"content": piece}))
         completion_text = "".join(pieces)
-        finish = "stop"
+        finish = getattr(self, "finish_reason", "stop")
         if tool is not None:
             call_id = f"call_{uuid.uuid4().hex[:24]}"
             self._sse(
@@ -852,6 +865,9 @@ class FakeProvider:
 
     def __init__(self) -> None:
         self.default: Step = text(DEFAULT_TEXT)
+        # What GET /<gw>/v1/models and /<gw>/api/tags list; ollama_only: no /v1/models.
+        self.served: list[str] = []
+        self.ollama_only = False
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
         self._scripts: dict[str, deque[Step]] = {}

@@ -1,0 +1,133 @@
+"""Is a local server there, which models does it have, and does one answer?
+
+The probe is plain urllib on purpose (OpenAI's GET /v1/models, Ollama's GET /api/tags): it
+must be quick and must not import litellm. Only the test message goes through litellm.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
+
+if TYPE_CHECKING:
+    from catalog.catalog import Catalog
+    from catalog.transport import RetryPolicy
+
+
+@dataclass(frozen=True)
+class ServerModel:
+    id: str
+    context_window: int | None = None  # when the server says
+
+
+@dataclass(frozen=True)
+class ServerProbe:
+    """What answered at an address: the OpenAI base URL to use and its models, or why not."""
+
+    url: str
+    base_url: str | None = None  # ends in /v1: what litellm's openai/ prefix needs
+    kind: str = ""  # "openai" or "ollama"
+    models: tuple[ServerModel, ...] = ()
+    problem: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.base_url is not None
+
+
+def _get(url: str, timeout: float) -> Any:
+    request = urllib.request.Request(url, headers={"Accept": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return json.loads(response.read(4_000_000) or b"null")
+
+
+def _why(url: str, exc: BaseException) -> str:
+    reason = getattr(exc, "reason", exc)
+    if isinstance(exc, urllib.error.HTTPError):
+        return f"{url} answered HTTP {exc.code}"
+    if isinstance(reason, ConnectionRefusedError):
+        return f"nothing is listening at {url} (connection refused)"
+    if isinstance(reason, TimeoutError) or "timed out" in str(reason):
+        return f"no answer from {url} in time"
+    return f"{url} could not be reached ({reason})"
+
+
+def _openai_models(payload: Any) -> tuple[ServerModel, ...] | None:
+    data = payload.get("data") if isinstance(payload, dict) else None
+    if not isinstance(data, list):
+        return None
+    models = []
+    for item in data:
+        if isinstance(item, dict) and isinstance(item.get("id"), str):
+            meta = item.get("meta") if isinstance(item.get("meta"), dict) else {}
+            window = meta.get("n_ctx") or meta.get("n_ctx_train")
+            models.append(ServerModel(item["id"], window if isinstance(window, int) else None))
+    return tuple(models)
+
+
+def _ollama_models(payload: Any) -> tuple[ServerModel, ...] | None:
+    data = payload.get("models") if isinstance(payload, dict) else None
+    if not isinstance(data, list):
+        return None
+    return tuple(ServerModel(item["name"]) for item in data
+                 if isinstance(item, dict) and isinstance(item.get("name"), str))
+
+
+def probe_server(url: str, timeout: float = 5.0) -> ServerProbe:
+    """Ask `url` for its models: OpenAI's GET /v1/models, then Ollama's GET /api/tags.
+
+    Accepts the address with or without /v1; never raises for network trouble."""
+    url = url.strip().rstrip("/")
+    parsed = urlparse(url)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        return ServerProbe(url, problem="the address must start with http:// or https://")
+    root = url[:-3] if url.endswith("/v1") else url
+    problems: list[str] = []
+    try:
+        models = _openai_models(_get(f"{root}/v1/models", timeout))
+        if models is not None:
+            return ServerProbe(url, f"{root}/v1", "openai", models)
+    except (OSError, ValueError) as exc:
+        problems.append(_why(f"{root}/v1/models", exc))
+        if "connection refused" in problems[-1] or "in time" in problems[-1]:
+            return ServerProbe(url, problem=problems[-1])
+    try:
+        models = _ollama_models(_get(f"{root}/api/tags", timeout))
+        if models is not None:
+            return ServerProbe(url, f"{root}/v1", "ollama", models)
+    except (OSError, ValueError) as exc:
+        problems.append(_why(f"{root}/api/tags", exc))
+    return ServerProbe(url, problem=problems[0] if problems else
+                       f"{url} answered, but not as an OpenAI-compatible or Ollama server")
+
+
+def reachable(base_url: str, timeout: float = 2.0) -> str:
+    """"" when a server answers at `base_url`, else the sentence that says why not."""
+    probe = probe_server(base_url, timeout)
+    return "" if probe.ok else probe.problem
+
+
+async def try_local_model(catalog: Catalog, base_url: str, model_id: str,
+                          window: int | None = None, policy: RetryPolicy | None = None) -> str:
+    """Send one short message to `model_id` at `base_url`: "" when it answered, else the
+    sentence that says why not. Nothing is saved either way."""
+    import asyncio
+
+    from catalog.catalog import Catalog
+    from catalog.config import CatalogConfig, local_model
+    from catalog.llm import litellm
+    from catalog.transport import complete
+
+    await asyncio.to_thread(litellm)  # the import takes seconds: not on the caller's loop
+    entry = local_model(model_id, "local", window)
+    trial = Catalog((entry,), CatalogConfig(gateway_urls={"local": base_url}), catalog.keys)
+    result = await complete(trial, model_id, [{"role": "user", "content": "Reply with: ok"}],
+                            walk_chain=False, max_tokens=8, policy=policy)
+    if result.ok:
+        return ""
+    reason = result.attempts[-1].reason if result.attempts else result.reason
+    return f"{model_id} did not answer a test message ({reason}); nothing was saved."

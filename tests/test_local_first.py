@@ -1,0 +1,186 @@
+"""Local-first: memory is saved with no cloud key, through a local OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tomllib
+from dataclasses import replace
+
+import pytest
+
+from catalog import Catalog, KeyStore, Kind, Outcome
+from catalog.config import parse_catalog_config
+from catalog.probe import probe_server
+from catalog.structured import _learned
+from memory import MemoryStore, consolidate_pending
+from tests.fakes.provider import FakeProvider, http_error, text, tool_call
+from tests.support import FAST_POLICY, pending_session, save_args
+
+
+def local_catalog(fake: FakeProvider, extra: str = "", **env: str) -> Catalog:
+    config = tomllib.loads(f"""
+[gateways.local]
+base_url = "{fake.base_url('local')}"
+
+[[models]]
+id = "smollm2"
+context_window = 4096
+{extra}
+""")
+    parsed = parse_catalog_config(config)
+    assert parsed.problems == ()
+    return Catalog(config=parsed, keys=KeyStore(environ=env))
+
+
+@pytest.fixture
+def store() -> MemoryStore:
+    return MemoryStore()
+
+
+@pytest.fixture(autouse=True)
+def forget_dialects():
+    _learned.clear()
+    yield
+    _learned.clear()
+
+
+def run(store: MemoryStore, catalog: Catalog, **kwargs):
+    return asyncio.run(consolidate_pending(store, catalog, policy=FAST_POLICY, **kwargs))
+
+
+def test_with_no_cloud_key_the_local_model_saves_memory_under_a_json_schema(
+        store, fake) -> None:
+    pending_session(store)
+    fake.set_default("smollm2", text(json.dumps(save_args())))
+    (result,) = run(store, local_catalog(fake), chat_model="smollm2")
+    assert result.saved and result.model == "smollm2"
+    assert [a.outcome for a in result.attempts] == [Outcome.OK]  # no "no key" noise
+    (request,) = fake.requests
+    body = request.body
+    assert request.gateway == "local"
+    assert "tools" not in body and "tool_choice" not in body
+    assert body["response_format"]["type"] == "json_schema"
+    schema = body["response_format"]["json_schema"]["schema"]
+    assert schema["required"] == ["history_entry", "memory_update"]
+    # Prompt and reply must fit the 4,096-token window together.
+    assert 0 < body["max_tokens"] < 4096
+    assert store.memory_path.read_text() == save_args()["memory_update"]
+
+
+def test_a_server_that_refuses_json_schema_is_asked_in_its_own_dialect(store, fake) -> None:
+    pending_session(store)
+    pending_session(store)
+    # llama-cpp-python's server: HTTP 422 for json_schema, a grammar for json_object+schema.
+    fake.script("smollm2", http_error(422, message="Input should be 'text' or 'json_object'"))
+    fake.set_default("smollm2", text(json.dumps(save_args())))
+    first, second = run(store, local_catalog(fake))
+    assert first.saved and second.saved
+    formats = [r.body["response_format"] for r in fake.requests]
+    assert [f["type"] for f in formats] == ["json_schema", "json_object", "json_object"]
+    assert formats[1]["schema"]["required"] == ["history_entry", "memory_update"]
+    assert [a.outcome for a in first.attempts] == [Outcome.OK]
+
+
+def test_structured_output_off_calls_the_tool(store, fake) -> None:
+    pending_session(store)
+    fake.set_default("smollm2", tool_call("save_memory", save_args()))
+    catalog = local_catalog(fake, 'structured_output = "off"')
+    (result,) = run(store, catalog)
+    assert result.saved
+    body = fake.requests[0].body
+    assert "response_format" not in body
+    assert body["tool_choice"]["function"]["name"] == "save_memory"
+
+
+def test_a_reply_cut_by_the_context_says_so_and_the_next_try_uses_smaller_parts(
+        store, fake) -> None:
+    messages = [{"role": "user" if i % 2 == 0 else "assistant",
+                 "content": f"Message {i}: " + "words and more words " * 30,
+                 "time": "2026-11-20T09:15:00+00:00"} for i in range(16)]
+    pending_session(store, messages)
+    fake.script("smollm2", text('{"history_entry": "The user', finish="length"))
+    fake.set_default("smollm2", text(json.dumps(save_args())))
+    (result,) = run(store, local_catalog(fake))
+    assert result.saved
+    first = result.attempts[0]
+    assert first.outcome is Outcome.REJECTED and first.kind is Kind.CONTEXT_WINDOW
+    assert first.reason.startswith("smollm2 stopped at its reply limit")
+    contents = [r.body["messages"][1]["content"] for r in fake.requests]
+    assert "part 1 of" not in contents[0]  # the whole session fitted one request at first
+    assert "part 1 of" in contents[1]  # then it was cut into smaller parts
+    assert all(f"Message {i}:" in "".join(contents[1:]) for i in range(16))
+
+
+def test_a_cut_off_reply_names_the_tokens_of_the_window(store, fake) -> None:
+    from catalog import Reply
+    from memory.consolidation import parse_save_memory
+    from memory.settings import MemorySettings
+
+    reply = Reply("smollm2", "local", '{"history_entry": "x', (), "length", 969, 3127, 0.0)
+    with pytest.raises(Exception) as caught:
+        parse_save_memory(reply, "", MemorySettings(), window=4096)
+    assert str(caught.value) == ("smollm2 ran out of context: 969 prompt + 3,127 completion "
+                                 "tokens of 4,096")
+
+
+def test_a_local_model_joins_the_end_of_a_hosted_chain(store, fake) -> None:
+    pending_session(store)
+    fake.set_default("gpt-4.1-mini", http_error(500))
+    fake.set_default("smollm2", text(json.dumps(save_args())))
+    catalog = local_catalog(fake, OPENAI_API_KEY="sk-test-0123456789")
+    catalog.gateways["openai"] = replace(catalog.gateways["openai"],
+                                         base_url=fake.base_url("openai"))
+    (result,) = run(store, catalog)
+    assert result.saved and result.model == "smollm2"
+    assert [a.model for a in result.attempts][-1] == "smollm2"
+    assert {a.model for a in result.attempts} == {"gpt-4.1-mini", "smollm2"}
+
+
+def test_no_model_that_can_answer_keeps_the_session_pending_with_the_fix(store) -> None:
+    journal = pending_session(store)
+    (result,) = run(store, Catalog(keys=KeyStore(environ={})))
+    assert not result.saved and result.attempts == ()
+    assert "No model can save memory" in result.reason and "/keys" in result.reason
+    assert store.find_session(journal.id).pending
+
+
+def test_a_slow_local_model_gets_its_own_deadline(store, fake) -> None:
+    from tests.fakes.provider import trickle
+
+    fake.set_default("smollm2", trickle(0.2, 1, json.dumps(save_args())))  # 0.2 s to answer
+    policy = replace(FAST_POLICY, attempt_deadline=0.05, stall_timeout=0.05, retries=0)
+    pending_session(store)
+    (cut,) = asyncio.run(consolidate_pending(store, local_catalog(fake), policy=policy))
+    assert not cut.saved and [a.kind for a in cut.attempts] == [Kind.DEADLINE]
+    # The model's own deadline replaces the transport's, and the memory's, for that model.
+    slow = local_catalog(fake, "deadline = 300")
+    (result,) = asyncio.run(consolidate_pending(store, slow, policy=policy))
+    assert result.saved and [a.outcome for a in result.attempts] == [Outcome.OK]
+
+
+def test_probe_lists_the_models_of_an_openai_compatible_server(fake) -> None:
+    fake.served = ["smollm2", "qwen2.5:0.5b"]
+    probe = probe_server(fake.base_url("local").removesuffix("/v1"))
+    assert probe.ok and probe.kind == "openai"
+    assert probe.base_url == fake.base_url("local")
+    assert [m.id for m in probe.models] == ["smollm2", "qwen2.5:0.5b"]
+
+
+def test_probe_finds_an_ollama_server_by_its_own_api(fake) -> None:
+    fake.served, fake.ollama_only = ["llama3.2:latest"], True
+    probe = probe_server(fake.base_url("local"))
+    assert probe.ok and probe.kind == "ollama"
+    assert [m.id for m in probe.models] == ["llama3.2:latest"]
+
+
+def test_probe_names_an_address_where_nothing_listens() -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port that was free a moment ago
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    probe = probe_server(f"http://127.0.0.1:{port}/v1")
+    assert not probe.ok
+    assert probe.problem == (f"nothing is listening at http://127.0.0.1:{port}/v1/models "
+                             "(connection refused)")
