@@ -121,6 +121,26 @@ class KeptApp(App):
         self.model = model_id
         self._save("app", "model", model_id)
 
+    async def use_local_model(self, base_url: str, model: str, window: int | None) -> str:
+        """Chat with `model` on a local server if a test message gets an answer; "" when
+        it did and the choice is saved, else the sentence that says why not."""
+        import asyncio
+
+        from app.settings import add_local_model
+        from catalog.probe import try_local_model
+
+        problem = await try_local_model(self.catalog, base_url, model, window, self.policy)
+        if problem:
+            return problem
+        try:
+            await asyncio.to_thread(add_local_model, model, base_url, self.config_path, window)
+        except (OSError, ValueError) as exc:
+            return str(exc)
+        self.catalog = load_catalog(self.config_path, self.catalog.keys)
+        self.set_model(model)
+        self.refresh_status()
+        return ""
+
     # --- commands ----------------------------------------------------------------------------
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catalog import DEFAULT_CHAT_MODEL, config_path
 from catalog.config import read_toml
 from memory.settings import MemorySettings, parse_memory_settings
 from memory.storage import atomic_write, ensure_dir
+
+if TYPE_CHECKING:
+    from catalog import Catalog
+    from catalog.chains import ChainPlan
 
 TOP_LEVEL = ("app", "gateways", "models", "transport", "memory")
 APP_KEYS = {"model": str, "theme": str}
@@ -81,7 +85,8 @@ def save_setting(table: str, key: str, value: Any, path: Path | None = None) -> 
     atomic_write(path, tomlkit.dumps(document))
 
 
-def add_local_model(model_id: str, base_url: str, path: Path | None = None) -> None:
+def add_local_model(model_id: str, base_url: str, path: Path | None = None,
+                    context_window: int | None = None) -> None:
     """Point the local gateway at a server and add one model of the user's on it."""
     import tomlkit
 
@@ -96,5 +101,22 @@ def add_local_model(model_id: str, base_url: str, path: Path | None = None) -> N
         entry = tomlkit.table()
         entry["id"] = model_id
         entry["gateway"] = "local"
+        if context_window:
+            entry["context_window"] = context_window
         models.append(entry)
     atomic_write(path, tomlkit.dumps(document))
+
+
+def consolidation_plan_of(catalog: Catalog, settings: Settings, *, check: bool
+                          ) -> tuple[ChainPlan | None, str]:
+    """The effective consolidation chain for these settings (its local servers asked
+    whether they answer when `check`), or None and the sentence that says what is wrong."""
+    from catalog import UnknownModelError
+    from catalog.chains import check_servers, consolidation_plan
+
+    chosen = settings.memory.consolidation_model or None
+    try:
+        plan = consolidation_plan(catalog, chosen, settings.app.model)
+    except UnknownModelError as exc:
+        return None, f"[memory] consolidation_model: {exc}"
+    return (check_servers(catalog, plan) if check else plan), ""

@@ -376,7 +376,11 @@ def test_onboarding_stores_a_key(memory_keyring) -> None:
     run(scenario)
 
 
-def test_onboarding_without_a_keyring_explains_env_vars_and_sets_up_a_local_server() -> None:
+def test_onboarding_without_a_keyring_explains_env_vars_and_sets_up_a_local_server(
+        fake: FakeProvider) -> None:
+    fake.served = ["llama3.2", "qwen2.5"]
+    fake.default = text("ok")
+
     async def scenario():
         app = make_app(None)
         async with app.run_test() as pilot:
@@ -385,15 +389,69 @@ def test_onboarding_without_a_keyring_explains_env_vars_and_sets_up_a_local_serv
             explanation = str(app.screen.query_one("#no-keyring").render())
             assert "No OS keyring is available" in explanation
             assert "export GROQ_API_KEY=..." in explanation
-            app.screen.query_one("#local-model").value = "llama3.2"
-            app.screen.query_one("#use-local").press()
+            # The address field has focus: the first keystroke is not lost.
+            assert app.focused is app.screen.query_one("#base-url")
+            await pilot.press(*["backspace"] * 40, *fake.base_url("local"), "enter")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            await pilot.press("down", "enter")  # the second model the server lists
+            await app.workers.wait_for_complete()
             await pilot.pause()
             assert isinstance(app.screen, ChatScreen)
-            assert app.model == "llama3.2"
+            assert app.model == "qwen2.5"
 
     run(scenario)
     text_ = config_path().read_text()
-    assert 'base_url = "http://127.0.0.1:11434/v1"' in text_ and 'id = "llama3.2"' in text_
+    assert f'base_url = "{fake.base_url("local")}"' in text_ and 'id = "qwen2.5"' in text_
+    (test,) = [r for r in fake.requests if r.gateway == "local"]
+    assert test.model == "qwen2.5" and test.body["max_tokens"] == 8
+
+
+def test_onboarding_names_a_local_address_where_nothing_listens() -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+
+    async def scenario():
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            await settle(pilot)
+            app.screen.query_one("#base-url").value = f"http://127.0.0.1:{port}/v1"
+            app.screen.query_one("#local-model").value = "llama3.2"
+            app.screen.query_one("#use-local").press()
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert isinstance(app.screen, OnboardingScreen)  # nothing accepted silently
+            said = str(app.screen.query_one("#onboarding-status").render())
+            assert said == (f"Nothing is listening at http://127.0.0.1:{port}/v1/models "
+                            "(connection refused). Start your server, or fix the address.")
+
+    run(scenario)
+    assert not config_path().exists()
+
+
+def test_onboarding_does_not_save_a_model_that_does_not_answer(fake: FakeProvider) -> None:
+    fake.served = ["llama3.2"]
+    fake.set_default("llama3.2", http_error(404, message="model 'llama3.2' not found"))
+
+    async def scenario():
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            await settle(pilot)
+            app.screen.query_one("#base-url").value = fake.base_url("local")
+            app.screen.query_one("#local-model").focus()
+            await pilot.press(*"llama3.2", "enter")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert isinstance(app.screen, OnboardingScreen)
+            said = str(app.screen.query_one("#onboarding-status").render())
+            assert said.startswith("llama3.2 did not answer a test message (not found")
+            assert said.endswith("nothing was saved.")
+
+    run(scenario)
+    assert not config_path().exists()
 
 
 def test_bad_settings_are_named_and_the_app_still_starts(fake: FakeProvider) -> None:
