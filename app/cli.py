@@ -37,27 +37,34 @@ def _cmd_models(args: argparse.Namespace) -> int:
         for entry in entries:
             chain = catalog.chain(entry.id)
             print(f"  {' → '.join(chain.ids)}  ({chain.end})")
+        from app.settings import consolidation_plan_of, load_settings
+
+        plan, problem = consolidation_plan_of(catalog, load_settings(), check=True)
+        print("\nConsolidation chain (the models that save memory, in order):")
+        for line in plan.lines() if plan else [problem]:
+            print(f"  {line}")
     if catalog.keys.keyring_problem:
         print(f"\nnote: {catalog.keys.keyring_problem}", file=sys.stderr)
     return 0
 
 
 def _memory_context():
-    """The catalog, memory settings and store, with config problems printed once."""
+    """The catalog, settings and store, with config problems printed once."""
+    from app.settings import load_settings
     from catalog import load_catalog
-    from memory import MemoryStore, load_memory_settings
+    from memory import MemoryStore
 
     catalog = load_catalog()
-    settings, problems = load_memory_settings()
-    for problem in (*catalog.problems, *problems):
+    settings = load_settings()
+    for problem in (*catalog.problems, *settings.problems):
         print(f"warning: {problem}", file=sys.stderr)
-    return catalog, MemoryStore(settings=settings)
+    return catalog, MemoryStore(settings=settings.memory), settings
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
     from memory.importer import import_transcript
 
-    _, store = _memory_context()
+    _, store, _ = _memory_context()
     try:
         journal, warnings = import_transcript(store, args.file)
     except (OSError, ValueError) as exc:
@@ -85,10 +92,10 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
 
     from memory import consolidate_pending, next_retry
 
-    catalog, store = _memory_context()
+    catalog, store, settings = _memory_context()
     try:
         results = asyncio.run(consolidate_pending(
-            store, catalog, args.ids or None,
+            store, catalog, args.ids or None, chat_model=settings.app.model,
             on_attempt=lambda a: print(f"  {describe_attempt(a)}", flush=True)))
     except LookupError as exc:
         print(f"kept consolidate: {exc}", file=sys.stderr)

@@ -149,7 +149,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     catalog = load_catalog()
     store = _store()
     print(f"config: {config_path()}" + ("" if config_path().exists() else " (not created)"))
-    for problem in (*catalog.problems, *load_settings().problems):
+    settings = load_settings()
+    for problem in (*catalog.problems, *settings.problems):
         problems += 1
         print(f"  problem: {problem}")
     for label, folder in (("data", store.root), ("sessions", store.sessions_dir),
@@ -176,6 +177,15 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(f"gateway {gateway.name}: {state}")
     if catalog.keys.keyring_problem:
         print(f"note: {catalog.keys.keyring_problem}")
+    from app.settings import consolidation_plan_of
+
+    plan, problem = consolidation_plan_of(catalog, settings, check=True)
+    print("consolidation chain:")
+    for line in plan.lines() if plan else [problem]:
+        print(f"  {line}")
+    if plan is None or not plan.can_answer:
+        problems += 1
+        print(f"  problem: {plan.fix if plan else problem}")
     pending = store.pending_sessions()
     print(f"pending sessions: {len(pending)}" + (" (`kept log` says why)" if pending else ""))
     return 1 if problems else 0

@@ -138,3 +138,53 @@ def test_doctor_reports_folders_keys_and_config(capsys, monkeypatch) -> None:
 def test_log_with_nothing_yet(capsys) -> None:
     assert main(["log"]) == 0
     assert "No consolidation has run yet." in capsys.readouterr().out
+
+
+def test_doctor_shows_the_consolidation_chain_and_fails_when_nothing_can_answer(
+        capsys, monkeypatch) -> None:
+    MemoryStore().ensure()
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "consolidation chain:\n  ✗ llama-3.3-70b-versatile — no key for Groq\n" in out
+    assert "  problem: No model can save memory: add a key with /keys" in out
+    monkeypatch.setenv("GROQ_API_KEY", "gsk-doctor")
+    assert main(["doctor"]) == 0
+    out = capsys.readouterr().out
+    assert "  ✓ llama-3.3-70b-versatile — Groq key from env\n" in out
+    assert "  ✗ gpt-4.1-mini — no key for OpenAI\n" in out
+
+
+def test_doctor_names_a_local_server_that_does_not_answer(capsys, fake) -> None:
+    import socket
+
+    from catalog import config_path
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    MemoryStore().ensure()
+    path = config_path()
+    path.parent.mkdir(parents=True)
+    path.write_text(f'[gateways.local]\nbase_url = "http://127.0.0.1:{port}/v1"\n\n'
+                    '[[models]]\nid = "llama3.2"\n\n[app]\nmodel = "llama3.2"\n')
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert (f"  ? llama3.2 — your local model; no key needed (http://127.0.0.1:{port}/v1); "
+            f"server not reachable: nothing is listening at http://127.0.0.1:{port}/v1/models "
+            "(connection refused)") in out
+    assert "problem: No model can save memory now: start your local server" in out
+    fake.served = ["llama3.2"]
+    path.write_text(path.read_text().replace(f"http://127.0.0.1:{port}/v1",
+                                             fake.base_url("local")))
+    assert main(["doctor"]) == 0
+    assert f"  ✓ llama3.2 — your local model; no key needed ({fake.base_url('local')})" in \
+        capsys.readouterr().out
+
+
+def test_models_all_shows_the_effective_consolidation_chain(capsys, monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789")
+    assert main(["models", "--all"]) == 0
+    out = capsys.readouterr().out
+    chain = out.split("Consolidation chain (the models that save memory, in order):\n")[1]
+    assert chain.splitlines()[0] == "  ✓ gpt-4.1-mini — OpenAI key from env"
+    assert "  ✗ qwen3-32b — no key for Groq" in chain

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -22,6 +22,8 @@ class LogScreen(Screen):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="log-scroll"):
+            yield Label("Consolidation chain", classes="section")
+            yield Static("Asking local servers whether they answer…", id="plan", markup=False)
             yield Label("Consolidations", classes="section")
             yield Static("", id="chains", markup=False)
             yield Label("Pending", classes="section")
@@ -32,6 +34,7 @@ class LogScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
+        self._show_plan()
         self.refresh_log()
         self.watch(self.app, "memory_status", lambda _: self.refresh_log(), init=False)
 
@@ -60,6 +63,21 @@ class LogScreen(Screen):
         for row in figures(store):
             table.add_row(row.model, str(row.attempts), f"{row.success_rate:.0%}",
                           f"{row.median_latency:.2f} s", f"${row.cost:.4f}")
+
+    @work(thread=True, exclusive=True, group="log-plan", exit_on_error=False)
+    def _show_plan(self) -> None:
+        """The effective chain; local servers are asked, so not on the screen's loop."""
+        from dataclasses import replace
+
+        from app.settings import consolidation_plan_of
+
+        settings = replace(self.app.settings,
+                           app=replace(self.app.settings.app, model=self.app.model))
+        plan, problem = consolidation_plan_of(self.app.catalog, settings, check=True)
+        lines = plan.lines() if plan else [problem]
+        if plan is not None and not plan.can_answer:
+            lines.append(plan.fix)
+        self.app.call_from_thread(self.query_one("#plan", Static).update, "\n".join(lines))
 
     @on(Button.Pressed, "#retry")
     def action_retry(self) -> None:
