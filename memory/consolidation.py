@@ -83,7 +83,7 @@ def _decode_arguments(raw: Any) -> dict[str, Any]:
     for _ in range(2):  # some models send the JSON object encoded twice
         if isinstance(value, str):
             try:
-                value = json.loads(value)
+                value = json.loads(value, strict=False)
             except ValueError:
                 raise ReplyRejected("save_memory arguments are not valid JSON") from None
     if not isinstance(value, dict):
@@ -98,7 +98,9 @@ def _json_in_text(text: str) -> dict[str, Any] | None:
     if start < 0 or end <= start:
         return None
     try:
-        value = json.loads(body[start:end + 1])
+        # strict=False: a line break left raw inside a string is the commonest slip of a
+        # small model (llama.cpp's JSON grammar allows it); the text is cleaned after.
+        value = json.loads(body[start:end + 1], strict=False)
     except ValueError:
         return None
     if isinstance(value, dict) and {"history_entry", "memory_update"} <= value.keys():

@@ -184,3 +184,14 @@ def test_probe_names_an_address_where_nothing_listens() -> None:
     assert not probe.ok
     assert probe.problem == (f"nothing is listening at http://127.0.0.1:{port}/v1/models "
                              "(connection refused)")
+
+
+def test_a_raw_line_break_inside_a_json_string_is_accepted(store, fake) -> None:
+    pending_session(store)
+    fake.set_default("smollm2", text('{"history_entry": "Ana said hello.\nShe lives in '
+                                     'Zurich.", "memory_update": "# Ana\n- Zurich\n"}'))
+    (result,) = run(store, local_catalog(fake))
+    assert result.saved, result.reason
+    assert store.memory_path.read_text() == "# Ana\n- Zurich\n"
+    (entry,) = store.history_entries()
+    assert entry.text.endswith("Ana said hello. She lives in Zurich.")
