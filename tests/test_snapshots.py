@@ -105,7 +105,15 @@ def test_search_screen(snap_compare, fake: FakeProvider, theme: str) -> None:
 @pytest.mark.parametrize("theme", THEMES)
 def test_log_screen(snap_compare, fake: FakeProvider, theme: str) -> None:
     seed_memory()
-    assert snap_compare(app_for(fake, theme), press=[*"/log", "enter"], terminal_size=SIZE)
+
+    async def before(pilot) -> None:
+        while not isinstance(pilot.app.focused, Composer):  # keys before focus are lost
+            await pilot.pause()
+        await pilot.press(*"/log", "enter")
+        await pilot.app.workers.wait_for_complete()  # the consolidation chain is shown
+        await pilot.pause()
+
+    assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=SIZE)
 
 
 @pytest.mark.parametrize("theme", THEMES)

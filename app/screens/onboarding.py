@@ -48,9 +48,11 @@ class OnboardingScreen(Dialog[None]):
                          markup=False)
             yield Label("An API key", classes="dialog-title section-title")
             if problem:
-                env = "\n".join(f"  export {g.env_var}=..." for g in gateways if g.env_var)
-                yield Static(f"{problem}\nSet one of these in your shell and restart Kept:\n"
-                             f"{env}", id="no-keyring", markup=False)
+                others = ", ".join(g.env_var for g in gateways if g.env_var and
+                                   g.name != "groq")
+                yield Static(f"{problem}\nSet one in your shell and restart Kept, e.g. "
+                             f"export GROQ_API_KEY=... (or {others}).",
+                             id="no-keyring", markup=False)
             else:
                 yield Select([(g.label, g.name) for g in gateways], value="groq",
                              allow_blank=False, id="gateway")
