@@ -60,13 +60,20 @@ def _openai_models(payload: Any) -> tuple[ServerModel, ...] | None:
     data = payload.get("data") if isinstance(payload, dict) else None
     if not isinstance(data, list):
         return None
-    models = []
-    for item in data:
-        if isinstance(item, dict) and isinstance(item.get("id"), str):
-            meta = item.get("meta") if isinstance(item.get("meta"), dict) else {}
-            window = meta.get("n_ctx") or meta.get("n_ctx_train")
-            models.append(ServerModel(item["id"], window if isinstance(window, int) else None))
-    return tuple(models)
+    return tuple(ServerModel(item["id"]) for item in data
+                 if isinstance(item, dict) and isinstance(item.get("id"), str))
+
+
+def _llama_server_window(root: str, timeout: float) -> int | None:
+    """The context llama.cpp's llama-server was started with (its GET /props), if it is one:
+    what a request must fit, which the model's training context may exceed."""
+    try:
+        props = _get(f"{root}/props", timeout)
+    except (OSError, ValueError):
+        return None
+    settings = props.get("default_generation_settings") if isinstance(props, dict) else None
+    window = settings.get("n_ctx") if isinstance(settings, dict) else None
+    return window if isinstance(window, int) and window > 0 else None
 
 
 def _ollama_models(payload: Any) -> tuple[ServerModel, ...] | None:
@@ -90,6 +97,9 @@ def probe_server(url: str, timeout: float = 5.0) -> ServerProbe:
     try:
         models = _openai_models(_get(f"{root}/v1/models", timeout))
         if models is not None:
+            window = _llama_server_window(root, timeout)
+            if window:
+                models = tuple(ServerModel(m.id, window) for m in models)
             return ServerProbe(url, f"{root}/v1", "openai", models)
     except (OSError, ValueError) as exc:
         problems.append(_why(f"{root}/v1/models", exc))

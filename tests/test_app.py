@@ -378,7 +378,7 @@ def test_onboarding_stores_a_key(memory_keyring) -> None:
 
 def test_onboarding_without_a_keyring_explains_env_vars_and_sets_up_a_local_server(
         fake: FakeProvider) -> None:
-    fake.served = ["llama3.2", "qwen2.5"]
+    fake.served, fake.n_ctx = ["llama3.2", "qwen2.5"], 4096
     fake.default = text("ok")
 
     async def scenario():
@@ -403,6 +403,7 @@ def test_onboarding_without_a_keyring_explains_env_vars_and_sets_up_a_local_serv
     run(scenario)
     text_ = config_path().read_text()
     assert f'base_url = "{fake.base_url("local")}"' in text_ and 'id = "qwen2.5"' in text_
+    assert "context_window = 4096" in text_  # what the server reports it was started with
     (test,) = [r for r in fake.requests if r.gateway == "local"]
     assert test.model == "qwen2.5" and test.body["max_tokens"] == 8
 

@@ -167,6 +167,12 @@ def test_probe_lists_the_models_of_an_openai_compatible_server(fake) -> None:
     assert [m.id for m in probe.models] == ["smollm2", "qwen2.5:0.5b"]
 
 
+def test_probe_reads_the_context_llama_server_was_started_with(fake) -> None:
+    fake.served, fake.n_ctx = ["smollm2"], 4096
+    probe = probe_server(fake.base_url("local"))
+    assert [(m.id, m.context_window) for m in probe.models] == [("smollm2", 4096)]
+
+
 def test_probe_finds_an_ollama_server_by_its_own_api(fake) -> None:
     fake.served, fake.ollama_only = ["llama3.2:latest"], True
     probe = probe_server(fake.base_url("local"))

@@ -340,6 +340,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, {"object": "list", "data": [
                 {"id": m, "object": "model", "owned_by": "fake"} for m in fake.served]})
             return
+        if parts[1:] == ["props"] and fake.n_ctx:  # llama.cpp's llama-server
+            self._json(200, {"default_generation_settings": {"n_ctx": fake.n_ctx}})
+            return
         if parts[1:] == ["api", "tags"]:
             self._json(200, {"models": [{"name": m, "model": m} for m in fake.served]})
             return
@@ -868,6 +871,7 @@ class FakeProvider:
         # What GET /<gw>/v1/models and /<gw>/api/tags list; ollama_only: no /v1/models.
         self.served: list[str] = []
         self.ollama_only = False
+        self.n_ctx: int | None = None  # set: GET /<gw>/props answers like llama-server
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
         self._scripts: dict[str, deque[Step]] = {}
