@@ -47,8 +47,14 @@ def outgoing(trace: Path) -> list[str]:
 def walk(terminal: Terminal, url: str, expect_reply: str | None, patience: float) -> None:
     """Onboarding → local server → pick the model → chat → /new → memory saved."""
     terminal.wait_until(lambda s: "Or a local server" in s, "the welcome screen")
-    terminal.keys("C-e", "C-u")  # the address field has focus: clear its default
-    terminal.type(url)
+    for _ in range(5):  # keys sent the instant the dialog is drawn may precede its focus
+        terminal.keys("C-e", "C-u")  # the address field has focus: clear its default
+        terminal.type(url)
+        try:
+            terminal.wait_until(lambda s: url in s, "the address typed", timeout=10)
+            break
+        except AssertionError:
+            continue
     terminal.keys("Enter")
     terminal.wait_until(lambda s: "pick one with the arrows" in s, "the server's models")
     terminal.keys("Enter")
