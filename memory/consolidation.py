@@ -30,6 +30,7 @@ from memory.prompt import (
     consolidation_messages,
     transcript_lines,
 )
+from memory.redact import redact
 from memory.sanitize import clean_text
 from memory.settings import MemorySettings
 from memory.storage import atomic_write, locked, read_text
@@ -319,7 +320,8 @@ async def consolidate(
             journal.mark_failed(segment, reason)
             return Consolidation(journal.id, segment, False, None, (), reason, 0.0)
         retry = _policy(catalog, settings, policy)
-        blocks = transcript_lines(journal.segment_messages(segment))
+        # Credentials said in the chat never leave for a model (the journal keeps them).
+        blocks = [redact(b) for b in transcript_lines(journal.segment_messages(segment))]
         reason = ""
         for _ in range(EDIT_ROUNDS):
             base = store.read_memory()
