@@ -17,6 +17,8 @@ class SlashCommand:
 SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("/new", "New session", "Start a new session; the finished one is saved to "
                  "memory in the background", "new_session"),
+    SlashCommand("/private", "Private session", "Start a session that is never saved to "
+                 "memory; its journal is deleted when it ends", "private_session"),
     SlashCommand("/model", "Choose model", "Pick the model you chat with", "pick_model"),
     SlashCommand("/keys", "API keys", "Set, replace, delete or test a gateway's key",
                  "keys"),

@@ -131,19 +131,30 @@ class KeptApp(App):
         yield SystemCommand("Retry pending memory", "Save pending sessions now",
                             self.jobs.retry_now)
 
-    def new_session(self) -> None:
-        """Close this session (it is saved in the background) and start a fresh one."""
+    def new_session(self, *, private: bool = False) -> None:
+        """Close this session (it is saved in the background, or deleted if private) and
+        start a fresh one, off the record if `private`."""
         old = self.session
         segment = old.close()
-        self.session = LiveSession.start(self.store, self.model)
+        self.session = LiveSession.start(self.store, self.model, private=private)
         if segment is not None:
             self.jobs.save(old.journal, segment)
+
+    def on_unmount(self) -> None:
+        if self.session.private:  # a private session ends with the app
+            self.session.close()
 
     async def action_new_session(self) -> None:
         from app.screens.chat import ChatScreen
 
         if isinstance(self.screen, ChatScreen):
             await self.screen.action_new_session()
+
+    async def action_private_session(self) -> None:
+        from app.screens.chat import ChatScreen
+
+        if isinstance(self.screen, ChatScreen):
+            await self.screen.action_new_session(private=True)
 
     def action_pick_model(self) -> None:
         from app.screens.model_picker import ModelPicker

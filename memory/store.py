@@ -303,9 +303,16 @@ class MemoryStore:
 
     # --- sessions --------------------------------------------------------------------------
 
-    def new_session(self, model: str | None = None) -> Journal:
+    def new_session(self, model: str | None = None, *, private: bool = False) -> Journal:
         self.ensure()
-        return journals.create(self.sessions_dir, model)
+        return journals.create(self.sessions_dir, model, private=private)
+
+    def discard(self, journal: Journal) -> None:
+        """Delete a private session's journal: off the record, nothing of it is kept."""
+        if not journal.private:
+            raise ValueError(f"session {journal.id} is not private; Kept never deletes it")
+        journal.path.unlink(missing_ok=True)
+        fsync_dir(journal.path.parent)
 
     def open_sessions(self) -> list[Journal]:
         """Active and pending sessions, oldest first."""
@@ -320,7 +327,7 @@ class MemoryStore:
         return found
 
     def pending_sessions(self) -> list[Journal]:
-        return [j for j in self.open_sessions() if j.pending]
+        return [j for j in self.open_sessions() if j.pending and not j.private]
 
     def find_session(self, session_id: str) -> Journal:
         # sessions/ before done/: a journal only ever moves from the first to the second,
