@@ -162,8 +162,10 @@ def build_parser() -> argparse.ArgumentParser:
         func=_cmd_memory)
 
     from app.cli_inspect import register
+    from app.cli_trust import register as register_trust
 
     register(sub, mem_sub)
+    register_trust(mem_sub)
     return parser
 
 

@@ -207,8 +207,9 @@ def _apply(store: MemoryStore, intent: dict[str, Any]) -> None:
         store.write_memory(new_text)
         current = store.read_memory()
     if current.digest == new_digest and store.latest_version_digest() != new_digest:
-        store.save_version(current.raw, "consolidation", time=intent["time"],
-                           session=intent["session"], model=intent["model"])
+        store.save_version(current.raw, intent.get("source", "consolidation"),
+                           time=intent["time"], session=intent["session"],
+                           model=intent["model"], entry=intent["history_entry"])
     if not store.has_history_entry(intent["history_entry"]):
         store.append_history(intent["history_entry"])
     segment = Segment(intent["start"], intent["end"])
