@@ -102,6 +102,10 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
         return 0
     pending = 0
     for result in results:
+        if result.proposed:
+            print(f"Session {result.session}: a memory change is proposed and waits for your "
+                  "review (`kept memory review`).")
+            continue
         if result.saved:
             by = f" by {result.model}" if result.model else ""
             print(f"Session {result.session}: saved{by} ({result.elapsed:.1f} s, "

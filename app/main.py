@@ -16,6 +16,7 @@ from textual.screen import Screen
 
 from app.background import MemoryJobs
 from app.commands import SLASH_COMMANDS
+from app.review import MemoryReview
 from app.settings import DEFAULT_THEME, Settings, load_settings, save_setting
 from catalog import Catalog, RetryPolicy, UnknownModelError, load_catalog
 from memory import LiveSession, MemoryStore
@@ -35,6 +36,7 @@ class KeptApp(App):
         Binding("ctrl+n", "new_session", "New session"),
         Binding("ctrl+o", "pick_model", "Model"),
         Binding("f1", "help", "Help"),
+        Binding("ctrl+r", "review_memory", "Review memory change"),
     ]
 
     memory_status: reactive[str] = reactive("Memory saved")
@@ -65,6 +67,7 @@ class KeptApp(App):
             self.model = type(self.settings.app)().model
         self.session = LiveSession.resume_or_start(self.store, self.model)
         self.jobs = MemoryJobs(self)
+        self.review = MemoryReview(self)
         self.ready_at: float | None = None
 
     def on_mount(self) -> None:
@@ -130,6 +133,9 @@ class KeptApp(App):
                                         if command.takes_argument else command.action))
         yield SystemCommand("Retry pending memory", "Save pending sessions now",
                             self.jobs.retry_now)
+        yield SystemCommand("Review memory change", "See the last change to MEMORY.md (and "
+                            "undo it), or decide on a proposed one (Ctrl+R)",
+                            self.action_review_memory)
 
     def new_session(self, *, private: bool = False) -> None:
         """Close this session (it is saved in the background, or deleted if private) and
@@ -185,6 +191,14 @@ class KeptApp(App):
         from app.screens.log import LogScreen
 
         self.push_screen(LogScreen())
+
+    def action_review_memory(self) -> None:
+        self.run_worker(self.review.open(), group="review", exclusive=True,
+                        exit_on_error=False)
+
+    def action_tidy(self) -> None:
+        self.run_worker(self.review.tidy(), group="review", exclusive=True,
+                        exit_on_error=False)
 
     def action_help(self) -> None:
         from app.screens.help import HelpScreen

@@ -32,7 +32,7 @@ from memory.prompt import (
 )
 from memory.redact import redact
 from memory.sanitize import clean_text
-from memory.settings import MemorySettings
+from memory.settings import MemorySettings, Review
 from memory.storage import atomic_write, locked, read_text
 from memory.store import MemoryStore, MemoryText, digest, format_entry
 
@@ -43,6 +43,7 @@ EDIT_ROUNDS = 3
 # A non-trivial memory must keep at least this share of its text.
 TRIVIAL_MEMORY = 200
 KEEP_SHARE = 0.5
+AWAITING_REVIEW = "awaiting your review"
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ class Consolidation:
     reason: str
     elapsed: float
     history_entry: str = ""
+    proposed: bool = False  # held for the user's review (review = "before")
 
     @property
     def cost(self) -> float:
@@ -221,7 +223,8 @@ def _apply(store: MemoryStore, intent: dict[str, Any]) -> None:
 
 
 def commit(store: MemoryStore, journal: Journal, segment: Segment, saved: SavedMemory,
-           base: MemoryText, model: str, when: datetime) -> bool:
+           base: MemoryText, model: str, when: datetime, *,
+           source: str = "consolidation") -> bool:
     """Write the result. False, with nothing written, when MEMORY.md changed since `base`
     was read: the user's edit is never overwritten."""
     with store.lock():
@@ -234,6 +237,8 @@ def commit(store: MemoryStore, journal: Journal, segment: Segment, saved: SavedM
             "previous_digest": base.digest, "memory_update": saved.memory_update,
             "history_entry": format_entry(when, saved.history_entry),
         }
+        if source != "consolidation":
+            intent["source"] = source
         atomic_write(store.commit_path, json.dumps(intent, ensure_ascii=False))
         _apply(store, intent)
     return True
@@ -307,6 +312,11 @@ async def consolidate(
         journal = store.find_session(journal.id)  # what is on disk now
         if segment not in journal.pending:
             return Consolidation(journal.id, segment, True, None, (), "already saved", 0.0)
+        from memory.review import proposal_for, propose
+
+        if proposal_for(store, journal.id, segment) is not None:
+            return Consolidation(journal.id, segment, False, None, (), AWAITING_REVIEW, 0.0,
+                                 proposed=True)
 
         def record(attempt: Attempt) -> None:
             attempts.append(attempt)
@@ -350,6 +360,12 @@ async def consolidate(
             else:
                 saved = SavedMemory(entry, memory_text)
                 when = _segment_time(journal, segment)
+                if settings.review == Review.BEFORE:
+                    await asyncio.to_thread(propose, store, journal.id, segment, entry,
+                                            memory_text, base, model or head, when)
+                    return Consolidation(journal.id, segment, False, model, tuple(attempts),
+                                         AWAITING_REVIEW, time.monotonic() - started,
+                                         format_entry(when, entry), proposed=True)
                 if await asyncio.to_thread(commit, store, journal, segment, saved, base,
                                            model or head, when):
                     return Consolidation(journal.id, segment, True, model, tuple(attempts),
@@ -387,6 +403,8 @@ async def consolidate_pending(
     stream: bool = False,
 ) -> list[Consolidation]:
     """Consolidate the pending segments of the given sessions, or of all pending ones."""
+    from memory.review import proposal_for
+
     recover(store)
     for journal in store.open_sessions():
         store.settle(journal)  # closed with nothing left to save
@@ -395,6 +413,8 @@ async def consolidate_pending(
     results = []
     for journal in journals:
         for segment in list(journal.pending):
+            if proposal_for(store, journal.id, segment) is not None:
+                continue  # it waits for the user's decision, not for a model
             due = next_retry(journal, segment)
             if only_due and due is not None and due > now:
                 continue

@@ -133,9 +133,13 @@ class Journal:
                      "reason": reason, "time": failure.time})
         self.failures.setdefault(segment, []).append(failure)
 
-    def mark_consolidated(self, segment: Segment, model: str) -> None:
-        self._write({"mark": "consolidated", "start": segment.start, "end": segment.end,
-                     "model": model, "time": now_iso()})
+    def mark_consolidated(self, segment: Segment, model: str, *,
+                          rejected: bool = False) -> None:
+        record: dict[str, Any] = {"mark": "consolidated", "start": segment.start,
+                                  "end": segment.end, "model": model, "time": now_iso()}
+        if rejected:  # the user reviewed the change and kept none of it
+            record["rejected"] = True
+        self._write(record)
         self.record_consolidated(segment)
 
     def record_consolidated(self, segment: Segment) -> None:

@@ -121,3 +121,42 @@ def history_entry_for(store: MemoryStore, session: str) -> HistoryEntry | None:
         when = when if when.tzinfo else when.replace(tzinfo=UTC)
         stamps.add(when.astimezone().strftime("%Y-%m-%d %H:%M"))
     return next((e for e in reversed(entries) if e.stamp in stamps), None)
+
+
+def explain(store: MemoryStore, line: BlameLine, *, excerpt: int = 400) -> str:
+    """Who wrote `line`, the history entry of that session, and the messages the line most
+    likely came from, as text for a person to read."""
+    head = f"Line {line.number}: {line.text}"
+    version = line.version
+    if version is None:
+        return f"{head}\n\nWritten by you since the last version (edited by you)."
+    when = version.time[:16].replace("T", " ")
+    if not version.session:
+        by = f" by {version.model}" if version.model else ""
+        return f"{head}\n\nWritten by version {version.number} on {when}: {version.source}{by}."
+    parts = [head, f"Written by version {version.number} on {when}: session "
+             f"{version.session}, model {version.model} ({version.source})."]
+    entry = history_entry_for(store, version.session)
+    parts.append(f"History entry:\n{entry.text}" if entry else
+                 "History entry: not found in HISTORY.md or its archives.")
+    try:
+        journal = store.find_session(version.session)
+    except LookupError:
+        parts.append("The session's journal is no longer on disk.")
+        return "\n\n".join(parts)
+    found = likely_messages(journal.messages, line.text)
+    if not found:
+        parts.append(f"No message of session {version.session} shares a telling word with "
+                     "this line (matching is by text, best effort).")
+        return "\n\n".join(parts)
+    shown = []
+    for index in sorted(found):
+        message = journal.messages[index]
+        content = " ".join(str(message.get("content") or "").split())
+        if len(content) > excerpt:
+            content = content[:excerpt] + "…"
+        shown.append(f"▶ message {index + 1} ({message.get('role')}, "
+                     f"{str(message.get('time', ''))[:16].replace('T', ' ')}): {content}")
+    parts.append("Most likely from (best effort, by the words they share):\n"
+                 + "\n".join(shown))
+    return "\n\n".join(parts)

@@ -206,10 +206,12 @@ class MemoryStore:
         if current.raw and self.latest_version_digest() != current.digest:
             self.save_version(current.raw, "edited by you", time=now)
 
-    def save_edit(self, text: str, base_digest: str) -> MemoryText | None:
-        """Save the user's edit of MEMORY.md, made from the text whose digest is
-        `base_digest`. Returns None when saved, or the text now on disk when it changed
-        meanwhile (nothing is written then: the caller lets the user choose)."""
+    def save_edit(self, text: str, base_digest: str, *, source: str = "edited by you",
+                  model: str | None = None) -> MemoryText | None:
+        """Save the user's edit of MEMORY.md (or a tidy they accepted), made from the text
+        whose digest is `base_digest`. Returns None when saved, or the text now on disk
+        when it changed meanwhile (nothing is written then: the caller lets the user
+        choose)."""
         from datetime import UTC, datetime
 
         now = datetime.now(UTC).isoformat(timespec="seconds")
@@ -220,7 +222,7 @@ class MemoryStore:
                 return current
             self.keep_unversioned(current, now)
             self.write_memory(text)
-            self.save_version(text.encode("utf-8"), "edited by you", time=now)
+            self.save_version(text.encode("utf-8"), source, time=now, model=model)
         return None
 
     def restore(self, number: int, source: str | None = None) -> int:
