@@ -36,7 +36,7 @@ class KeptApp(App):
         Binding("ctrl+n", "new_session", "New session"),
         Binding("ctrl+o", "pick_model", "Model"),
         Binding("f1", "help", "Help"),
-        Binding("ctrl+r", "review_memory", "Review memory change"),
+        Binding("ctrl+r", "review_memory", "Review memory change", show=False),
     ]
 
     memory_status: reactive[str] = reactive("Memory saved")

@@ -133,6 +133,8 @@ def test_review_commands_list_accept_and_reject(configured, capsys) -> None:
     configured.default = tool_call("save_memory", save_args(memory=NEW))
     assert main(["consolidate", first.id]) == 0
     assert "a memory change is proposed and waits for your review" in capsys.readouterr().out
+    assert main(["log"]) == 0
+    assert f"{first.id} [0-5] 5 messages, awaiting your review" in capsys.readouterr().out
     assert main(["memory", "review"]) == 0
     out = capsys.readouterr().out
     assert f"Session {first.id} [0-5] by llama-3.3-70b-versatile: +1 −0 lines" in out
