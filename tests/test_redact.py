@@ -47,6 +47,7 @@ SECRETS = {
                                      chars(24))),
     "Slack user": "xoxp-" + "-".join((chars(11, string.digits), chars(12, string.digits),
                                       chars(32, "0123456789abcdef"))),
+    "Google": "AIza" + chars(35, ALNUM + "_-"),
     "AWS access key id": "AKIA" + chars(16, string.ascii_uppercase + string.digits),
     "JWT": JWT,
     "PEM private key": PEM,
