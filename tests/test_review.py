@@ -69,6 +69,16 @@ def test_accepting_commits_it_as_a_consolidation(proposed) -> None:
     assert proposals(store) == []
 
 
+def test_a_crash_after_accepting_leaves_no_proposal_behind(proposed) -> None:
+    store, journal = proposed
+    (waiting,) = proposals(store)
+    kept = waiting.path.read_bytes()
+    accept(store, waiting)
+    waiting.path.write_bytes(kept)  # as if Kept died before deleting it
+    assert proposals(store) == [] and not waiting.path.exists()
+    assert store.memory_path.read_text() == NEW and len(store.history_entries()) == 1
+
+
 def test_accepting_an_edit_saves_the_edit(proposed) -> None:
     store, _ = proposed
     (waiting,) = proposals(store)
