@@ -70,7 +70,7 @@ def test_accepting_commits_it_as_a_consolidation(proposed) -> None:
 
 
 def test_a_crash_after_accepting_leaves_no_proposal_behind(proposed) -> None:
-    store, journal = proposed
+    store, _ = proposed
     (waiting,) = proposals(store)
     kept = waiting.path.read_bytes()
     accept(store, waiting)
