@@ -42,6 +42,9 @@ def test_a_saved_change_is_announced_shown_and_undone(fake: FakeProvider) -> Non
     async def scenario():
         app = make_app(fake)
         async with app.run_test(size=(130, 40)) as pilot:
+            await pilot.press("ctrl+r")
+            await until(pilot, lambda: "No memory change to review yet." in notices(app),
+                        "the answer to Ctrl+R")
             await send(pilot, "I'm Ana")
             await pilot.press(*"/new", "enter")
             await settle(pilot)
