@@ -100,9 +100,13 @@ class MemoryJobs:
         self.refresh_status()
 
     def _report(self, result: Consolidation) -> None:
-        if result.saved and result.model:
+        if result.proposed:
+            if result.model:  # newly proposed, not one already waiting
+                self.app.review.proposed(result)
+        elif result.saved and result.model:
             self.last_saved = (f"Memory saved ({result.model}, {result.elapsed:.1f} s, "
                                f"${result.cost:.4f})")
+            self.app.review.saved(result)
         elif not result.saved:
             self.last_saved = "Memory not saved yet — will retry"
             self.app.notify(f"Memory not saved yet — will retry. {result.reason}",
@@ -113,8 +117,14 @@ class MemoryJobs:
         if self.running:
             self.app.memory_status = "Saving memory…"
             return
-        pending = sum(len(j.pending) for j in self.app.store.pending_sessions())
-        if self.last_saved.startswith("Memory not saved") and pending:
+        from memory.review import proposals
+
+        waiting = len(proposals(self.app.store))
+        pending = sum(len(j.pending) for j in self.app.store.pending_sessions()) - waiting
+        if waiting:
+            self.app.memory_status = f"{waiting} memory change{'s' if waiting > 1 else ''} " \
+                "to review (Ctrl+R)"
+        elif self.last_saved.startswith("Memory not saved") and pending:
             self.app.memory_status = f"{self.last_saved} ({pending} pending)"
         elif pending:
             self.app.memory_status = f"{pending} pending"

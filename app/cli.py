@@ -109,6 +109,10 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
         return 0
     pending = 0
     for result in results:
+        if result.proposed:
+            print(f"Session {result.session}: a memory change is proposed and waits for your "
+                  "review (`kept memory review`).")
+            continue
         if result.saved:
             by = f" by {result.model}" if result.model else ""
             print(f"Session {result.session}: saved{by} ({result.elapsed:.1f} s, "
@@ -169,8 +173,10 @@ def build_parser() -> argparse.ArgumentParser:
         func=_cmd_memory)
 
     from app.cli_inspect import register
+    from app.cli_trust import register as register_trust
 
     register(sub, mem_sub)
+    register_trust(mem_sub)
     return parser
 
 

@@ -104,6 +104,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
 def cmd_log(args: argparse.Namespace) -> int:
     from memory import next_retry
     from memory.log import figures, sessions
+    from memory.review import proposal_for
 
     store = _store()
     logs = sessions(store)
@@ -118,6 +119,8 @@ def cmd_log(args: argparse.Namespace) -> int:
         for journal, segment in pending:
             due = next_retry(journal, segment)
             when = f"next retry after {due.astimezone():%Y-%m-%d %H:%M}" if due else "due now"
+            if proposal_for(store, journal.id, segment) is not None:
+                when = "awaiting your review (`kept memory review`)"
             failures = journal.failures.get(segment, [])
             last = f"; last failure: {failures[-1].reason}" if failures else ""
             print(f"  {journal.id} [{segment}] {len(journal.segment_messages(segment))} "

@@ -16,6 +16,7 @@ from textual.screen import Screen
 
 from app.background import MemoryJobs
 from app.commands import SLASH_COMMANDS
+from app.review import MemoryReview
 from app.settings import DEFAULT_THEME, Settings, load_settings, save_setting
 from catalog import Catalog, RetryPolicy, UnknownModelError, load_catalog
 from memory import LiveSession, MemoryStore
@@ -35,6 +36,7 @@ class KeptApp(App):
         Binding("ctrl+n", "new_session", "New session"),
         Binding("ctrl+o", "pick_model", "Model"),
         Binding("f1", "help", "Help"),
+        Binding("ctrl+r", "review_memory", "Review memory change", show=False),
     ]
 
     memory_status: reactive[str] = reactive("Memory saved")
@@ -65,6 +67,7 @@ class KeptApp(App):
             self.model = type(self.settings.app)().model
         self.session = LiveSession.resume_or_start(self.store, self.model)
         self.jobs = MemoryJobs(self)
+        self.review = MemoryReview(self)
         self.ready_at: float | None = None
 
     def on_mount(self) -> None:
@@ -150,20 +153,34 @@ class KeptApp(App):
                                         if command.takes_argument else command.action))
         yield SystemCommand("Retry pending memory", "Save pending sessions now",
                             self.jobs.retry_now)
+        yield SystemCommand("Review memory change", "See the last change to MEMORY.md (and "
+                            "undo it), or decide on a proposed one (Ctrl+R)",
+                            self.action_review_memory)
 
-    def new_session(self) -> None:
-        """Close this session (it is saved in the background) and start a fresh one."""
+    def new_session(self, *, private: bool = False) -> None:
+        """Close this session (it is saved in the background, or deleted if private) and
+        start a fresh one, off the record if `private`."""
         old = self.session
         segment = old.close()
-        self.session = LiveSession.start(self.store, self.model)
+        self.session = LiveSession.start(self.store, self.model, private=private)
         if segment is not None:
             self.jobs.save(old.journal, segment)
+
+    def on_unmount(self) -> None:
+        if self.session.private:  # a private session ends with the app
+            self.session.close()
 
     async def action_new_session(self) -> None:
         from app.screens.chat import ChatScreen
 
         if isinstance(self.screen, ChatScreen):
             await self.screen.action_new_session()
+
+    async def action_private_session(self) -> None:
+        from app.screens.chat import ChatScreen
+
+        if isinstance(self.screen, ChatScreen):
+            await self.screen.action_new_session(private=True)
 
     def action_pick_model(self) -> None:
         from app.screens.model_picker import ModelPicker
@@ -194,6 +211,14 @@ class KeptApp(App):
         from app.screens.log import LogScreen
 
         self.push_screen(LogScreen())
+
+    def action_review_memory(self) -> None:
+        self.run_worker(self.review.open(), group="review", exclusive=True,
+                        exit_on_error=False)
+
+    def action_tidy(self) -> None:
+        self.run_worker(self.review.tidy(), group="review", exclusive=True,
+                        exit_on_error=False)
 
     def action_help(self) -> None:
         from app.screens.help import HelpScreen

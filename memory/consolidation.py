@@ -33,8 +33,9 @@ from memory.prompt import (
     consolidation_messages,
     transcript_lines,
 )
+from memory.redact import redact
 from memory.sanitize import clean_text
-from memory.settings import MemorySettings
+from memory.settings import MemorySettings, Review
 from memory.storage import atomic_write, locked, read_text
 from memory.store import MemoryStore, MemoryText, digest, format_entry
 
@@ -47,6 +48,7 @@ MAX_SHRINK = 2
 # A non-trivial memory must keep at least this share of its text.
 TRIVIAL_MEMORY = 200
 KEEP_SHARE = 0.5
+AWAITING_REVIEW = "awaiting your review"
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,7 @@ class Consolidation:
     reason: str
     elapsed: float
     history_entry: str = ""
+    proposed: bool = False  # held for the user's review (review = "before")
 
     @property
     def cost(self) -> float:
@@ -239,8 +242,9 @@ def _apply(store: MemoryStore, intent: dict[str, Any]) -> None:
         store.write_memory(new_text)
         current = store.read_memory()
     if current.digest == new_digest and store.latest_version_digest() != new_digest:
-        store.save_version(current.raw, "consolidation", time=intent["time"],
-                           session=intent["session"], model=intent["model"])
+        store.save_version(current.raw, intent.get("source", "consolidation"),
+                           time=intent["time"], session=intent["session"],
+                           model=intent["model"], entry=intent["history_entry"])
     if not store.has_history_entry(intent["history_entry"]):
         store.append_history(intent["history_entry"])
     segment = Segment(intent["start"], intent["end"])
@@ -252,7 +256,8 @@ def _apply(store: MemoryStore, intent: dict[str, Any]) -> None:
 
 
 def commit(store: MemoryStore, journal: Journal, segment: Segment, saved: SavedMemory,
-           base: MemoryText, model: str, when: datetime) -> bool:
+           base: MemoryText, model: str, when: datetime, *,
+           source: str = "consolidation") -> bool:
     """Write the result. False, with nothing written, when MEMORY.md changed since `base`
     was read: the user's edit is never overwritten."""
     with store.lock():
@@ -265,6 +270,8 @@ def commit(store: MemoryStore, journal: Journal, segment: Segment, saved: SavedM
             "previous_digest": base.digest, "memory_update": saved.memory_update,
             "history_entry": format_entry(when, saved.history_entry),
         }
+        if source != "consolidation":
+            intent["source"] = source
         atomic_write(store.commit_path, json.dumps(intent, ensure_ascii=False))
         _apply(store, intent)
     return True
@@ -339,6 +346,11 @@ async def consolidate(
         journal = store.find_session(journal.id)  # what is on disk now
         if segment not in journal.pending:
             return Consolidation(journal.id, segment, True, None, (), "already saved", 0.0)
+        from memory.review import proposal_for, propose
+
+        if proposal_for(store, journal.id, segment) is not None:
+            return Consolidation(journal.id, segment, False, None, (), AWAITING_REVIEW, 0.0,
+                                 proposed=True)
 
         def record(attempt: Attempt) -> None:
             attempts.append(attempt)
@@ -360,7 +372,8 @@ async def consolidate(
             return Consolidation(journal.id, segment, False, None, (), plan.fix, 0.0)
         head = chain.models[0].id
         retry = _policy(catalog, settings, policy)
-        blocks = transcript_lines(journal.segment_messages(segment))
+        # Credentials said in the chat never leave for a model (the journal keeps them).
+        blocks = [redact(b) for b in transcript_lines(journal.segment_messages(segment))]
         reason, shrink, edits = "", 0, 0
         while edits < EDIT_ROUNDS and shrink <= MAX_SHRINK:
             base = store.read_memory()
@@ -390,6 +403,12 @@ async def consolidate(
             else:
                 saved = SavedMemory(entry, memory_text)
                 when = _segment_time(journal, segment)
+                if settings.review == Review.BEFORE:
+                    await asyncio.to_thread(propose, store, journal.id, segment, entry,
+                                            memory_text, base, model or head, when)
+                    return Consolidation(journal.id, segment, False, model, tuple(attempts),
+                                         AWAITING_REVIEW, time.monotonic() - started,
+                                         format_entry(when, entry), proposed=True)
                 if await asyncio.to_thread(commit, store, journal, segment, saved, base,
                                            model or head, when):
                     return Consolidation(journal.id, segment, True, model, tuple(attempts),
@@ -431,6 +450,8 @@ async def consolidate_pending(
     chat_model: str | None = None,
 ) -> list[Consolidation]:
     """Consolidate the pending segments of the given sessions, or of all pending ones."""
+    from memory.review import proposal_for
+
     recover(store)
     for journal in store.open_sessions():
         store.settle(journal)  # closed with nothing left to save
@@ -439,6 +460,8 @@ async def consolidate_pending(
     results = []
     for journal in journals:
         for segment in list(journal.pending):
+            if proposal_for(store, journal.id, segment) is not None:
+                continue  # it waits for the user's decision, not for a model
             due = next_retry(journal, segment)
             if only_due and due is not None and due > now:
                 continue

@@ -75,6 +75,7 @@ class Journal:
     failures: dict[Segment, list[Failure]] = field(default_factory=dict)
     closed: bool = False
     warnings: list[str] = field(default_factory=list)
+    private: bool = False  # off the record: never consolidated, deleted when it ends
 
     @property
     def state(self) -> str:
@@ -108,6 +109,8 @@ class Journal:
 
     def mark_pending(self, end: int | None = None, *, close: bool = False) -> Segment | None:
         """Queue messages from the last mark up to `end` for consolidation."""
+        if self.private:
+            raise ValueError(f"session {self.id} is private: it is never saved to memory")
         end = len(self.messages) if end is None else end
         start = self.compacted_through
         segment = Segment(start, end) if end > start else None
@@ -130,9 +133,13 @@ class Journal:
                      "reason": reason, "time": failure.time})
         self.failures.setdefault(segment, []).append(failure)
 
-    def mark_consolidated(self, segment: Segment, model: str) -> None:
-        self._write({"mark": "consolidated", "start": segment.start, "end": segment.end,
-                     "model": model, "time": now_iso()})
+    def mark_consolidated(self, segment: Segment, model: str, *,
+                          rejected: bool = False) -> None:
+        record: dict[str, Any] = {"mark": "consolidated", "start": segment.start,
+                                  "end": segment.end, "model": model, "time": now_iso()}
+        if rejected:  # the user reviewed the change and kept none of it
+            record["rejected"] = True
+        self._write(record)
         self.record_consolidated(segment)
 
     def record_consolidated(self, segment: Segment) -> None:
@@ -162,13 +169,16 @@ def clean_message(message: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-def create(folder: Path, model: str | None = None, session_id: str | None = None) -> Journal:
+def create(folder: Path, model: str | None = None, session_id: str | None = None, *,
+           private: bool = False) -> Journal:
     """Start a new journal file in `folder`."""
     ensure_dir(folder)
     session_id = session_id or new_session_id()
     path = folder / f"{session_id}.jsonl"
-    header = {"kept": HEADER_KIND, "version": FORMAT_VERSION, "id": session_id,
-              "created": now_iso(), "model": model}
+    header: dict[str, Any] = {"kept": HEADER_KIND, "version": FORMAT_VERSION,
+                              "id": session_id, "created": now_iso(), "model": model}
+    if private:
+        header["private"] = True
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         os.write(fd, (json.dumps(header, separators=(",", ":")) + "\n").encode())
@@ -176,7 +186,7 @@ def create(folder: Path, model: str | None = None, session_id: str | None = None
     finally:
         os.close(fd)
     fsync_dir(folder)
-    return Journal(path, session_id, header["created"], model)
+    return Journal(path, session_id, header["created"], model, private=private)
 
 
 def records(path: Path) -> Iterator[tuple[int, dict[str, Any] | ValueError]]:
@@ -206,6 +216,7 @@ def load(path: Path) -> Journal:
             journal.id = str(record.get("id") or path.stem)
             journal.created = str(record.get("created") or "")
             journal.model = record.get("model")
+            journal.private = record.get("private") is True
             continue
         if "mark" in record:
             _apply_mark(journal, record, f"{path}:{number}")

@@ -31,14 +31,21 @@ class LiveSession:
         self.store = store
         self.journal = journal
         self._lock = lock
+        # A private session leaves older messages out of the context without queuing them.
+        self._dropped = 0
 
     @staticmethod
     def _lock_for(store: MemoryStore, journal: Journal) -> HeldLock:
         return HeldLock(store.sessions_dir / f".{journal.id}.live")
 
+    @property
+    def private(self) -> bool:
+        return self.journal.private
+
     @classmethod
-    def start(cls, store: MemoryStore, model: str | None = None) -> LiveSession:
-        journal = store.new_session(model)
+    def start(cls, store: MemoryStore, model: str | None = None, *,
+              private: bool = False) -> LiveSession:
+        journal = store.new_session(model, private=private)
         lock = cls._lock_for(store, journal)
         lock.acquire()  # a new id: no one else can hold it
         return cls(store, journal, lock)
@@ -52,8 +59,14 @@ class LiveSession:
         active.sort(key=_last_used, reverse=True)
         for journal in active:
             lock = cls._lock_for(store, journal)
-            if lock.acquire():
-                return cls(store, journal, lock)
+            if not lock.acquire():
+                continue
+            if journal.private:
+                # Its window ended without deleting it (a crash): it ends now.
+                store.discard(journal)
+                lock.release()
+                continue
+            return cls(store, journal, lock)
         return cls.start(store, model)
 
     def release(self) -> None:
@@ -69,7 +82,7 @@ class LiveSession:
         return self.journal.messages
 
     def live_messages(self) -> list[dict[str, Any]]:
-        return self.journal.messages[self.journal.compacted_through:]
+        return self.journal.messages[max(self.journal.compacted_through, self._dropped):]
 
     def context(self) -> list[dict[str, Any]]:
         """The messages sent to the model, in OpenAI shape."""
@@ -92,7 +105,7 @@ class LiveSession:
             return None
         messages = self.journal.messages
         settings = self.store.settings
-        start = self.journal.compacted_through
+        start = max(self.journal.compacted_through, self._dropped)
         # Cut only where a user turn starts, so a tool call never loses its result.
         turns = [i for i in range(start + 1, len(messages))
                  if messages[i].get("role") == "user"]
@@ -104,10 +117,18 @@ class LiveSession:
         end = next((i for i in turns if i >= wanted
                     and estimate_tokens(messages[i:]) <= settings.session_max_tokens // 2),
                    turns[-1])
+        if self.private:
+            self._dropped = end
+            return None
         return self.journal.mark_pending(end)
 
     def close(self) -> Segment | None:
-        """End the session (/new): what is left is queued for consolidation."""
+        """End the session (/new): what is left is queued for consolidation; a private
+        session's journal is deleted instead."""
+        if self.private:
+            self.store.discard(self.journal)
+            self.release()
+            return None
         segment = self.journal.mark_pending(close=True)
         if segment is None:
             self.store.settle(self.journal)

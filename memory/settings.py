@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from catalog.config import config_path, read_toml
+
+
+class Review(StrEnum):
+    """When you see a consolidation's change: after it is saved, or before (it waits)."""
+
+    AFTER = "after"
+    BEFORE = "before"
 
 
 @dataclass(frozen=True)
@@ -21,6 +29,7 @@ class MemorySettings:
     session_max_tokens: int = 48_000
     session_keep_messages: int = 40  # what stays in the model's context after compaction
     prompt_memory_chars: int = 16_000  # how much of MEMORY.md the system prompt carries
+    review: Review = Review.AFTER  # "before": each change waits for your decision
 
 
 LIMITS: dict[str, tuple[float, float]] = {
@@ -46,6 +55,13 @@ def parse_memory_settings(data: dict[str, Any], where: str) -> tuple[MemorySetti
         if key not in types:
             problems.append(f"{where}: [memory] has an unknown key '{key}'; known keys: "
                             f"{', '.join(types)}.")
+            continue
+        if key == "review":
+            if value in tuple(Review):
+                values[key] = Review(value)
+            else:
+                problems.append(f"{where}: [memory] review must be \"after\" or \"before\", "
+                                f"not {value!r}.")
             continue
         if key == "consolidation_model":
             if isinstance(value, str):

@@ -29,6 +29,7 @@ from memory.storage import (
 
 ENTRY_START = re.compile(r"^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2})\] ")
 STAMP_FORMAT = "%Y-%m-%d %H:%M"
+NOT_KEPT = "your edit, not kept"  # a version that never was MEMORY.md
 
 
 def digest(raw: bytes) -> str:
@@ -64,6 +65,8 @@ class Version:
     session: str | None
     model: str | None
     path: Path
+    restored: int | None = None  # the version a restore (or an undo) brought back
+    entry: str | None = None  # the history entry of the consolidation that wrote it
 
 
 def format_entry(when: datetime, text: str) -> str:
@@ -151,9 +154,12 @@ class MemoryStore:
                 number = int(meta_path.stem)
             except (OSError, ValueError):
                 continue
+            restored = meta.get("restored")
             found.append(Version(number, str(meta.get("time", "")), str(meta.get("source", "")),
                                  meta.get("session"), meta.get("model"),
-                                 meta_path.with_suffix(".md")))
+                                 meta_path.with_suffix(".md"),
+                                 restored if isinstance(restored, int) else None,
+                                 meta.get("entry")))
         return found
 
     def latest_version_digest(self) -> str | None:
@@ -166,13 +172,18 @@ class MemoryStore:
             return None
 
     def save_version(self, raw: bytes, source: str, *, time: str,
-                     session: str | None = None, model: str | None = None) -> int:
+                     session: str | None = None, model: str | None = None,
+                     restored: int | None = None, entry: str | None = None) -> int:
         """Keep one MEMORY.md text as a numbered version (content first, then metadata)."""
         ensure_dir(self.versions_dir)
         number = max((v.number for v in self.versions()), default=0) + 1
         atomic_write(self.versions_dir / f"{number:06d}.md", raw)
-        meta = {"time": time, "source": source, "session": session, "model": model,
-                "digest": digest(raw)}
+        meta: dict[str, Any] = {"time": time, "source": source, "session": session,
+                                "model": model, "digest": digest(raw)}
+        if restored is not None:
+            meta["restored"] = restored
+        if entry is not None:
+            meta["entry"] = entry
         atomic_write(self.versions_dir / f"{number:06d}.json", json.dumps(meta))
         return number
 
@@ -195,10 +206,12 @@ class MemoryStore:
         if current.raw and self.latest_version_digest() != current.digest:
             self.save_version(current.raw, "edited by you", time=now)
 
-    def save_edit(self, text: str, base_digest: str) -> MemoryText | None:
-        """Save the user's edit of MEMORY.md, made from the text whose digest is
-        `base_digest`. Returns None when saved, or the text now on disk when it changed
-        meanwhile (nothing is written then: the caller lets the user choose)."""
+    def save_edit(self, text: str, base_digest: str, *, source: str = "edited by you",
+                  model: str | None = None) -> MemoryText | None:
+        """Save the user's edit of MEMORY.md (or a tidy they accepted), made from the text
+        whose digest is `base_digest`. Returns None when saved, or the text now on disk
+        when it changed meanwhile (nothing is written then: the caller lets the user
+        choose)."""
         from datetime import UTC, datetime
 
         now = datetime.now(UTC).isoformat(timespec="seconds")
@@ -209,10 +222,10 @@ class MemoryStore:
                 return current
             self.keep_unversioned(current, now)
             self.write_memory(text)
-            self.save_version(text.encode("utf-8"), "edited by you", time=now)
+            self.save_version(text.encode("utf-8"), source, time=now, model=model)
         return None
 
-    def restore(self, number: int) -> int:
+    def restore(self, number: int, source: str | None = None) -> int:
         """Make version `number` the current MEMORY.md; the restore is a new version."""
         from datetime import UTC, datetime
 
@@ -222,7 +235,32 @@ class MemoryStore:
             self._finish_interrupted_save()
             self.keep_unversioned(self.read_memory(), now)
             atomic_write(self.memory_path, raw)
-            return self.save_version(raw, f"restore of version {number}", time=now)
+            return self.save_version(raw, source or f"restore of version {number}", time=now,
+                                     restored=number)
+
+    def previous_version(self, number: int) -> Version | None:
+        """The version that was MEMORY.md just before version `number` was written (None:
+        MEMORY.md was empty). An edit the user chose not to keep was never MEMORY.md."""
+        earlier = [v for v in self.versions() if v.number < number and v.source != NOT_KEPT]
+        return earlier[-1] if earlier else None
+
+    def undo(self, number: int) -> int:
+        """Put back the MEMORY.md that version `number` replaced; the undo is itself a new
+        version. Raises ValueError, writing nothing, if MEMORY.md changed since."""
+        from datetime import UTC, datetime
+
+        written = self.version_text(number)
+        previous = self.previous_version(number)
+        raw = previous.path.read_bytes() if previous else b""
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        with self.lock():
+            self._finish_interrupted_save()
+            if self.read_memory().digest != digest(written):
+                raise ValueError(f"MEMORY.md changed after version {number}, so it cannot be "
+                                 "undone here; /memory lists every version to restore.")
+            atomic_write(self.memory_path, raw)
+            return self.save_version(raw, f"undo of version {number}", time=now,
+                                     restored=previous.number if previous else 0)
 
     # --- HISTORY.md ------------------------------------------------------------------------
 
@@ -303,9 +341,16 @@ class MemoryStore:
 
     # --- sessions --------------------------------------------------------------------------
 
-    def new_session(self, model: str | None = None) -> Journal:
+    def new_session(self, model: str | None = None, *, private: bool = False) -> Journal:
         self.ensure()
-        return journals.create(self.sessions_dir, model)
+        return journals.create(self.sessions_dir, model, private=private)
+
+    def discard(self, journal: Journal) -> None:
+        """Delete a private session's journal: off the record, nothing of it is kept."""
+        if not journal.private:
+            raise ValueError(f"session {journal.id} is not private; Kept never deletes it")
+        journal.path.unlink(missing_ok=True)
+        fsync_dir(journal.path.parent)
 
     def open_sessions(self) -> list[Journal]:
         """Active and pending sessions, oldest first."""
@@ -320,7 +365,7 @@ class MemoryStore:
         return found
 
     def pending_sessions(self) -> list[Journal]:
-        return [j for j in self.open_sessions() if j.pending]
+        return [j for j in self.open_sessions() if j.pending and not j.private]
 
     def find_session(self, session_id: str) -> Journal:
         # sessions/ before done/: a journal only ever moves from the first to the second,

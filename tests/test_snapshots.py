@@ -125,3 +125,35 @@ def test_conflict_dialog(snap_compare, fake: FakeProvider, theme: str) -> None:
         await pilot.pause()
 
     assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=(130, 36))
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_private_session(snap_compare, fake: FakeProvider, theme: str) -> None:
+    async def before(pilot) -> None:
+        await pilot.pause()  # the chat screen is up, its composer focused
+        pilot.app.screen.query_one(Composer).cursor_blink = False
+        await pilot.press(*"/private", "enter")
+        await pilot.pause()
+        assert pilot.app.session.private
+
+    assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=SIZE)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_change_dialog(snap_compare, fake: FakeProvider, theme: str) -> None:
+    from app.screens.change import ChangeDialog
+    from memory.review import unified
+
+    old = "# About Ana\n- Lives in Zürich\n- Drinks green tea\n"
+    new = "# About Ana\n- Lives in Lisbon\n- Drinks green tea\n- Plays the cello\n"
+
+    async def before(pilot) -> None:
+        pilot.app.push_screen(ChangeDialog(
+            "Proposed memory change: +2 −1 lines", unified(old, new, "MEMORY.md now",
+                                                            "proposed"), new,
+            [("accept", "Accept"), ("reject", "Reject"), ("later", "Decide later")],
+            note="Session 20261102-183000-a1b2c3 · llama-3.3-70b-versatile\nAna moved to "
+            "Lisbon and started the cello.", editable=True))
+        await pilot.pause()
+
+    assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=(130, 36))

@@ -119,6 +119,7 @@ class ChatScreen(Screen):
 
     def refresh_status(self) -> None:
         bar = self.query_one(StatusBar)
+        bar.private = self.app.session.private
         bar.model_label = self._label(self.app.model)
         bar.memory = self.app.memory_status
         bar.tokens = self._tokens
@@ -161,8 +162,8 @@ class ChatScreen(Screen):
             self.notice(f"Unknown command `{text.split()[0]}`.{hint} Type /help for the list.")
             return
         action = f"{command.action}({argument!r})" if command.takes_argument else command.action
-        if command.action == "new_session":
-            self.call_later(self.action_new_session)
+        if command.action in ("new_session", "private_session"):
+            self.call_later(self.action_new_session, command.action == "private_session")
             return
         self.run_action_on_app(action)
 
@@ -172,14 +173,16 @@ class ChatScreen(Screen):
     def action_focus_composer(self) -> None:
         self.query_one(Composer).focus()
 
-    async def action_new_session(self) -> None:
+    async def action_new_session(self, private: bool = False) -> None:
         if self._reply is not None and self._reply.is_running:
             # Let the reply journal what it showed before the session closes.
             self._reply.cancel()
             await self._reply_done()
-        self.app.new_session()
+        self.app.new_session(private=private)
         self._tokens, self._cost = 0, 0.0
-        self.show_session(greeting="New session started.")
+        self.show_session(greeting="Private session started: nothing of it is saved to "
+                          "memory, and its journal is deleted when it ends." if private
+                          else "New session started.")
 
     # --- a reply ----------------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""/memory: MEMORY.md and HISTORY.md as they are on disk, live; edit; versions and restore."""
+"""/memory: MEMORY.md and HISTORY.md as they are on disk, live; edit; versions and restore;
+where each line came from."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import tempfile
 from typing import TYPE_CHECKING
 
 from rich.syntax import Syntax
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
@@ -33,6 +35,7 @@ from app.screens.conflict import ConflictDialog
 if TYPE_CHECKING:
     from app.main import KeptApp
     from memory import MemoryText
+    from memory.provenance import BlameLine
 
 
 class MemoryScreen(Screen):
@@ -41,6 +44,7 @@ class MemoryScreen(Screen):
         Binding("e", "edit", "Edit here"),
         Binding("ctrl+e", "external_edit", "Edit in $EDITOR"),
         Binding("ctrl+s", "save", "Save", show=False),
+        Binding("b", "where_from", "Where from"),
     ]
 
     app: KeptApp
@@ -50,6 +54,7 @@ class MemoryScreen(Screen):
         self.editing = False
         self.diff_text = ""
         self.base: MemoryText | None = None  # the text the edit started from
+        self.blamed: list[BlameLine] | None = None  # "Where from", once opened
         self._stop = asyncio.Event()
 
     def compose(self) -> ComposeResult:
@@ -66,6 +71,10 @@ class MemoryScreen(Screen):
                 with VerticalScroll(id="diff-scroll"):
                     yield Static("", id="diff")
                     yield Button("Restore this version", id="restore", variant="warning")
+            with TabPane("Where from", id="blame-tab"), Horizontal():
+                yield OptionList(id="blame")
+                with VerticalScroll(id="blame-scroll"):
+                    yield Static("", id="blame-detail", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -101,6 +110,72 @@ class MemoryScreen(Screen):
                                        id=str(version.number)))
         if versions.option_count:
             versions.highlighted = highlighted if highlighted is not None else 0
+        if self.blamed is not None:
+            self.show_blame()
+
+    # --- where each line came from -------------------------------------------------------------
+
+    def action_where_from(self) -> None:
+        if self.editing:
+            return
+        self.query_one(TabbedContent).active = "blame-tab"
+        self.show_blame()
+        self.query_one("#blame", OptionList).focus()
+
+    def show_blame(self) -> None:
+        from memory.provenance import blame
+
+        self.blamed = blame(self.app.store)
+        lines = self.query_one("#blame", OptionList)
+        highlighted = lines.highlighted
+        lines.clear_options()
+        for line in self.blamed:
+            who = f"v{line.version.number}" if line.version else "new"
+            lines.add_option(Option(Text.assemble((f"{who:>5} ", "dim"), line.text or " "),
+                                    id=str(line.number)))
+        if lines.option_count:
+            lines.highlighted = min(highlighted or 0, lines.option_count - 1)
+        else:
+            self.query_one("#blame-detail", Static).update("MEMORY.md is empty.")
+
+    @on(OptionList.OptionHighlighted, "#blame")
+    def explain_line(self, event: OptionList.OptionHighlighted) -> None:
+        from memory.provenance import explain
+
+        if self.blamed is None:
+            return
+        line = self.blamed[int(str(event.option.id)) - 1]
+        self.query_one("#blame-detail", Static).update(
+            explain(self.app.store, line) + "\n\nEnter: open the session's transcript there.")
+
+    @on(OptionList.OptionSelected, "#blame")
+    def open_transcript(self, event: OptionList.OptionSelected) -> None:
+        """The session that wrote the line, at the messages it most likely came from."""
+        from app.screens.transcript import TranscriptScreen
+        from memory.provenance import history_entry_for, likely_messages
+
+        if self.blamed is None:
+            return
+        line = self.blamed[int(str(event.option.id)) - 1]
+        session = line.version.session if line.version else None
+        if session is None:
+            self.app.notify("No session wrote this line: it is an edit or a tidy.",
+                            title="Where from", markup=False)
+            return
+        try:
+            journal = self.app.store.find_session(session)
+        except LookupError:
+            self.app.notify(f"Session {session}'s journal is no longer on disk.",
+                            title="Where from", severity="warning", markup=False)
+            return
+        marked = likely_messages(journal.messages, line.text)
+        entry = history_entry_for(self.app.store, session)
+        title = f"Session {session} · {line.version.model if line.version else ''}\n" + (
+            entry.text if entry else "(its history entry was not found)")
+        if not marked:
+            title += ("\nNo message shares a telling word with the line "
+                      f"{line.text!r} (matching is by text, best effort).")
+        self.app.push_screen(TranscriptScreen(title, journal.messages, marked))
 
     @work(exclusive=True, group="watch", exit_on_error=False)
     async def watch_files(self) -> None:

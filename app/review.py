@@ -1,0 +1,163 @@
+"""Memory changes the user sees and decides on: the notice after a consolidation (with its
+diff and undo), proposals held for review, and /tidy."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.main import KeptApp
+    from app.screens.change import Decision
+    from memory import Consolidation
+    from memory.review import Proposal
+    from memory.store import Version
+    from memory.tidy import Tidy
+
+
+class MemoryReview:
+    def __init__(self, app: KeptApp) -> None:
+        self.app = app
+        self.last_version: int | None = None  # the change Ctrl+R shows
+
+    def _say(self, message: str, severity: str = "information") -> None:
+        self.app.notify(message, title="Memory", severity=severity,  # type: ignore[arg-type]
+                        timeout=10, markup=False)
+
+    # --- after a consolidation -----------------------------------------------------------
+
+    def saved(self, result: Consolidation) -> None:
+        """Say what a consolidation changed, if anything, and how to see or undo it."""
+        from memory.review import line_change, version_texts, written_by
+
+        store = self.app.store
+        version = written_by(store, result.session, result.history_entry)
+        if version is None:
+            return
+        change = line_change(*version_texts(store, version))
+        if change.any:
+            self.last_version = version.number
+            self._say(f"Memory updated: {change}. Ctrl+R shows the change and can undo it.")
+
+    def proposed(self, result: Consolidation) -> None:
+        self._say("A memory change is waiting for your review: Ctrl+R to accept, edit or "
+                  "reject it.")
+
+    # --- Ctrl+R --------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """The oldest proposal waiting for a decision, else the last saved change."""
+        from memory.review import proposals
+
+        store = self.app.store
+        waiting = await asyncio.to_thread(proposals, store)
+        if waiting:
+            self._review(waiting[0], len(waiting) - 1)
+            return
+        version = self._last_version()
+        if version is None:
+            self._say("No memory change to review yet.")
+            return
+        self._show(version)
+
+    def _last_version(self) -> Version | None:
+        versions = self.app.store.versions()
+        if self.last_version is not None:
+            return next((v for v in versions if v.number == self.last_version), None)
+        return next((v for v in reversed(versions) if v.session), None)
+
+    def _show(self, version: Version) -> None:
+        from memory.review import line_change, unified, version_texts
+
+        old, new = version_texts(self.app.store, version)
+        by = f"session {version.session}, {version.model}" if version.session \
+            else version.source
+        title = f"Memory updated: {line_change(old, new)} (version {version.number}, {by})"
+
+        def chosen(decision: Decision | None) -> None:
+            if decision is None or decision.choice != "undo":
+                return
+            try:
+                number = self.app.store.undo(version.number)
+            except (LookupError, ValueError) as exc:
+                self._say(str(exc), "warning")
+                return
+            self._say(f"Change undone: MEMORY.md is as it was before version "
+                      f"{version.number} (saved as version {number}). The history entry "
+                      "stays.")
+
+        from app.screens.change import ChangeDialog
+
+        self.app.push_screen(ChangeDialog(
+            title, unified(old, new, "before", f"version {version.number}"), new,
+            [("keep", "Keep it"), ("undo", "Undo this change")]), chosen)
+
+    def _review(self, proposal: Proposal, more: int) -> None:
+        from memory.review import StaleProposal, accept, reject, unified
+
+        note = f"Session {proposal.session} · {proposal.model}\n{proposal.history_entry}"
+        if more:
+            note += f"\n({more} more waiting after this one)"
+
+        def chosen(decision: Decision | None) -> None:
+            if decision is None or decision.choice == "later":
+                return
+            store = self.app.store
+            try:
+                if decision.choice == "accept":
+                    accept(store, proposal, decision.text)
+                    self._say("Memory change accepted and saved.")
+                elif decision.choice == "reject":
+                    reject(store, proposal)
+                    self._say("Memory change rejected: MEMORY.md and HISTORY.md are "
+                              "unchanged; the session's journal is kept.")
+            except StaleProposal as exc:
+                self._say(str(exc), "warning")
+                self.app.jobs.retry_now()
+            self.app.jobs.refresh_status()
+
+        from app.screens.change import ChangeDialog
+
+        self.app.push_screen(ChangeDialog(
+            f"Proposed memory change: {proposal.change}",
+            unified(proposal.base_text, proposal.memory_update, "MEMORY.md now", "proposed"),
+            proposal.memory_update,
+            [("accept", "Accept"), ("reject", "Reject"), ("later", "Decide later")],
+            note=note, editable=True), chosen)
+
+    # --- /tidy ---------------------------------------------------------------------------
+
+    async def tidy(self) -> None:
+        from catalog.llm import litellm
+        from memory.tidy import tidy
+
+        self._say("Tidying MEMORY.md: the consolidation chain is rewriting it…")
+        await asyncio.to_thread(litellm)
+        result = await tidy(self.app.store, self.app.catalog, policy=self.app.policy)
+        if not result.ok:
+            self._say(f"MEMORY.md was not tidied: {result.reason}.", "warning")
+            return
+        self._offer_tidy(result)
+
+    def _offer_tidy(self, result: Tidy) -> None:
+        from memory.review import line_change, unified
+        from memory.tidy import apply_tidy
+
+        old = result.base.text
+
+        def chosen(decision: Decision | None) -> None:
+            if decision is None or decision.choice != "accept":
+                return
+            if apply_tidy(self.app.store, result, decision.text):
+                self._say("MEMORY.md tidied; the previous text is a version.")
+            else:
+                self._say("MEMORY.md changed while it was being tidied, so the tidy was not "
+                          "applied. Run /tidy again.", "warning")
+
+        from app.screens.change import ChangeDialog
+
+        self.app.push_screen(ChangeDialog(
+            f"Tidy MEMORY.md: {line_change(old, result.text)} (by {result.model})",
+            unified(old, result.text, "MEMORY.md now", "tidied"), result.text,
+            [("accept", "Accept"), ("reject", "Reject")], note=result.summary,
+            editable=True), chosen)
