@@ -108,9 +108,10 @@ def cmd_tidy(args: argparse.Namespace) -> int:
     from memory.review import line_change, unified
     from memory.tidy import apply_tidy, tidy
 
-    catalog, store = _memory_context()
-    result = asyncio.run(tidy(store, catalog, on_attempt=lambda a: print(
-        f"  {describe_attempt(a)}", file=sys.stderr, flush=True)))
+    catalog, store, settings = _memory_context()
+    result = asyncio.run(tidy(store, catalog, chat_model=settings.app.model,
+                              on_attempt=lambda a: print(f"  {describe_attempt(a)}",
+                                                         file=sys.stderr, flush=True)))
     if not result.ok:
         print(f"kept memory tidy: MEMORY.md was not tidied: {result.reason}.", file=sys.stderr)
         return 1

@@ -133,7 +133,8 @@ class MemoryReview:
 
         self._say("Tidying MEMORY.md: the consolidation chain is rewriting it…")
         await asyncio.to_thread(litellm)
-        result = await tidy(self.app.store, self.app.catalog, policy=self.app.policy)
+        result = await tidy(self.app.store, self.app.catalog, policy=self.app.policy,
+                            chat_model=self.app.model)
         if not result.ok:
             self._say(f"MEMORY.md was not tidied: {result.reason}.", "warning")
             return

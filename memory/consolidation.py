@@ -315,6 +315,17 @@ def _segment_time(journal: Journal, segment: Segment) -> datetime:
     return datetime.now().astimezone()
 
 
+def consolidation_chain(catalog: Catalog, settings: MemorySettings,
+                        chat_model: str | None = None) -> tuple[Chain | None, str]:
+    """The chain that writes memory (see catalog.chains), or None and the reason none can."""
+    try:
+        plan = consolidation_plan(catalog, settings.consolidation_model or None, chat_model)
+    except UnknownModelError:
+        return None, (f"the consolidation model '{settings.consolidation_model}' is not in "
+                      "the catalog; fix [memory] consolidation_model in config.toml")
+    return (plan.chain, "") if plan.chain.models else (None, plan.fix)
+
+
 def _policy(catalog: Catalog, settings: MemorySettings, policy: RetryPolicy | None
             ) -> RetryPolicy:
     base = policy or RetryPolicy.from_config(catalog.config.transport)
@@ -358,18 +369,10 @@ async def consolidate(
             if on_attempt is not None:
                 on_attempt(attempt)
 
-        try:
-            plan = consolidation_plan(catalog, settings.consolidation_model or None,
-                                      chat_model)
-        except UnknownModelError:
-            reason = (f"the consolidation model '{settings.consolidation_model}' is not in "
-                      "the catalog; fix [memory] consolidation_model in config.toml")
+        chain, reason = consolidation_chain(catalog, settings, chat_model)
+        if chain is None:
             journal.mark_failed(segment, reason)
             return Consolidation(journal.id, segment, False, None, (), reason, 0.0)
-        chain = plan.chain
-        if not chain.models:
-            journal.mark_failed(segment, plan.fix)
-            return Consolidation(journal.id, segment, False, None, (), plan.fix, 0.0)
         head = chain.models[0].id
         retry = _policy(catalog, settings, policy)
         # Credentials said in the chat never leave for a model (the journal keeps them).

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from catalog import Attempt, Catalog, RetryPolicy, complete
-from memory.consolidation import _policy, parse_save_memory
-from memory.prompt import SAVE_MEMORY_CHOICE, SAVE_MEMORY_TOOL
+from memory.consolidation import _policy, consolidation_chain, parse_save_memory, reply_budget
+from memory.prompt import SAVE_MEMORY_CHOICE, SAVE_MEMORY_SCHEMA, SAVE_MEMORY_TOOL
 from memory.store import MemoryStore, MemoryText
 
 TIDY_SYSTEM = (
@@ -45,23 +45,25 @@ class Tidy:
 
 
 async def tidy(store: MemoryStore, catalog: Catalog, *, policy: RetryPolicy | None = None,
-               on_attempt: Callable[[Attempt], None] | None = None) -> Tidy:
+               on_attempt: Callable[[Attempt], None] | None = None,
+               chat_model: str | None = None) -> Tidy:
     """Ask the consolidation chain for a tidied MEMORY.md; nothing is written here."""
     settings = store.settings
     base = store.read_memory()
     if not base.text.strip():
         return Tidy(base, reason="MEMORY.md is empty: there is nothing to tidy")
-    head = settings.consolidation_model
-    if head not in catalog:
-        return Tidy(base, reason=f"the consolidation model '{head}' is not in the catalog; "
-                    "fix [memory] consolidation_model in config.toml")
+    chain, problem = consolidation_chain(catalog, settings, chat_model)
+    if chain is None:
+        return Tidy(base, reason=problem)
     messages = [
         {"role": "system", "content": TIDY_SYSTEM.format(budget=settings.memory_max_chars)},
         {"role": "user", "content": f"<current_memory>\n{base.text.strip()}\n</current_memory>"},
     ]
     result = await complete(
-        catalog, head, messages, tools=[SAVE_MEMORY_TOOL], tool_choice=SAVE_MEMORY_CHOICE,
-        policy=_policy(catalog, settings, policy), on_attempt=on_attempt,
+        catalog, chain.models[0].id, messages, tools=[SAVE_MEMORY_TOOL],
+        tool_choice=SAVE_MEMORY_CHOICE, policy=_policy(catalog, settings, policy),
+        on_attempt=on_attempt, chain=chain, schema=SAVE_MEMORY_SCHEMA,
+        max_tokens=reply_budget(settings, base.text),
         accept=lambda reply: parse_save_memory(reply, base.text, settings))
     if not result.ok:
         return Tidy(base, reason=result.reason, attempts=result.attempts)
