@@ -8,6 +8,7 @@ from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from catalog.llm import litellm
+from catalog.sanitize import clean_text
 
 if TYPE_CHECKING:
     from app.main import KeptApp
@@ -46,7 +47,8 @@ class MemoryJobs:
                 await job
             except Exception as exc:  # the session stays pending: nothing is lost
                 self.running = 0
-                self.app.notify(f"Memory could not be saved: {type(exc).__name__}: {exc}. "
+                self.app.notify(f"Memory could not be saved: {type(exc).__name__}: "
+                                f"{clean_text(str(exc))}. "
                                 "The session stays pending.", title="Memory",
                                 severity="error", markup=False)
                 self.refresh_status()

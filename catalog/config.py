@@ -15,6 +15,7 @@ from urllib.parse import urlparse
 
 from catalog.gateways import GATEWAYS, Protocol
 from catalog.models import ModelEntry
+from catalog.sanitize import clean_text
 
 CONFIG_FILE = "config.toml"
 
@@ -155,6 +156,10 @@ def _parse_model(table: object, index: int, where: str, problems: list[str]) -> 
     if not isinstance(model_id, str) or not model_id.strip():
         problems.append(f"{label} needs an id, such as id = \"llama3.2\".")
         return None
+    if clean_text(model_id) != model_id:
+        problems.append(f"{label} ({clean_text(model_id)!r}): an id cannot hold control "
+                        "characters or escape sequences.")
+        return None
     gateway = table.get("gateway", "local")
     if gateway not in GATEWAYS or GATEWAYS[gateway].protocol is not Protocol.OPENAI:
         openai_like = [g.name for g in GATEWAYS.values() if g.protocol is Protocol.OPENAI]
@@ -172,9 +177,10 @@ def _parse_model(table: object, index: int, where: str, problems: list[str]) -> 
         return None
     return ModelEntry(
         id=model_id,
-        label=table.get("label", model_id),
-        tier=table.get("tier", "local"),
-        description=table.get("description", f"Your own model on the {gateway} gateway"),
+        label=clean_text(table.get("label", model_id)),
+        tier=clean_text(table.get("tier", "local")),
+        description=clean_text(table.get("description",
+                                         f"Your own model on the {gateway} gateway")),
         gateway=gateway,
         fallback=table.get("fallback"),
         api_model=table.get("api_model"),

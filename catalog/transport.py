@@ -27,6 +27,7 @@ from typing import Any
 
 from catalog.catalog import Catalog, Route
 from catalog.llm import litellm
+from catalog.sanitize import clean_text
 
 
 class Kind(StrEnum):
@@ -346,7 +347,9 @@ def _reply(route: Route, catalog: Catalog, text: str, calls: tuple[ToolCall, ...
            finish_reason: str | None, prompt: int, completion: int) -> Reply:
     """A Reply priced from the catalog (litellm's map, or the entry's own figures)."""
     pricing = catalog.pricing(route.entry)
-    return Reply(model=route.entry.id, gateway=route.gateway.name, text=text,
+    # Where a model's words enter Kept: no escape sequence gets further than this.
+    calls = tuple(replace(c, name=clean_text(c.name), id=clean_text(c.id)) for c in calls)
+    return Reply(model=route.entry.id, gateway=route.gateway.name, text=clean_text(text),
                  tool_calls=calls, finish_reason=finish_reason, prompt_tokens=prompt,
                  completion_tokens=completion,
                  cost=pricing.cost(prompt, completion) if pricing else 0.0)
@@ -496,7 +499,8 @@ async def complete(
     secrets = _Secrets()
 
     def record(attempt: Attempt) -> None:
-        attempt = replace(attempt, reason=redact(attempt.reason, secrets))
+        # Every reason carries a provider's words: keys out, escape sequences out.
+        attempt = replace(attempt, reason=clean_text(redact(attempt.reason, secrets)))
         attempts.append(attempt)
         if on_attempt is not None:
             on_attempt(attempt)

@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from catalog.sanitize import clean_text
 from memory.storage import append_line, ensure_dir, fsync_dir
 
 log = logging.getLogger(__name__)
@@ -34,6 +35,7 @@ HEADER_KIND = "session"
 FORMAT_VERSION = 1
 MESSAGE_KEYS = {"role", "content", "time", "tool_calls", "tool_call_id", "name", "model"}
 ROLES = {"system", "user", "assistant", "tool"}
+TEXT_KEYS = ("time", "name", "model", "tool_call_id")
 
 
 def now_iso() -> str:
@@ -156,10 +158,30 @@ def clean_message(message: dict[str, Any]) -> dict[str, Any]:
         else:
             raise ValueError(f"content must be text, not {type(content).__name__}")
     record = {k: v for k, v in message.items() if k in MESSAGE_KEYS}
-    record["content"] = content
-    if "tool_calls" in record and not isinstance(record["tool_calls"], list):
-        raise ValueError("tool_calls must be a list")
+    # A journal may come from anywhere (an import, a hand edit): its text enters here.
+    record["content"] = clean_text(content) if content else content
+    for key in TEXT_KEYS:
+        if key in record and not isinstance(record[key], str):
+            del record[key]  # a wrong-typed detail is dropped; the message itself is kept
+        elif key in record:
+            record[key] = clean_text(record[key])
+    if "tool_calls" in record:
+        record["tool_calls"] = _clean_tool_calls(record["tool_calls"])
     return record
+
+
+def _clean_tool_calls(calls: object) -> list[dict[str, Any]]:
+    """Tool calls in OpenAI's shape, checked: raises ValueError naming what is wrong."""
+    if not isinstance(calls, list):
+        raise ValueError("tool_calls must be a list")
+    for call in calls:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise ValueError('each tool call must be an object with "function": '
+                             '{"name": ..., "arguments": ...}')
+        if not isinstance(function.get("arguments", ""), str | dict):
+            raise ValueError("tool call arguments must be a JSON object or text")
+    return calls
 
 
 def create(folder: Path, model: str | None = None, session_id: str | None = None) -> Journal:
@@ -205,7 +227,11 @@ def load(path: Path) -> Journal:
         if number == 1 and record.get("kept") == HEADER_KIND:
             journal.id = str(record.get("id") or path.stem)
             journal.created = str(record.get("created") or "")
-            journal.model = record.get("model")
+            model = record.get("model")
+            journal.model = clean_text(model) if isinstance(model, str) else None
+            if model is not None and journal.model is None:
+                journal.warnings.append(f"{path}:{number}: ignored a header model that is "
+                                        f"not text ({type(model).__name__}).")
             continue
         if "mark" in record:
             _apply_mark(journal, record, f"{path}:{number}")
@@ -232,7 +258,7 @@ def _apply_mark(journal: Journal, record: dict[str, Any], where: str) -> None:
             journal.closed = True
     elif kind == "failed" and segment is not None:
         journal.failures.setdefault(segment, []).append(
-            Failure(str(record.get("time", "")), str(record.get("reason", ""))))
+            Failure(str(record.get("time", "")), clean_text(str(record.get("reason", "")))))
     elif kind == "consolidated" and segment is not None:
         journal.record_consolidated(segment)
     else:

@@ -19,6 +19,7 @@ from app.widgets.composer import Composer
 from app.widgets.message import MessageView
 from app.widgets.status_bar import StatusBar
 from catalog.llm import is_loaded, litellm
+from catalog.sanitize import clean_text
 
 if TYPE_CHECKING:
     from app.main import KeptApp
@@ -273,5 +274,6 @@ class ChatScreen(Screen):
         elif event.worker is self._reply and event.state is WorkerState.ERROR:
             self.query_one(StatusBar).activity = ""
             error = event.worker.error
-            self.notice(f"Something went wrong: {type(error).__name__}: {error}. Your "
-                        "message is saved in the session.", kind="error")
+            self.notice(f"Something went wrong: {type(error).__name__}: "
+                        f"{clean_text(str(error))}. Your message is saved in the session.",
+                        kind="error")

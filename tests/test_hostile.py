@@ -1,0 +1,108 @@
+"""Hostile inputs: what a provider or a damaged file sends never reaches the terminal raw,
+never stops Kept, and never loses a message."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import replace
+
+import pytest
+
+from app.cli import main
+from memory import MemorySettings, MemoryStore, consolidate_pending
+from tests.fakes.provider import FakeProvider, http_error, text, tool_call
+from tests.support import FAST_POLICY, fake_catalog, make_app, pending_session, save_args, send
+
+POLICY = replace(FAST_POLICY, retries=0, attempt_deadline=5.0)
+# A window title (OSC 0), colours (CSI) and a clipboard write (OSC 52).
+HOSTILE = "\x1b]0;pwned\x07\x1b[31mred\x1b[0m \x1b]52;c;ZXZpbA==\x07 boom\x9b2J"
+CONSOLIDATION_CHAIN = ("llama-3.3-70b-versatile", "qwen/qwen3-32b",
+                       "meta-llama/llama-4-scout-17b-16e-instruct", "gpt-4.1-mini",
+                       "claude-haiku-4-5")
+
+
+def raw_escapes(text: str) -> bool:
+    return any(c in text for c in "\x1b\x07\x9b")
+
+
+@pytest.fixture
+def store() -> MemoryStore:
+    return MemoryStore(settings=MemorySettings(attempt_deadline=5.0)).ensure()
+
+
+def run_pending(store: MemoryStore, fake: FakeProvider, **kwargs):
+    return asyncio.run(consolidate_pending(store, fake_catalog(fake), policy=POLICY, **kwargs))
+
+
+# --- 1. escape sequences -------------------------------------------------------------------
+
+def test_escapes_in_error_bodies_and_tool_names_never_reach_files_or_output(
+        store, fake, capsys) -> None:
+    journal = pending_session(store)
+    fake.set_default(CONSOLIDATION_CHAIN[0], http_error(500, message=HOSTILE))
+    fake.set_default(CONSOLIDATION_CHAIN[1], tool_call(f"evil{HOSTILE}", save_args()))
+    fake.default = text(f"prose {HOSTILE}")
+
+    (result,) = run_pending(store, fake)
+
+    assert not result.saved
+    assert "boom" in result.reason and not raw_escapes(result.reason)
+    assert all(not raw_escapes(a.reason) for a in result.attempts)
+    assert "called evil" in result.attempts[1].reason
+    assert not raw_escapes(store.log_path.read_text())
+    assert "boom" in store.log_path.read_text()
+    assert not raw_escapes(journal.path.read_text(encoding="utf-8"))
+    assert main(["log"]) == 0
+    out = capsys.readouterr().out
+    assert "boom" in out and not raw_escapes(out)
+
+
+def test_model_text_beside_a_history_search_is_journaled_clean(fake) -> None:
+    fake.script("gpt-4.1-mini", tool_call("search_history", {"pattern": f"tea{HOSTILE}"},
+                                          content=f"Let me look {HOSTILE}"),
+                text(f"Found it {HOSTILE}"))
+
+    async def scenario():
+        app = make_app(fake)
+        async with app.run_test() as pilot:
+            await send(pilot, "what do I drink?")
+            from app.widgets.message import MessageView
+
+            shown = [(v.who, v.text) for v in app.screen.query(MessageView)]
+            assert all(not raw_escapes(f"{who}{body}") for who, body in shown)
+            assert [m["role"] for m in app.session.messages] == \
+                ["user", "assistant", "tool", "assistant"]
+            raw = app.session.journal.path.read_text(encoding="utf-8")
+            assert "Let me look" in raw and not raw_escapes(raw)
+
+    asyncio.run(scenario())
+
+
+def test_escapes_in_a_config_label_or_id_are_never_printed(capsys, tmp_path) -> None:
+    config = tmp_path / "config" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('[[models]]\nid = "mine"\nlabel = "My \\u001b]0;x\\u0007model"\n'
+                      'description = "d\\u001b[2J"\n\n'
+                      '[[models]]\nid = "bad\\u001b[31mid"\n')
+    assert main(["models"]) == 0
+    captured = capsys.readouterr()
+    assert "My model" in captured.out
+    assert not raw_escapes(captured.out + captured.err)
+    assert "bad" in captured.err  # the id is refused, by name, with its escapes removed
+
+
+def test_escapes_already_in_a_journal_or_the_log_are_never_shown(store, capsys) -> None:
+    journal = pending_session(store, [{"role": "user", "content": "hi PLACE"}])
+    journal.path.write_text(journal.path.read_text().replace("PLACE", json.dumps(HOSTILE)[1:-1]))
+    with journal.path.open("a") as f:
+        f.write(json.dumps({"mark": "failed", "start": 0, "end": 1,
+                            "reason": f"old {HOSTILE}", "time": "2026-11-30T10:00:00+00:00"})
+                + "\n")
+    store.log({"session": journal.id, "segment": "0-1", "model": f"m{HOSTILE}",
+               "outcome": "failed", "reason": f"logged {HOSTILE}"})
+    reloaded = store.find_session(journal.id)
+    assert reloaded.messages[0]["content"] == "hi red  boom"
+    assert main(["log"]) == 0
+    out = capsys.readouterr().out
+    assert "old red  boom" in out and "logged" in out and not raw_escapes(out)
