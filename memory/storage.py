@@ -44,26 +44,43 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
+def _naming(exc: OSError, path: Path, tmp: Path | None = None) -> OSError:
+    """The same error, naming the file the user knows (a failed write names none)."""
+    if exc.filename is not None and (tmp is None or exc.filename != str(tmp)):
+        return exc
+    return OSError(exc.errno, exc.strerror, str(path))
+
+
 def atomic_write(path: Path, data: bytes | str) -> None:
-    """Replace `path` whole: a crash leaves either the old file or the new, never a mix."""
+    """Replace `path` whole: a crash leaves either the old file or the new, never a mix.
+    A failed write (a full disk) leaves the old file and no temporary copy."""
     if isinstance(data, str):
         data = data.encode("utf-8")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
     try:
-        write_all(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+        try:
+            write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise _naming(exc, path, tmp) from exc
     fsync_dir(path.parent)
 
 
 def append_line(path: Path, line: str) -> None:
-    """Append one line and fsync it: a crash loses at most the line being written."""
+    """Append one line and fsync it: a crash loses at most the line being written, and a
+    failed write (a full disk) is undone, so it never leaves a torn line behind."""
     if "\n" in line:
         raise ValueError("a journal line cannot contain a newline")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
+    except OSError as exc:
+        raise _naming(exc, path) from exc
     try:
         # A previous crash may have left a torn last line; start ours on a fresh one.
         size = os.fstat(fd).st_size
@@ -73,8 +90,14 @@ def append_line(path: Path, line: str) -> None:
                 f.seek(size - 1)
                 if f.read(1) != b"\n":
                     prefix = b"\n"
-        write_all(fd, prefix + line.encode("utf-8") + b"\n")
-        os.fsync(fd)
+        try:
+            write_all(fd, prefix + line.encode("utf-8") + b"\n")
+            os.fsync(fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+                os.fsync(fd)
+            raise _naming(exc, path) from exc
     finally:
         os.close(fd)
 

@@ -106,3 +106,76 @@ def test_escapes_already_in_a_journal_or_the_log_are_never_shown(store, capsys) 
     assert main(["log"]) == 0
     out = capsys.readouterr().out
     assert "old red  boom" in out and "logged" in out and not raw_escapes(out)
+
+
+# --- 2. a full disk while sending --------------------------------------------------------------
+
+def disk_full_after(monkeypatch, budget: int) -> None:
+    """Writes through memory.storage succeed for `budget` bytes, then fail with ENOSPC,
+    as on a nearly full filesystem (the part that fit is on disk: a torn line)."""
+    import errno
+    import os
+
+    import memory.storage
+
+    left = [budget]
+
+    def write_all(fd: int, data: bytes) -> None:
+        fits = data[:left[0]]
+        if fits:
+            os.write(fd, fits)
+            left[0] -= len(fits)
+        if len(fits) < len(data):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(memory.storage, "write_all", write_all)
+
+
+def test_a_full_disk_keeps_the_message_in_the_composer_and_tears_no_line(
+        fake, monkeypatch) -> None:
+    fake.default = text("ok")
+    message = "x" * 5000
+
+    async def scenario():
+        app = make_app(fake)
+        async with app.run_test() as pilot:
+            from app.widgets.composer import Composer
+            from app.widgets.message import MessageView
+
+            path = app.session.journal.path
+            before = path.read_bytes()
+            disk_full_after(monkeypatch, 1000)
+            composer = app.screen.query_one(Composer)
+            composer.load_text(message)
+            await pilot.press("enter")
+            await pilot.pause()
+            assert path.read_bytes() == before  # no torn line
+            assert composer.text == message  # nothing lost
+            assert app.session.messages == []
+            notice = list(app.screen.query(MessageView))[-1]
+            assert notice.has_class("error")
+            assert "No space left on device" in notice.text and path.name in notice.text
+            assert fake.count() == 0
+            monkeypatch.undo()
+            await pilot.press("enter")
+            await pilot.pause()
+            await app.screen._reply.wait()
+            assert app.session.messages[0]["content"] == message
+
+    asyncio.run(scenario())
+
+
+def test_a_failed_write_names_its_file_and_leaves_the_file_as_it_was(store, monkeypatch) -> None:
+    from memory.storage import append_line, atomic_write
+
+    target = store.root / "f.jsonl"
+    target.write_text('{"a":1}\n')
+    disk_full_after(monkeypatch, 3)
+    with pytest.raises(OSError) as caught:
+        append_line(target, '{"b":2}')
+    assert caught.value.filename == str(target)
+    assert target.read_text() == '{"a":1}\n'
+    with pytest.raises(OSError) as caught:
+        atomic_write(store.memory_path, "new memory")
+    assert caught.value.filename == str(store.memory_path)
+    assert sorted(p.name for p in store.root.iterdir() if p.is_file()) == ["f.jsonl"]

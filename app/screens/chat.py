@@ -190,7 +190,17 @@ class ChatScreen(Screen):
             return
         # Journaled (and fsynced) before anything else can happen: quitting, /new or a
         # crash a moment later still finds the message in the session.
-        self.app.session.append({"role": "user", "content": text})
+        try:
+            self.app.session.append({"role": "user", "content": text})
+        except OSError as exc:  # a full disk: the text goes back where the user wrote it
+            composer = self.query_one(Composer)
+            if not composer.text.strip():
+                composer.load_text(text)
+                composer.move_cursor(composer.document.end)
+            self.notice(f"Your message could not be saved ({exc.filename or 'journal'}: "
+                        f"{exc.strerror or exc}), so it was not sent. It is back in the "
+                        "composer: free some space and press Enter again.", kind="error")
+            return
         self.add(MessageView("You", text, kind="user"))
         view = self.add(MessageView(f"{self._label(self.app.model)} …", kind="assistant"))
         self._reply = self.run_worker(self._answer(view), group="reply", exclusive=True,
