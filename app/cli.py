@@ -97,6 +97,8 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
         print(f"kept consolidate: {exc.filename or 'a file'}: {exc.strerror}; nothing was "
               "lost, and pending sessions stay pending.", file=sys.stderr)
         return 2
+    for sentence in store.skipped.values():
+        print(f"warning: {sentence}", file=sys.stderr)
     if not results:
         print("Nothing to consolidate: no session is pending.")
         return 0

@@ -113,6 +113,8 @@ def cmd_log(args: argparse.Namespace) -> int:
         mark = "saved" if log.saved else "pending"
         print(f"{log.session} [{log.segment}] {mark}: {log.chain()}")
     pending = [(j, s) for j in store.pending_sessions() for s in j.pending]
+    for sentence in store.skipped.values():
+        print(f"warning: {sentence}", file=sys.stderr)
     if pending:
         print("\nPending:")
         for journal, segment in pending:
@@ -178,6 +180,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(f"note: {catalog.keys.keyring_problem}")
     pending = store.pending_sessions()
     print(f"pending sessions: {len(pending)}" + (" (`kept log` says why)" if pending else ""))
+    for sentence in store.skipped.values():
+        problems += 1
+        print(f"  problem: {sentence}")
     return 1 if problems else 0
 
 

@@ -64,6 +64,7 @@ class KeptApp(App):
                                  "knows; using the default. Pick one with /model.")
             self.model = type(self.settings.app)().model
         self.session = LiveSession.resume_or_start(self.store, self.model)
+        self.problems.extend(self.store.skipped.values())
         self.jobs = MemoryJobs(self)
         self.ready_at: float | None = None
 

@@ -72,7 +72,7 @@ def sessions(store: MemoryStore) -> list[SessionLog]:
             try:
                 journal = store.find_session(log.session)
                 journals[log.session] = {str(s) for s in journal.consolidated}
-            except LookupError:
+            except (LookupError, OSError):
                 journals[log.session] = None
         done = journals[log.session]
         log.committed = None if done is None else log.segment in done

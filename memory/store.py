@@ -109,6 +109,8 @@ class MemoryStore:
         self.log_path = self.root / "consolidation.jsonl"
         self.commit_path = self.root / "commit.json"
         self.lock_path = self.root / ".lock"
+        # Journals the last look at sessions/ could not read, each with the sentence why.
+        self.skipped: dict[Path, str] = {}
 
     def ensure(self) -> MemoryStore:
         for folder in (self.root, self.archive_dir, self.sessions_dir, self.done_dir,
@@ -312,11 +314,16 @@ class MemoryStore:
         if not self.sessions_dir.is_dir():
             return []
         found = []
+        skipped: dict[Path, str] = {}
         for path in sorted(self.sessions_dir.glob("*.jsonl")):
             try:
                 found.append(journals.load(path))
             except FileNotFoundError:
                 continue  # another Kept process just moved it to done/
+            except OSError as exc:  # one bad file must not lock the user out of the rest
+                skipped[path] = (f"{path} could not be read ({exc.strerror or exc}); Kept "
+                                 "skips it. Fix its owner or mode, or move it away.")
+        self.skipped = skipped
         return found
 
     def pending_sessions(self) -> list[Journal]:

@@ -179,3 +179,28 @@ def test_a_failed_write_names_its_file_and_leaves_the_file_as_it_was(store, monk
         atomic_write(store.memory_path, "new memory")
     assert caught.value.filename == str(store.memory_path)
     assert sorted(p.name for p in store.root.iterdir() if p.is_file()) == ["f.jsonl"]
+
+
+# --- 3. one bad file in sessions/ ----------------------------------------------------------
+
+def test_an_unreadable_file_in_sessions_is_skipped_with_a_warning(store, fake, capsys) -> None:
+    journal = pending_session(store)
+    (store.sessions_dir / "x.jsonl").mkdir()
+    fake.default = tool_call("save_memory", save_args())
+
+    assert main(["log"]) == 0
+    assert "x.jsonl" in capsys.readouterr().err
+    main(["doctor"])
+    captured = capsys.readouterr()
+    assert "x.jsonl" in captured.out + captured.err
+    (result,) = run_pending(store, fake)
+    assert result.saved and result.session == journal.id
+    assert any("x.jsonl" in w for w in store.skipped.values())
+
+    async def scenario():
+        app = make_app(fake)
+        async with app.run_test() as pilot:
+            await pilot.pause()
+            assert any("x.jsonl" in p for p in app.problems)
+
+    asyncio.run(scenario())
