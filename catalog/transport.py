@@ -561,10 +561,12 @@ async def complete(
             latency = time.monotonic() - t0
             try:
                 value = accept(reply) if accept is not None else reply
-            except ReplyRejected as rejection:
+            except Exception as rejection:  # whatever breaks the check rejects this reply
+                why = str(rejection) if isinstance(rejection, ReplyRejected) else \
+                    f"{type(rejection).__name__}: {rejection}"
                 record(Attempt(entry.id, gateway, Outcome.REJECTED, Kind.REJECTED, None,
                                latency, reply.prompt_tokens, reply.completion_tokens,
-                               reply.cost, _one_line(str(rejection)), started))
+                               reply.cost, _one_line(why), started))
                 break
             record(Attempt(entry.id, gateway, Outcome.OK, None, None, latency,
                            reply.prompt_tokens, reply.completion_tokens, reply.cost,

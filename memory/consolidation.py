@@ -13,6 +13,7 @@ present exactly once and MEMORY.md either old or new, never torn.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import time
@@ -269,9 +270,9 @@ def _segment_time(journal: Journal, segment: Segment) -> datetime:
     for message in journal.segment_messages(segment):
         try:
             when = datetime.fromisoformat(str(message.get("time")))
-        except ValueError:
+            return (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone()
+        except (ValueError, OverflowError, OSError):  # unreadable, or past the calendar
             continue
-        return (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone()
     return datetime.now().astimezone()
 
 
@@ -395,7 +396,21 @@ async def consolidate_pending(
             due = next_retry(journal, segment)
             if only_due and due is not None and due > now:
                 continue
-            results.append(await consolidate(store, catalog, journal, segment, policy=policy,
-                                             on_attempt=on_attempt, stream=stream))
-        store.settle(store.find_session(journal.id))
+            try:
+                result = await consolidate(store, catalog, journal, segment, policy=policy,
+                                           on_attempt=on_attempt, stream=stream)
+            except Exception as exc:  # this session's failure; the next one goes on
+                result = _failed(journal, segment, f"{type(exc).__name__}: {exc}")
+            results.append(result)
+        with contextlib.suppress(LookupError, OSError):
+            store.settle(store.find_session(journal.id))
     return results
+
+
+def _failed(journal: Journal, segment: Segment, reason: str) -> Consolidation:
+    """A consolidation that broke off: recorded in the journal when the disk allows it, so
+    the session is retried later like any other failure."""
+    reason = clean_text(" ".join(reason.split()))[:500]
+    with contextlib.suppress(OSError):
+        journal.mark_failed(segment, reason)
+    return Consolidation(journal.id, segment, False, None, (), reason, 0.0)

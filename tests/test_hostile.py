@@ -204,3 +204,74 @@ def test_an_unreadable_file_in_sessions_is_skipped_with_a_warning(store, fake, c
             assert any("x.jsonl" in p for p in app.problems)
 
     asyncio.run(scenario())
+
+
+# --- 4. one bad session never blocks the others -------------------------------------------
+
+def test_an_import_with_a_malformed_tool_call_skips_that_line(store, fake, tmp_path,
+                                                              capsys) -> None:
+    source = tmp_path / "chat.jsonl"
+    source.write_text("\n".join(json.dumps(m) for m in [
+        {"role": "user", "content": "hello"},
+        {"role": "assistant", "content": None, "tool_calls": [{"function": "x"}]},
+        {"role": "assistant", "content": "hi"}]) + "\n")
+    assert main(["import", str(source)]) == 0
+    assert "chat.jsonl:2: skipped" in capsys.readouterr().err
+    # The same line written straight into a journal is skipped on load, too.
+    journal = pending_session(store, [{"role": "user", "content": "two"}])
+    with journal.path.open("a") as f:
+        f.write(json.dumps({"role": "assistant", "content": None,
+                            "tool_calls": [{"function": "x"}]}) + "\n")
+    fake.default = tool_call("save_memory", save_args())
+    results = run_pending(store, fake)
+    assert [r.saved for r in results] == [True, True]
+
+
+def test_a_time_past_the_calendar_in_a_far_time_zone_is_no_crash(store, fake,
+                                                                  monkeypatch) -> None:
+    import time
+
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        pending_session(store, [{"role": "user", "content": "hi",
+                                 "time": "9999-12-31T23:59:59+00:00"}])
+        fake.default = tool_call("save_memory", save_args())
+        (result,) = run_pending(store, fake)
+        assert result.saved
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+def test_a_reply_that_breaks_the_check_is_that_replys_rejection(store, fake) -> None:
+    pending_session(store)
+    deep = '{"history_entry": ' + "[" * 50_000 + "]" * 50_000 + ', "memory_update": ""}'
+    fake.set_default(CONSOLIDATION_CHAIN[0], tool_call("save_memory", deep))
+    fake.default = tool_call("save_memory", save_args())
+    (result,) = run_pending(store, fake)
+    assert result.saved and result.model == "qwen3-32b"
+    assert result.attempts[0].outcome.value == "rejected"
+    assert "RecursionError" in result.attempts[0].reason
+
+
+def test_a_session_that_fails_to_consolidate_does_not_stop_the_next(store, fake,
+                                                                    monkeypatch) -> None:
+    import memory.consolidation
+
+    first = pending_session(store, [{"role": "user", "content": "boom-session"}])
+    second = pending_session(store, [{"role": "user", "content": "fine"}])
+    real = memory.consolidation.transcript_lines
+
+    def transcript_lines(messages):
+        if any(m.get("content") == "boom-session" for m in messages):
+            raise RuntimeError("cannot build this prompt")
+        return real(messages)
+
+    monkeypatch.setattr(memory.consolidation, "transcript_lines", transcript_lines)
+    fake.default = tool_call("save_memory", save_args())
+    results = run_pending(store, fake)
+    by_id = {r.session: r for r in results}
+    assert len(results) == 2 and by_id[second.id].saved and not by_id[first.id].saved
+    assert "cannot build this prompt" in by_id[first.id].reason
+    assert store.find_session(first.id).failures  # recorded, retried later
