@@ -216,7 +216,8 @@ class KeptApp(App):
                 screen.refresh_status()
 
 
-def run() -> int:
-    """Start the app (the `kept` command with no arguments)."""
-    KeptApp().run()
-    return 0
+def run(app: KeptApp | None = None, *, headless: bool = False) -> int:
+    """Start the app (the `kept` command with no arguments); non-zero when it crashed."""
+    app = app or KeptApp()
+    app.run(headless=headless)
+    return app.return_code or 0

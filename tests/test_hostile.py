@@ -275,3 +275,37 @@ def test_a_session_that_fails_to_consolidate_does_not_stop_the_next(store, fake,
     assert len(results) == 2 and by_id[second.id].saved and not by_id[first.id].saved
     assert "cannot build this prompt" in by_id[first.id].reason
     assert store.find_session(first.id).failures  # recorded, retried later
+
+
+# --- 5. a wrong-typed field in the live journal ----------------------------------------------
+
+def test_a_wrong_typed_field_in_the_live_journal_does_not_stop_the_app(fake) -> None:
+    store = MemoryStore().ensure()
+    path = store.sessions_dir / "20261130-100000-abcdef.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in [
+        {"kept": "session", "version": 1, "id": path.stem, "created": "x", "model": ["x"]},
+        {"role": "user", "content": "hi", "time": "2026-11-30T10:00:00+00:00"},
+        {"role": "assistant", "content": "hello", "model": ["x"], "name": 3}]) + "\n")
+
+    async def scenario():
+        app = make_app(fake)
+        async with app.run_test() as pilot:
+            await pilot.pause()
+            from app.widgets.message import MessageView
+
+            assert app.session.id == path.stem
+            assert [v.text for v in app.screen.query(MessageView)] == ["hi", "hello"]
+
+    asyncio.run(scenario())
+
+
+def test_the_command_exits_non_zero_when_the_app_crashed(fake) -> None:
+    from app.main import run
+
+    class Crashing(type(make_app(fake))):
+        def on_mount(self) -> None:
+            raise RuntimeError("broken")
+
+    app = make_app(fake)
+    app.__class__ = Crashing
+    assert run(app, headless=True) == 1
