@@ -176,7 +176,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app.main import run
 
         return run()
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        print(f"kept {args.command}: interrupted; nothing was lost (a file being written "
+              "is only put in place once complete).", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

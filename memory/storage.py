@@ -65,10 +65,12 @@ def atomic_write(path: Path, data: bytes | str) -> None:
         finally:
             os.close(fd)
         os.replace(tmp, path)
-    except OSError as exc:
+    except BaseException as exc:  # a full disk, or Ctrl+C: no temporary copy stays behind
         with contextlib.suppress(OSError):
             tmp.unlink()
-        raise _naming(exc, path, tmp) from exc
+        if isinstance(exc, OSError):
+            raise _naming(exc, path, tmp) from exc
+        raise
     fsync_dir(path.parent)
 
 

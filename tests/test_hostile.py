@@ -133,6 +133,8 @@ def disk_full_after(monkeypatch, budget: int) -> None:
 
 def test_a_full_disk_keeps_the_message_in_the_composer_and_tears_no_line(
         fake, monkeypatch) -> None:
+    import memory.storage
+
     fake.default = text("ok")
     message = "x" * 5000
 
@@ -144,6 +146,7 @@ def test_a_full_disk_keeps_the_message_in_the_composer_and_tears_no_line(
 
             path = app.session.journal.path
             before = path.read_bytes()
+            real = memory.storage.write_all
             disk_full_after(monkeypatch, 1000)
             composer = app.screen.query_one(Composer)
             composer.load_text(message)
@@ -156,7 +159,7 @@ def test_a_full_disk_keeps_the_message_in_the_composer_and_tears_no_line(
             assert notice.has_class("error")
             assert "No space left on device" in notice.text and path.name in notice.text
             assert fake.count() == 0
-            monkeypatch.undo()
+            monkeypatch.setattr(memory.storage, "write_all", real)  # space again
             await pilot.press("enter")
             await pilot.pause()
             await app.screen._reply.wait()
@@ -231,17 +234,18 @@ def test_a_time_past_the_calendar_in_a_far_time_zone_is_no_crash(store, fake,
                                                                   monkeypatch) -> None:
     import time
 
-    monkeypatch.setenv("TZ", "Asia/Tokyo")
-    time.tzset()
-    try:
-        pending_session(store, [{"role": "user", "content": "hi",
-                                 "time": "9999-12-31T23:59:59+00:00"}])
-        fake.default = tool_call("save_memory", save_args())
-        (result,) = run_pending(store, fake)
-        assert result.saved
-    finally:
-        monkeypatch.undo()
+    with monkeypatch.context() as local:
+        local.setenv("TZ", "Asia/Tokyo")
         time.tzset()
+        try:
+            pending_session(store, [{"role": "user", "content": "hi",
+                                     "time": "9999-12-31T23:59:59+00:00"}])
+            fake.default = tool_call("save_memory", save_args())
+            (result,) = run_pending(store, fake)
+            assert result.saved
+        finally:
+            local.undo()
+            time.tzset()
 
 
 def test_a_reply_that_breaks_the_check_is_that_replys_rejection(store, fake) -> None:
@@ -309,3 +313,30 @@ def test_the_command_exits_non_zero_when_the_app_crashed(fake) -> None:
     app = make_app(fake)
     app.__class__ = Crashing
     assert run(app, headless=True) == 1
+
+
+# --- 6. an interrupted import ------------------------------------------------------------------
+
+def test_an_interrupted_import_leaves_nothing_behind(store, tmp_path, monkeypatch,
+                                                     capsys) -> None:
+    import memory.storage
+
+    source = tmp_path / "big.jsonl"
+    source.write_text("".join(json.dumps({"role": "user", "content": f"m{i}"}) + "\n"
+                              for i in range(2000)))
+
+    def interrupted(fd: int, data: bytes) -> None:
+        import os
+
+        os.write(fd, data[:len(data) // 2])
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as local:
+        local.setattr(memory.storage, "write_all", interrupted)
+        assert main(["import", str(source)]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted" in err and "Traceback" not in err
+    assert [p.name for p in store.sessions_dir.iterdir() if p.is_file()] == []
+    assert main(["import", str(source)]) == 0
+    (journal,) = store.open_sessions()
+    assert journal.state == "pending" and len(journal.messages) == 2000
