@@ -78,7 +78,7 @@ def save_setting(table: str, key: str, value: Any, path: Path | None = None) -> 
         document[table] = tomlkit.table()
     document[table][key] = value
     ensure_dir(path.parent)
-    atomic_write(path, tomlkit.dumps(document))
+    atomic_write(path, tomlkit.dumps(document), follow=True)  # a dotfiles link stays a link
 
 
 def add_local_model(model_id: str, base_url: str, path: Path | None = None) -> None:
@@ -97,4 +97,4 @@ def add_local_model(model_id: str, base_url: str, path: Path | None = None) -> N
         entry["id"] = model_id
         entry["gateway"] = "local"
         models.append(entry)
-    atomic_write(path, tomlkit.dumps(document))
+    atomic_write(path, tomlkit.dumps(document), follow=True)

@@ -16,6 +16,7 @@ moves to `done/`, where it is kept, read-only.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.sanitize import clean_text
-from memory.storage import append_line, ensure_dir, fsync_dir
+from memory.storage import LINK_REFUSED, append_line, ensure_dir, fsync_dir
 
 log = logging.getLogger(__name__)
 
@@ -203,7 +204,13 @@ def create(folder: Path, model: str | None = None, session_id: str | None = None
 
 def records(path: Path) -> Iterator[tuple[int, dict[str, Any] | ValueError]]:
     """Each non-blank line of a JSONL file: its number, and its object or why it is not one."""
-    with open(path, "rb") as f:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(errno.ELOOP, LINK_REFUSED, str(path)) from None
+        raise
+    with open(fd, "rb") as f:
         lines = f.read().split(b"\n")
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():

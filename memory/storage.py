@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 from collections.abc import Iterator
@@ -44,21 +45,38 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
+LINK_REFUSED = "is a symbolic link, which Kept does not follow for files it writes"
+
+
 def _naming(exc: OSError, path: Path, tmp: Path | None = None) -> OSError:
     """The same error, naming the file the user knows (a failed write names none)."""
+    if exc.errno == errno.ELOOP:  # O_NOFOLLOW met a link
+        return OSError(errno.ELOOP, LINK_REFUSED, str(path))
     if exc.filename is not None and (tmp is None or exc.filename != str(tmp)):
         return exc
     return OSError(exc.errno, exc.strerror, str(path))
 
 
-def atomic_write(path: Path, data: bytes | str) -> None:
+def refuse_link(path: Path) -> None:
+    """Raise when `path` is a symbolic link: Kept never writes through one (a link planted
+    in its data folder must not redirect its writes to another file)."""
+    if path.is_symlink():
+        raise OSError(errno.ELOOP, LINK_REFUSED, str(path))
+
+
+def atomic_write(path: Path, data: bytes | str, *, follow: bool = False) -> None:
     """Replace `path` whole: a crash leaves either the old file or the new, never a mix.
-    A failed write (a full disk) leaves the old file and no temporary copy."""
+    A failed write (a full disk) leaves the old file and no temporary copy. A link is
+    refused, unless `follow` (a file the user placed, like config.toml): then its target
+    is replaced and the link stays."""
     if isinstance(data, str):
         data = data.encode("utf-8")
+    if follow:
+        path = Path(os.path.realpath(path))
+    refuse_link(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, FILE_MODE)
         try:
             write_all(fd, data)
             os.fsync(fd)
@@ -80,7 +98,7 @@ def append_line(path: Path, line: str) -> None:
     if "\n" in line:
         raise ValueError("a journal line cannot contain a newline")
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, FILE_MODE)
     except OSError as exc:
         raise _naming(exc, path) from exc
     try:
@@ -121,7 +139,7 @@ def locked(path: Path, *, blocking: bool = True) -> Iterator[bool]:
     Yields False when `blocking` is False and another process holds it. The OS frees the
     lock when its holder dies, so a crash never leaves a stale lock behind.
     """
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
@@ -146,7 +164,7 @@ class HeldLock:
 
     def acquire(self) -> bool:
         """Take the lock if no one holds it; False (and nothing held) if someone does."""
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

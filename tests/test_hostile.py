@@ -340,3 +340,43 @@ def test_an_interrupted_import_leaves_nothing_behind(store, tmp_path, monkeypatc
     assert main(["import", str(source)]) == 0
     (journal,) = store.open_sessions()
     assert journal.state == "pending" and len(journal.messages) == 2000
+
+
+# --- 7. symbolic links are never written through ---------------------------------------------
+
+def test_a_symlinked_journal_is_not_written_through(store, tmp_path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    journal = store.new_session("gpt-4.1-mini")
+    journal.path.unlink()
+    journal.path.symlink_to(victim)
+    with pytest.raises(OSError) as caught:
+        journal.append({"role": "user", "content": "hello"})
+    assert "symbolic link" in str(caught.value) and journal.path.name in str(caught.value)
+    assert victim.read_text() == "precious\n"
+    assert store.open_sessions() == []  # not read through either
+    assert any("symbolic link" in s for s in store.skipped.values())
+
+
+def test_a_symlinked_memory_file_is_refused_and_left_alone(store, fake, tmp_path) -> None:
+    elsewhere = tmp_path / "dotfiles-memory.md"
+    elsewhere.write_text("# Mine\n")
+    store.memory_path.symlink_to(elsewhere)
+    pending_session(store)
+    fake.default = tool_call("save_memory", save_args())
+    (result,) = run_pending(store, fake)
+    assert not result.saved and "symbolic link" in result.reason
+    assert store.memory_path.is_symlink() and elsewhere.read_text() == "# Mine\n"
+
+
+def test_a_symlinked_config_is_written_at_its_target(tmp_path) -> None:
+    from app.settings import save_setting
+
+    target = tmp_path / "dotfiles-config.toml"
+    target.write_text("# my settings\n[app]\ntheme = \"kept-dark\"\n")
+    link = tmp_path / "config" / "config.toml"
+    link.parent.mkdir()
+    link.symlink_to(target)
+    save_setting("app", "theme", "kept-light", link)
+    assert link.is_symlink() and "kept-light" in target.read_text()
+    assert "# my settings" in target.read_text()
