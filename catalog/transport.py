@@ -299,7 +299,7 @@ def classify(exc: BaseException) -> _Failure:
 
 
 class _Secrets(list[str]):
-    """The keys used in a walk, for redaction; shown as hidden in any traceback."""
+    """Every key Kept knows, for redaction; shown as hidden in any traceback."""
 
     def __repr__(self) -> str:
         return f"<{len(self)} keys hidden>"
@@ -496,7 +496,7 @@ async def complete(
         chain = replace(chain, models=chain.models[:1], end="no fallback was asked for")
     attempts: list[Attempt] = []
     dead_gateways: dict[str, str] = {}
-    secrets = _Secrets()
+    secrets = _Secrets(catalog.keys.secrets(catalog.gateways.values()))
 
     def record(attempt: Attempt) -> None:
         # Every reason carries a provider's words: keys out, escape sequences out.
@@ -516,8 +516,6 @@ async def complete(
             record(Attempt(entry.id, gateway, Outcome.SKIPPED, Kind.NO_KEY,
                            reason=route.problem or "no key"))
             continue
-        if route.key.value:
-            secrets.append(route.key.value)
         tries = policy.retries + 1 if position == 0 else 1
         for try_index in range(tries):
             started, t0 = time.time(), time.monotonic()

@@ -380,3 +380,20 @@ def test_a_symlinked_config_is_written_at_its_target(tmp_path) -> None:
     save_setting("app", "theme", "kept-light", link)
     assert link.is_symlink() and "kept-light" in target.read_text()
     assert "# my settings" in target.read_text()
+
+
+# --- 8. every key Kept knows is redacted ---------------------------------------------------------
+
+def test_a_key_echoed_by_another_gateway_is_redacted_everywhere(store, fake, capsys) -> None:
+    from tests.support import fake_keys
+
+    anthropic_key = fake_keys()["ANTHROPIC_API_KEY"]
+    journal = pending_session(store)
+    fake.set_default(CONSOLIDATION_CHAIN[0],
+                     http_error(500, message=f"upstream said: invalid key {anthropic_key}"))
+    fake.default = text("prose")
+    (result,) = run_pending(store, fake)
+    assert not result.saved and "***" in result.attempts[0].reason
+    for where in (result.reason, store.log_path.read_text(),
+                  journal.path.read_text(encoding="utf-8")):
+        assert anthropic_key not in where
