@@ -6,7 +6,9 @@ built-in default stands in for it, so Kept always starts.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,22 +72,45 @@ class CatalogConfig:
     user_models: tuple[ModelEntry, ...] = ()
     transport: dict[str, float | int] = field(default_factory=dict)
     problems: tuple[str, ...] = ()
+    # Gateways whose [gateways.X] table is present but wrong: each unusable until fixed,
+    # never silently sent to its public endpoint instead of the user's.
+    broken_gateways: dict[str, str] = field(default_factory=dict)
 
 
 def valid_url(value: object) -> bool:
-    if not isinstance(value, str):
+    """An http(s) URL with a host, no credentials in it, no space or control character."""
+    if not isinstance(value, str) or clean_text(value) != value or \
+            any(ch.isspace() for ch in value):
         return False
     parsed = urlparse(value)
-    return parsed.scheme in ("http", "https") and bool(parsed.netloc)
+    return parsed.scheme in ("http", "https") and bool(parsed.hostname) and \
+        "@" not in parsed.netloc
+
+
+def _broken(name: str, where: str) -> str:
+    return (f"[gateways.{name}] in {where} is not valid, so Kept sends nothing through "
+            f"{name} until it is fixed (it never falls back to the default endpoint).")
+
+
+_GATEWAY_MENTION = re.compile(r"\bgateways\b")
+
+
+def mentioned_gateways(text: str) -> set[str]:
+    """Gateways a file that does not parse seems to configure: those are not used."""
+    if not _GATEWAY_MENTION.search(text):
+        return set()
+    return {name for name in GATEWAYS if re.search(rf"\b{re.escape(name)}\b", text)}
 
 
 def parse_catalog_config(data: dict[str, Any], where: str = CONFIG_FILE) -> CatalogConfig:
     """Validate the [gateways.*], [[models]] and [transport] tables of a parsed config."""
     problems: list[str] = []
     urls: dict[str, str] = {}
+    broken: dict[str, str] = {}
     gateways = data.get("gateways", {})
     if not isinstance(gateways, dict):
         problems.append(f"{where}: 'gateways' must be a table like [gateways.groq].")
+        broken.update((name, _broken(name, where)) for name in GATEWAYS)
         gateways = {}
     for name, table in gateways.items():
         if name not in GATEWAYS:
@@ -94,8 +119,10 @@ def parse_catalog_config(data: dict[str, Any], where: str = CONFIG_FILE) -> Cata
                 f"use one of {', '.join(GATEWAYS)}."
             )
             continue
+        before = len(problems)
         if not isinstance(table, dict):
             problems.append(f"{where}: [gateways.{name}] must be a table.")
+            broken[name] = _broken(name, where)
             continue
         for key in sorted(set(table) - GATEWAY_FIELDS):
             problems.append(f"{where}: [gateways.{name}] has an unknown key '{key}'; "
@@ -105,9 +132,13 @@ def parse_catalog_config(data: dict[str, Any], where: str = CONFIG_FILE) -> Cata
                 urls[name] = table["base_url"].rstrip("/")
             else:
                 problems.append(
-                    f"{where}: [gateways.{name}] base_url must be an http:// or https:// URL, "
-                    f"not {table['base_url']!r}."
+                    f"{where}: [gateways.{name}] base_url must be an http:// or https:// URL "
+                    "with no credentials, spaces or control characters in it, not "
+                    f"{clean_text(repr(table['base_url']))}."
                 )
+        if len(problems) > before:
+            broken[name] = _broken(name, where)
+            urls.pop(name, None)
 
     models: list[ModelEntry] = []
     raw_models = data.get("models", [])
@@ -139,7 +170,7 @@ def parse_catalog_config(data: dict[str, Any], where: str = CONFIG_FILE) -> Cata
                             f"from {low:g} to {high:g}, not {value!r}.")
             continue
         transport[key] = kind(value)
-    return CatalogConfig(urls, tuple(models), transport, tuple(problems))
+    return CatalogConfig(urls, tuple(models), transport, tuple(problems), broken)
 
 
 def _parse_model(table: object, index: int, where: str, problems: list[str]) -> ModelEntry | None:
@@ -194,5 +225,11 @@ def load_catalog_config(path: Path | None = None) -> CatalogConfig:
     path = path or config_path()
     data, problems = read_toml(path)
     parsed = parse_catalog_config(data, where=str(path))
+    broken = dict(parsed.broken_gateways)
+    if problems:  # the file does not parse: the gateways it seems to move are not used
+        with contextlib.suppress(OSError):
+            text = path.read_bytes().decode("utf-8", errors="replace")
+            broken.update((name, _broken(name, str(path)))
+                          for name in sorted(mentioned_gateways(text)))
     return CatalogConfig(parsed.gateway_urls, parsed.user_models, parsed.transport,
-                         tuple(problems) + parsed.problems)
+                         tuple(problems) + parsed.problems, broken)

@@ -397,3 +397,49 @@ def test_a_key_echoed_by_another_gateway_is_redacted_everywhere(store, fake, cap
     for where in (result.reason, store.log_path.read_text(),
                   journal.path.read_text(encoding="utf-8")):
         assert anthropic_key not in where
+
+
+# --- 9. a broken gateway table never falls back to the public endpoint -------------------------
+
+def write_config(tmp_path, body: str):
+    path = tmp_path / "config" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(body)
+    return path
+
+
+def gateway_state(catalog, gateway: str):
+    entry = next(e for e in catalog.entries if e.gateway == gateway)
+    return catalog.route(entry)
+
+
+@pytest.mark.parametrize("body", [
+    '[gateways.groq]\nbase_url = "htp:/typo"\n',
+    '[gateways.groq]\nbase_url = "https://user:secret@proxy.example/v1"\n',
+    '[gateways.groq]\nbase_url = "https://proxy.example/v1\\u0007"\n',
+    '[gateways.groq]\nbase_ur = "https://proxy.example/v1"\n',
+    '[gateways.groq]\nbase_url = "https://proxy.example/v1"\n[app\nmodel = 1\n',
+])
+def test_an_invalid_gateway_table_makes_that_gateway_unusable(tmp_path, body) -> None:
+    from catalog import load_catalog
+
+    catalog = load_catalog(write_config(tmp_path, body))
+    groq = gateway_state(catalog, "groq")
+    assert not groq.key.usable and "gateways.groq" in groq.problem
+    assert "https://api.groq.com" not in (groq.api_base or "") or not groq.key.usable
+    assert catalog.problems
+    assert gateway_state(catalog, "openai").problem != groq.problem
+
+
+def test_a_model_on_a_broken_gateway_is_skipped_without_a_request(tmp_path, store, fake) -> None:
+    from catalog import Catalog, KeyStore, complete
+    from catalog.config import load_catalog_config
+    from tests.support import fake_keys
+
+    config = load_catalog_config(write_config(tmp_path, '[gateways.groq]\nbase_url = 3\n'))
+    catalog = Catalog(config=config, keys=KeyStore(environ=fake_keys()))
+    result = asyncio.run(complete(catalog, "llama-3.3-70b-versatile",
+                                  [{"role": "user", "content": "hi"}], policy=POLICY,
+                                  walk_chain=False))
+    assert not result.ok and result.attempts[0].outcome.value == "skipped"
+    assert "gateways.groq" in result.attempts[0].reason
