@@ -124,7 +124,11 @@ def _cmd_memory(args: argparse.Namespace) -> int:
     if args.memory_command == "path":
         print(store.memory_path)
         return 0
-    memory = store.read_memory()
+    try:
+        memory = store.read_memory()
+    except OSError as exc:
+        print(f"kept memory show: {exc}", file=sys.stderr)
+        return 2
     if memory.problem:
         print(f"warning: {memory.problem}", file=sys.stderr)
     if not memory.text.strip():

@@ -94,7 +94,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     store = _store()
     try:
         number = store.restore(args.number)
-    except LookupError as exc:
+    except (LookupError, OSError) as exc:
         print(f"kept memory restore: {exc}", file=sys.stderr)
         return 2
     print(f"MEMORY.md is now version {args.number} again (saved as version {number}).")
@@ -163,8 +163,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         ok = mode == "700"
         problems += not ok
         print(f"{label}: {folder} mode {mode}" + ("" if ok else "  ← should be 700"))
+    memory_problem = store.memory_problem()
+    if memory_problem:
+        problems += 1
+        print(f"  problem: {memory_problem}")
     for path in (store.memory_path, store.history_path):
-        if path.exists():
+        if path.is_file() and not path.is_symlink():
             mode = _mode(path)
             problems += mode != "600"
             print(f"{path.name}: {path.stat().st_size:,} bytes, mode {mode}"

@@ -319,6 +319,10 @@ async def consolidate(
                       "[memory] consolidation_model in config.toml")
             journal.mark_failed(segment, reason)
             return Consolidation(journal.id, segment, False, None, (), reason, 0.0)
+        problem = store.memory_problem()
+        if problem is not None:  # nothing could be saved: no model is asked
+            journal.mark_failed(segment, problem)
+            return Consolidation(journal.id, segment, False, None, (), problem, 0.0)
         retry = _policy(catalog, settings, policy)
         blocks = transcript_lines(journal.segment_messages(segment))
         reason = ""

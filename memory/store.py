@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -33,6 +34,17 @@ STAMP_FORMAT = "%Y-%m-%d %H:%M"
 
 def digest(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
+
+
+class MemoryProblem(OSError):
+    """MEMORY.md cannot be written as asked; `strerror` is the sentence to show."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+class MemoryUnreadable(MemoryProblem):
+    """MEMORY.md exists but cannot be read."""
 
 
 @dataclass(frozen=True)
@@ -128,7 +140,15 @@ class MemoryStore:
     # --- MEMORY.md -------------------------------------------------------------------------
 
     def read_memory(self) -> MemoryText:
-        text, raw = read_text(self.memory_path)
+        """MEMORY.md as it is; raises MemoryUnreadable (an OSError) with the sentence to
+        show when the file is there but cannot be read."""
+        try:
+            text, raw = read_text(self.memory_path)
+        except OSError as exc:
+            raise MemoryUnreadable(exc.errno, f"{self.memory_path} cannot be read "
+                                   f"({exc.strerror or exc}); check its owner and mode "
+                                   "(`kept doctor`). Kept will not write over it.",
+                                   str(self.memory_path)) from None
         try:
             raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -138,8 +158,34 @@ class MemoryStore:
                               "version before writing it.")
         return MemoryText(text, raw)
 
-    def write_memory(self, text: str) -> None:
+    def write_memory(self, text: str | bytes) -> None:
+        """Replace MEMORY.md; refused, with the sentence why, when it is a link or
+        read-only (the user's choice is respected, never silently undone)."""
+        problem = self.memory_problem()
+        if problem is not None:
+            raise MemoryProblem(errno.EACCES, problem, str(self.memory_path))
         atomic_write(self.memory_path, text)
+
+    def memory_problem(self) -> str | None:
+        """Why Kept must not write MEMORY.md now, in a sentence, or None. Checked before a
+        consolidation asks any model: a file that cannot be saved costs no request."""
+        path = self.memory_path
+        if path.is_symlink():
+            return (f"{path} is a symbolic link; Kept does not write through links, so "
+                    "memory is not saved. Put the file itself there.")
+        if not path.exists():
+            return None
+        if not path.is_file():
+            return f"{path} is not a regular file; move it away so Kept can save memory."
+        if not path.stat().st_mode & stat.S_IWUSR:
+            return (f"{path} is read-only (mode {stat.S_IMODE(path.stat().st_mode):o}); "
+                    "Kept respects that and saves no memory: `chmod 600` it to let Kept "
+                    "write it.")
+        try:
+            self.read_memory()
+        except MemoryUnreadable as exc:
+            return exc.strerror
+        return None
 
     # --- versions --------------------------------------------------------------------------
 
@@ -223,7 +269,7 @@ class MemoryStore:
         with self.lock():
             self._finish_interrupted_save()
             self.keep_unversioned(self.read_memory(), now)
-            atomic_write(self.memory_path, raw)
+            self.write_memory(raw)
             return self.save_version(raw, f"restore of version {number}", time=now)
 
     # --- HISTORY.md ------------------------------------------------------------------------

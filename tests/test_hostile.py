@@ -443,3 +443,51 @@ def test_a_model_on_a_broken_gateway_is_skipped_without_a_request(tmp_path, stor
                                   walk_chain=False))
     assert not result.ok and result.attempts[0].outcome.value == "skipped"
     assert "gateways.groq" in result.attempts[0].reason
+
+
+# --- 12. an unreadable MEMORY.md -----------------------------------------------------------------
+
+def test_an_unreadable_memory_file_is_named_everywhere_and_costs_no_request(
+        store, fake, capsys) -> None:
+    store.memory_path.mkdir()
+    assert main(["memory", "show"]) == 2
+    err = capsys.readouterr().err
+    assert "MEMORY.md" in err and "Traceback" not in err
+    assert main(["doctor"]) == 1
+    assert "MEMORY.md" in capsys.readouterr().out
+    pending_session(store)
+    fake.default = tool_call("save_memory", save_args())
+    (result,) = run_pending(store, fake)
+    assert not result.saved and "MEMORY.md" in result.reason
+    assert fake.count() == 0
+
+    async def scenario():
+        app = make_app(fake)
+        async with app.run_test() as pilot:
+            await pilot.press("ctrl+p")  # any key first: the app is alive
+            await pilot.press("escape")
+            app.action_memory()
+            await pilot.pause()
+            from textual.widgets import Static
+
+            status = app.screen.query_one("#memory-status", Static)
+            assert "MEMORY.md" in str(status.render())
+            await pilot.press("e")
+            await pilot.pause()
+            assert app.screen.editing is False
+
+    asyncio.run(scenario())
+
+
+def test_a_read_only_memory_file_is_respected_and_said(store, fake, capsys) -> None:
+    store.memory_path.write_text("# Mine, frozen\n")
+    store.memory_path.chmod(0o444)
+    pending_session(store)
+    fake.default = tool_call("save_memory", save_args())
+    (result,) = run_pending(store, fake)
+    assert not result.saved and "read-only" in result.reason and fake.count() == 0
+    with pytest.raises(OSError, match="read-only"):
+        store.save_edit("changed", store.read_memory().digest)
+    assert store.memory_path.read_text() == "# Mine, frozen\n"
+    assert main(["doctor"]) == 1
+    assert "read-only" in capsys.readouterr().out
