@@ -24,6 +24,7 @@ class MemoryJobs:
         self.app = app
         self.running = 0
         self.last_saved = ""
+        self._asked: set[tuple[str, str]] = set()  # held segments the user was told about
 
     def start(self) -> None:
         """After the first frame: finish any interrupted save, then retry what is due."""
@@ -60,9 +61,10 @@ class MemoryJobs:
             self._run(self._retry(only_due=True))
 
     def retry_now(self) -> None:
-        self._run(self._retry(only_due=False))
+        """The user asked: every pending session, those every model refused included."""
+        self._run(self._retry(only_due=False, include_held=True))
 
-    async def _retry(self, only_due: bool) -> None:
+    async def _retry(self, only_due: bool, include_held: bool = False) -> None:
         pending = await asyncio.to_thread(self.app.store.pending_sessions)
         if not pending:
             return
@@ -73,12 +75,33 @@ class MemoryJobs:
             from memory.consolidation import consolidate_pending
 
             results = await consolidate_pending(self.app.store, self.app.catalog,
-                                                only_due=only_due, policy=self.app.policy)
+                                                only_due=only_due, policy=self.app.policy,
+                                                include_held=include_held)
         finally:
             self.running -= 1
         for result in results:
             self._report(result)
+        self._ask_about_held(await asyncio.to_thread(self.app.store.pending_sessions))
         self.refresh_status()
+
+    def _ask_about_held(self, pending: list[Journal]) -> None:
+        """Once per session and segment: every model keeps refusing it, so Kept stops
+        paying for the same answers and asks the user what to do."""
+        from memory.consolidation import HOLD_AFTER, held
+
+        for journal in pending:
+            for segment in journal.pending:
+                key = (journal.id, str(segment))
+                if key in self._asked or not held(journal, segment):
+                    continue
+                self._asked.add(key)
+                reason = journal.failures[segment][-1].reason
+                self.app.notify(
+                    f"Session {journal.id} was refused by every model {HOLD_AFTER} times in "
+                    f"a row ({reason}), so Kept no longer retries it on its own. It stays "
+                    "pending, nothing lost: fix the cause, then Retry pending memory (or "
+                    "Retry now in /log).", title="Memory", severity="warning", timeout=30,
+                    markup=False)
 
     def save(self, journal: Journal, segment: Segment) -> None:
         """Consolidate one segment in the background."""

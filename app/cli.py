@@ -84,6 +84,7 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
     import asyncio
 
     from memory import consolidate_pending, next_retry
+    from memory.consolidation import held
 
     catalog, store = _memory_context()
     try:
@@ -113,6 +114,9 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
         journal = store.find_session(result.session)
         due = next_retry(journal, result.segment) if result.segment else None
         when = f" Next retry after {due.astimezone():%H:%M}." if due else ""
+        if result.segment and held(journal, result.segment):
+            when = (" Every model refused it several times in a row, so the app no longer "
+                    "retries it on its own; `kept consolidate` tries again.")
         print(f"Session {result.session}: still pending, nothing lost. {result.reason}.{when}")
     return 1 if pending else 0
 

@@ -103,6 +103,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
 
 def cmd_log(args: argparse.Namespace) -> int:
     from memory import next_retry
+    from memory.consolidation import held
     from memory.log import figures, sessions
 
     store = _store()
@@ -120,6 +121,8 @@ def cmd_log(args: argparse.Namespace) -> int:
         for journal, segment in pending:
             due = next_retry(journal, segment)
             when = f"next retry after {due.astimezone():%Y-%m-%d %H:%M}" if due else "due now"
+            if held(journal, segment):
+                when = "refused by every model again and again: retried only by hand"
             failures = journal.failures.get(segment, [])
             last = f"; last failure: {failures[-1].reason}" if failures else ""
             print(f"  {journal.id} [{segment}] {len(journal.segment_messages(segment))} "

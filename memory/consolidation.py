@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from catalog import Attempt, Catalog, Reply, ReplyRejected, RetryPolicy, complete
-from catalog.transport import Kind
+from catalog.transport import Kind, Outcome
 from memory.journal import Journal, Segment
 from memory.prompt import (
     SAVE_MEMORY_CHOICE,
@@ -43,6 +43,13 @@ EDIT_ROUNDS = 3
 # A non-trivial memory must keep at least this share of its text.
 TRIVIAL_MEMORY = 200
 KEEP_SHARE = 0.5
+# After this many failures in a row where every model answered and was refused, asking
+# again on a timer would only pay for the same answers: the user is asked instead.
+HOLD_AFTER = 3
+# The user asked, in their own words, to forget: the shrink guard lets the update through.
+_FORGET = re.compile(r"\b(?:forget|vergiss|vergessen|oublie|oublier|olvida|olvidar|"
+                     r"dimentica|esquece|esqueça|vergeet|glöm|zapomnij)\w*|忘れ|забудь",
+                     re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -102,9 +109,17 @@ def _json_in_text(text: str) -> dict[str, Any] | None:
     return None
 
 
-def parse_save_memory(reply: Reply, current_memory: str,
-                      settings: MemorySettings) -> SavedMemory:
-    """The validated arguments of the reply's save_memory call; raises ReplyRejected."""
+def asked_to_forget(messages: list[dict[str, Any]]) -> bool:
+    """Whether the user said, in the session, to forget something."""
+    return any(m.get("role") == "user" and _FORGET.search(str(m.get("content") or ""))
+               for m in messages)
+
+
+def parse_save_memory(reply: Reply, current_memory: str, settings: MemorySettings, *,
+                      forget: bool = False) -> SavedMemory:
+    """The validated arguments of the reply's save_memory call; raises ReplyRejected.
+    With `forget` (the user asked for it) the update may drop most of the memory: the old
+    text is kept as a version."""
     calls = [c for c in reply.tool_calls if c.name == "save_memory"]
     if calls:
         arguments = _decode_arguments(calls[0].arguments)
@@ -132,8 +147,8 @@ def parse_save_memory(reply: Reply, current_memory: str,
         raise ReplyRejected(f"memory_update is {len(update):,} characters, over the "
                             f"{settings.memory_max_chars:,} budget")
     old = current_memory.strip()
-    if len(old) >= TRIVIAL_MEMORY and len(old) <= settings.memory_max_chars and \
-            len(update) < KEEP_SHARE * len(old):
+    if not forget and len(old) >= TRIVIAL_MEMORY and len(old) <= settings.memory_max_chars \
+            and len(update) < KEEP_SHARE * len(old):
         raise ReplyRejected(f"memory_update would drop most of MEMORY.md ({len(update):,} of "
                             f"{len(old):,} characters kept)")
     return SavedMemory(entry, update + "\n" if update else "")
@@ -324,6 +339,7 @@ async def consolidate(
             journal.mark_failed(segment, problem)
             return Consolidation(journal.id, segment, False, None, (), problem, 0.0)
         retry = _policy(catalog, settings, policy)
+        forget = asked_to_forget(journal.segment_messages(segment))
         blocks = transcript_lines(journal.segment_messages(segment))
         reason = ""
         for _ in range(EDIT_ROUNDS):
@@ -342,7 +358,7 @@ async def consolidate(
                     tool_choice=SAVE_MEMORY_CHOICE, policy=retry, on_attempt=record,
                     stream=stream,
                     accept=lambda reply, current=current: parse_save_memory(
-                        reply, current, settings))
+                        reply, current, settings, forget=forget))
                 if not result.ok:
                     reason = result.reason
                     break
@@ -360,9 +376,20 @@ async def consolidate(
                 reason = "MEMORY.md changed while this session was being saved"
                 continue
             break
-        journal.mark_failed(segment, reason)
+        asked = [a for a in attempts if a.outcome is not Outcome.SKIPPED]
+        rejected = bool(asked) and all(a.outcome is Outcome.REJECTED for a in asked)
+        if rejected and base.problem:  # the same refusals, and a file Kept cannot read well
+            reason += f". MEMORY.md may be the cause: {base.problem}"
+        journal.mark_failed(segment, reason, rejected=rejected)
         return Consolidation(journal.id, segment, False, None, tuple(attempts), reason,
                              time.monotonic() - started)
+
+
+def held(journal: Journal, segment: Segment) -> bool:
+    """Refused by every model HOLD_AFTER times in a row: not retried on a timer any more
+    (it would cost the same again); the user is asked, and may retry it by hand."""
+    last = journal.failures.get(segment, [])[-HOLD_AFTER:]
+    return len(last) == HOLD_AFTER and all(f.rejected for f in last)
 
 
 def next_retry(journal: Journal, segment: Segment) -> datetime | None:
@@ -387,8 +414,11 @@ async def consolidate_pending(
     policy: RetryPolicy | None = None,
     on_attempt: Callable[[Attempt], None] | None = None,
     stream: bool = False,
+    include_held: bool = True,
 ) -> list[Consolidation]:
-    """Consolidate the pending segments of the given sessions, or of all pending ones."""
+    """Consolidate the pending segments of the given sessions, or of all pending ones.
+    Automatic runs pass `include_held=False` to leave the sessions every model keeps
+    refusing to the user."""
     recover(store)
     for journal in store.open_sessions():
         store.settle(journal)  # closed with nothing left to save
@@ -399,6 +429,8 @@ async def consolidate_pending(
         for segment in list(journal.pending):
             due = next_retry(journal, segment)
             if only_due and due is not None and due > now:
+                continue
+            if not include_held and held(journal, segment):
                 continue
             try:
                 result = await consolidate(store, catalog, journal, segment, policy=policy,

@@ -62,6 +62,7 @@ class Segment:
 class Failure:
     time: str
     reason: str
+    rejected: bool = False  # every model answered, and every answer was refused
 
 
 @dataclass
@@ -127,10 +128,13 @@ class Journal:
         self.closed = self.closed or close
         return segment
 
-    def mark_failed(self, segment: Segment, reason: str) -> None:
-        failure = Failure(now_iso(), reason)
-        self._write({"mark": "failed", "start": segment.start, "end": segment.end,
-                     "reason": reason, "time": failure.time})
+    def mark_failed(self, segment: Segment, reason: str, *, rejected: bool = False) -> None:
+        failure = Failure(now_iso(), reason, rejected)
+        record: dict[str, Any] = {"mark": "failed", "start": segment.start, "end": segment.end,
+                                  "reason": reason, "time": failure.time}
+        if rejected:
+            record["rejected"] = True
+        self._write(record)
         self.failures.setdefault(segment, []).append(failure)
 
     def mark_consolidated(self, segment: Segment, model: str) -> None:
@@ -265,7 +269,8 @@ def _apply_mark(journal: Journal, record: dict[str, Any], where: str) -> None:
             journal.closed = True
     elif kind == "failed" and segment is not None:
         journal.failures.setdefault(segment, []).append(
-            Failure(str(record.get("time", "")), clean_text(str(record.get("reason", "")))))
+            Failure(str(record.get("time", "")), clean_text(str(record.get("reason", ""))),
+                    record.get("rejected") is True))
     elif kind == "consolidated" and segment is not None:
         journal.record_consolidated(segment)
     else:

@@ -156,6 +156,9 @@ class MemoryStore:
                               f"{raw[exc.start]:#04x} at offset {exc.start}); Kept reads it "
                               "with replacement characters and keeps the original bytes as a "
                               "version before writing it.")
+        if "\x00" in text:
+            return MemoryText(text, raw, f"{self.memory_path} looks binary (it holds NUL "
+                              "bytes), not Markdown; restore a version or replace it.")
         return MemoryText(text, raw)
 
     def write_memory(self, text: str | bytes) -> None:

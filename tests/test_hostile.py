@@ -491,3 +491,62 @@ def test_a_read_only_memory_file_is_respected_and_said(store, fake, capsys) -> N
     assert store.memory_path.read_text() == "# Mine, frozen\n"
     assert main(["doctor"]) == 1
     assert "read-only" in capsys.readouterr().out
+
+
+# --- 10. sessions that can never be saved ------------------------------------------------------
+
+KNOWN = "# About the user\n" + "".join(f"- fact number {i} about the user\n" for i in range(20))
+
+
+def test_a_deliberate_forget_is_let_through_and_versioned(store, fake) -> None:
+    store.write_memory(KNOWN)
+    pending_session(store, [{"role": "user", "content": "Please forget everything you know "
+                                                        "about me."},
+                            {"role": "assistant", "content": "Done."}])
+    fake.default = tool_call("save_memory", save_args(memory=""))
+    (result,) = run_pending(store, fake)
+    assert result.saved
+    assert store.memory_path.read_text() == ""
+    assert any(v.path.read_text() == KNOWN for v in store.versions())
+
+
+def test_a_forget_nobody_asked_for_is_still_refused(store, fake) -> None:
+    store.write_memory(KNOWN)
+    pending_session(store, [{"role": "user", "content": "I moved to Bern."}])
+    fake.default = tool_call("save_memory", save_args(memory=""))
+    (result,) = run_pending(store, fake)
+    assert not result.saved and "drop most of MEMORY.md" in result.reason
+
+
+def test_identical_rejections_stop_automatic_retries_and_the_app_asks(store, fake) -> None:
+    journal = pending_session(store)
+    fake.default = text("I would rather chat.")
+    for _ in range(3):
+        (result,) = run_pending(store, fake)
+        assert not result.saved
+    asked = fake.count()
+    assert run_pending(store, fake, include_held=False) == []
+    assert fake.count() == asked  # no more money spent on the same answer
+
+    async def scenario():
+        app = make_app(fake)
+        async with app.run_test() as pilot:
+            from tests.support import settle
+
+            await settle(pilot)
+            assert fake.count() == asked
+            messages = [n.message for n in app._notifications]
+            assert any(journal.id in m and "Retry" in m for m in messages)
+
+    asyncio.run(scenario())
+    (result,) = run_pending(store, fake)  # asking by hand still tries
+    assert fake.count() > asked
+
+
+def test_a_binary_memory_file_is_named_as_the_cause(store, fake) -> None:
+    store.memory_path.write_bytes(b"\x00\x01\xff" * 200)
+    pending_session(store)
+    fake.default = tool_call("save_memory", save_args(memory="x"))
+    (result,) = run_pending(store, fake)
+    assert not result.saved and "MEMORY.md may be the cause" in result.reason
+    assert "not valid UTF-8" in result.reason
