@@ -57,7 +57,7 @@ class MemoryJobs:
         self.app.run_worker(guarded(), group="memory", exclusive=False, exit_on_error=False)
 
     def retry_due(self) -> None:
-        if self.running == 0 and self.app.store.pending_sessions():
+        if self.running == 0:  # _retry looks for pending sessions in a thread
             self._run(self._retry(only_due=True))
 
     def retry_now(self) -> None:
@@ -72,11 +72,12 @@ class MemoryJobs:
         self.app.memory_status = "Saving memory…"
         try:
             await asyncio.to_thread(litellm)
-            from memory.consolidation import consolidate_pending
+            from memory.consolidation import ASK_ABOVE_PARTS, consolidate_pending
 
-            results = await consolidate_pending(self.app.store, self.app.catalog,
-                                                only_due=only_due, policy=self.app.policy,
-                                                include_held=include_held)
+            results = await consolidate_pending(
+                self.app.store, self.app.catalog, only_due=only_due, policy=self.app.policy,
+                include_held=include_held,
+                max_parts=None if include_held else ASK_ABOVE_PARTS)  # asked: go ahead
         finally:
             self.running -= 1
         for result in results:
@@ -112,10 +113,10 @@ class MemoryJobs:
         self.app.memory_status = "Saving memory…"
         try:
             await asyncio.to_thread(litellm)
-            from memory.consolidation import consolidate
+            from memory.consolidation import ASK_ABOVE_PARTS, consolidate
 
             result = await consolidate(self.app.store, self.app.catalog, journal, segment,
-                                       policy=self.app.policy)
+                                       policy=self.app.policy, max_parts=ASK_ABOVE_PARTS)
         finally:
             self.running -= 1
         if result.saved:
@@ -124,6 +125,12 @@ class MemoryJobs:
         self.refresh_status()
 
     def _report(self, result: Consolidation) -> None:
+        if result.estimate:
+            self.app.notify(f"Session {result.session} is long: {result.estimate} with "
+                            "Retry pending memory (or Retry now in /log). It stays pending, "
+                            "nothing lost.", title="Memory", severity="warning", timeout=30,
+                            markup=False)
+            return
         if result.saved and result.model:
             self.last_saved = (f"Memory saved ({result.model}, {result.elapsed:.1f} s, "
                                f"${result.cost:.4f})")
@@ -133,12 +140,22 @@ class MemoryJobs:
                             title="Memory", severity="warning", timeout=8, markup=False)
 
     def refresh_status(self) -> None:
-        """saving… / Memory saved (…) / Memory not saved yet — will retry / N pending."""
+        """saving… / Memory saved (…) / Memory not saved yet — will retry / N pending.
+        Counting pending sessions reads every journal: done in a thread."""
         if self.running:
             self.app.memory_status = "Saving memory…"
             return
+        self.app.run_worker(self._count_pending, thread=True, group="memory-status",
+                            exclusive=True, exit_on_error=False)
+
+    def _count_pending(self) -> None:
         pending = sum(len(j.pending) for j in self.app.store.pending_sessions())
-        if self.last_saved.startswith("Memory not saved") and pending:
+        self.app.call_from_thread(self._show_status, pending)
+
+    def _show_status(self, pending: int) -> None:
+        if self.running:
+            self.app.memory_status = "Saving memory…"
+        elif self.last_saved.startswith("Memory not saved") and pending:
             self.app.memory_status = f"{self.last_saved} ({pending} pending)"
         elif pending:
             self.app.memory_status = f"{pending} pending"

@@ -84,13 +84,14 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
     import asyncio
 
     from memory import consolidate_pending, next_retry
-    from memory.consolidation import held
+    from memory.consolidation import ASK_ABOVE_PARTS, held
 
     catalog, store = _memory_context()
     try:
         results = asyncio.run(consolidate_pending(
             store, catalog, args.ids or None,
-            on_attempt=lambda a: print(f"  {describe_attempt(a)}", flush=True)))
+            on_attempt=lambda a: print(f"  {describe_attempt(a)}", flush=True),
+            max_parts=None if args.yes else ASK_ABOVE_PARTS))
     except LookupError as exc:
         print(f"kept consolidate: {exc}", file=sys.stderr)
         return 2
@@ -111,6 +112,10 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
                   f"${result.cost:.4f}).")
             continue
         pending += 1
+        if result.estimate:
+            print(f"Session {result.session}: not saved yet, nothing lost: {result.estimate} "
+                  f"with `kept consolidate --yes {result.session}`.")
+            continue
         journal = store.find_session(result.session)
         due = next_retry(journal, result.segment) if result.segment else None
         when = f" Next retry after {due.astimezone():%H:%M}." if due else ""
@@ -163,6 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     cons = sub.add_parser("consolidate", help="save pending sessions into memory now")
     cons.add_argument("ids", nargs="*", metavar="ID", help="session ids (default: all pending)")
+    cons.add_argument("--yes", action="store_true",
+                      help="go ahead with sessions that need many requests (the estimate is "
+                      "shown without it)")
     cons.set_defaults(func=_cmd_consolidate)
 
     mem = sub.add_parser("memory", help="show, search, version and restore MEMORY.md")

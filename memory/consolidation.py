@@ -46,6 +46,9 @@ KEEP_SHARE = 0.5
 # After this many failures in a row where every model answered and was refused, asking
 # again on a timer would only pay for the same answers: the user is asked instead.
 HOLD_AFTER = 3
+# A session needing more requests than this is not consolidated unasked: the user sees the
+# estimate first (a single 10 MB message can take a dozen requests).
+ASK_ABOVE_PARTS = 5
 # The user asked, in their own words, to forget: the shrink guard lets the update through.
 _FORGET = re.compile(r"\b(?:forget|vergiss|vergessen|oublie|oublier|olvida|olvidar|"
                      r"dimentica|esquece|esqueça|vergeet|glöm|zapomnij)\w*|忘れ|забудь",
@@ -70,6 +73,9 @@ class Consolidation:
     reason: str
     elapsed: float
     history_entry: str = ""
+    # Set instead of trying when the session needs more requests than the caller allows
+    # unasked: what it would take, for the user to confirm. Not a failure.
+    estimate: str = ""
 
     @property
     def cost(self) -> float:
@@ -308,8 +314,12 @@ async def consolidate(
     policy: RetryPolicy | None = None,
     on_attempt: Callable[[Attempt], None] | None = None,
     stream: bool = False,
+    max_parts: int | None = None,
 ) -> Consolidation:
-    """Consolidate one pending segment into MEMORY.md and HISTORY.md, or leave it pending."""
+    """Consolidate one pending segment into MEMORY.md and HISTORY.md, or leave it pending.
+    With `max_parts`, a session needing more requests than that is left pending with an
+    estimate for the user to confirm. Reading, counting and cutting the transcript run in
+    a thread: a huge session never stalls the caller's event loop."""
     settings = store.settings
     started = time.monotonic()
     attempts: list[Attempt] = []
@@ -318,7 +328,7 @@ async def consolidate(
         if not mine:
             return Consolidation(journal.id, segment, False, None, (),
                                  "another Kept process is saving this session right now", 0.0)
-        journal = store.find_session(journal.id)  # what is on disk now
+        journal = await asyncio.to_thread(store.find_session, journal.id)  # as on disk now
         if segment not in journal.pending:
             return Consolidation(journal.id, segment, True, None, (), "already saved", 0.0)
 
@@ -339,14 +349,19 @@ async def consolidate(
             journal.mark_failed(segment, problem)
             return Consolidation(journal.id, segment, False, None, (), problem, 0.0)
         retry = _policy(catalog, settings, policy)
-        forget = asked_to_forget(journal.segment_messages(segment))
-        blocks = transcript_lines(journal.segment_messages(segment))
+        messages = journal.segment_messages(segment)
+        forget = await asyncio.to_thread(asked_to_forget, messages)
+        blocks = await asyncio.to_thread(transcript_lines, messages)
         reason = ""
-        for _ in range(EDIT_ROUNDS):
+        for round_ in range(EDIT_ROUNDS):
             base = store.read_memory()
             memory_text = base.text
-            chunks = chunk_transcript(
-                blocks, transcript_budget(catalog, head, settings, memory_text))
+            chunks = await asyncio.to_thread(lambda text=memory_text: chunk_transcript(
+                blocks, transcript_budget(catalog, head, settings, text)))
+            if round_ == 0 and max_parts is not None and len(chunks) > max_parts:
+                estimate = _estimate(catalog, head, chunks, memory_text)
+                return Consolidation(journal.id, segment, False, None, (), estimate, 0.0,
+                                     estimate=estimate)
             entry, model = "", None
             for part, chunk in enumerate(chunks, start=1):
                 messages = consolidation_messages(
@@ -385,6 +400,18 @@ async def consolidate(
                              time.monotonic() - started)
 
 
+def _estimate(catalog: Catalog, head: str, chunks: list[str], memory_text: str) -> str:
+    """What saving a long session would take, in a sentence (rough: ~3 characters a token,
+    each request carrying the memory in and out)."""
+    memory_tokens = len(memory_text) // 3 + 500
+    tokens_in = sum(len(c) for c in chunks) // 3 + len(chunks) * (memory_tokens + 700)
+    tokens_out = len(chunks) * memory_tokens
+    pricing = catalog.pricing(catalog.get(head))
+    cost = f", about ${pricing.cost(tokens_in, tokens_out):.2f} on {head}" if pricing else ""
+    return (f"saving it needs {len(chunks)} requests (about {tokens_in + tokens_out:,} "
+            f"tokens{cost}, more if a fallback answers); confirm to go ahead")
+
+
 def held(journal: Journal, segment: Segment) -> bool:
     """Refused by every model HOLD_AFTER times in a row: not retried on a timer any more
     (it would cost the same again); the user is asked, and may retry it by hand."""
@@ -415,14 +442,18 @@ async def consolidate_pending(
     on_attempt: Callable[[Attempt], None] | None = None,
     stream: bool = False,
     include_held: bool = True,
+    max_parts: int | None = None,
 ) -> list[Consolidation]:
     """Consolidate the pending segments of the given sessions, or of all pending ones.
     Automatic runs pass `include_held=False` to leave the sessions every model keeps
     refusing to the user."""
-    recover(store)
-    for journal in store.open_sessions():
-        store.settle(journal)  # closed with nothing left to save
-    journals = [store.find_session(i) for i in ids] if ids else store.pending_sessions()
+    def prepare() -> list[Journal]:
+        recover(store)
+        for journal in store.open_sessions():
+            store.settle(journal)  # closed with nothing left to save
+        return [store.find_session(i) for i in ids] if ids else store.pending_sessions()
+
+    journals = await asyncio.to_thread(prepare)  # reading every journal takes time
     now = datetime.now(UTC)
     results = []
     for journal in journals:
@@ -434,12 +465,13 @@ async def consolidate_pending(
                 continue
             try:
                 result = await consolidate(store, catalog, journal, segment, policy=policy,
-                                           on_attempt=on_attempt, stream=stream)
+                                           on_attempt=on_attempt, stream=stream,
+                                           max_parts=max_parts)
             except Exception as exc:  # this session's failure; the next one goes on
                 result = _failed(journal, segment, f"{type(exc).__name__}: {exc}")
             results.append(result)
         with contextlib.suppress(LookupError, OSError):
-            store.settle(store.find_session(journal.id))
+            await asyncio.to_thread(lambda j=journal: store.settle(store.find_session(j.id)))
     return results
 
 

@@ -550,3 +550,110 @@ def test_a_binary_memory_file_is_named_as_the_cause(store, fake) -> None:
     (result,) = run_pending(store, fake)
     assert not result.saved and "MEMORY.md may be the cause" in result.reason
     assert "not valid UTF-8" in result.reason
+
+
+# --- 11. a large pending session neither freezes the app nor spends without asking -------------
+
+def on_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+SMALL = "tiny-window"
+
+
+def small_window_catalog(fake: FakeProvider):
+    from catalog import MODEL_CATALOG, ModelEntry
+
+    tiny = ModelEntry(SMALL, "Tiny", "local", "a small window", "openai",
+                      context_window=2000, input_per_mtok=1.0, output_per_mtok=2.0)
+    return fake_catalog(fake, entries=(*MODEL_CATALOG, tiny))
+
+
+def big_session(store: MemoryStore):
+    words = " ".join(f"word{i}" for i in range(6000))
+    return pending_session(store, [{"role": "user", "content": words}])
+
+
+def test_token_counting_and_journal_loading_run_off_the_event_loop(fake, monkeypatch) -> None:
+    import memory.consolidation
+    import memory.journal
+
+    store = MemoryStore(settings=MemorySettings(attempt_deadline=5.0,
+                                                consolidation_model=SMALL)).ensure()
+    big_session(store)
+    on_the_loop: list[str] = []
+    for module, name in ((memory.journal, "load"), (memory.consolidation, "chunk_transcript"),
+                         (memory.consolidation, "transcript_budget")):
+        real = getattr(module, name)
+
+        def spy(*args, real=real, name=name, **kwargs):
+            if on_loop():
+                on_the_loop.append(name)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, spy)
+    fake.default = tool_call("save_memory", save_args())
+    results = asyncio.run(consolidate_pending(store, small_window_catalog(fake), policy=POLICY))
+    assert results and all(r.saved for r in results)
+    assert on_the_loop == []
+
+
+def test_a_session_needing_many_requests_asks_first(fake, capsys) -> None:
+    store = MemoryStore(settings=MemorySettings(attempt_deadline=5.0,
+                                                consolidation_model=SMALL)).ensure()
+    journal = big_session(store)
+    fake.default = tool_call("save_memory", save_args())
+    catalog = small_window_catalog(fake)
+    (result,) = asyncio.run(consolidate_pending(store, catalog, policy=POLICY, max_parts=3))
+    assert not result.saved and result.estimate
+    assert "requests" in result.reason and "$" in result.reason
+    assert fake.count() == 0
+    assert not store.find_session(journal.id).failures  # not a failure: a question
+    (result,) = asyncio.run(consolidate_pending(store, catalog, policy=POLICY))
+    assert result.saved and fake.count() > 3
+
+
+def test_the_app_checks_pending_sessions_off_the_event_loop(fake) -> None:
+    async def scenario():
+        app = make_app(fake)
+        calls: list[bool] = []
+        real = app.store.pending_sessions
+
+        def spy():
+            calls.append(on_loop())
+            return real()
+
+        app.store.pending_sessions = spy
+        async with app.run_test() as pilot:
+            from tests.support import settle
+
+            await settle(pilot)
+            app.jobs.retry_due()
+            app.jobs.refresh_status()
+            await settle(pilot)
+        assert calls and not any(calls)
+
+    asyncio.run(scenario())
+
+
+def test_kept_consolidate_shows_the_estimate_and_goes_ahead_with_yes(fake, capsys, tmp_path,
+                                                                     monkeypatch) -> None:
+    from catalog import load_catalog
+
+    config = write_config(tmp_path, f'[memory]\nconsolidation_model = "{SMALL}"\n'
+                          f'[gateways.openai]\nbase_url = "{fake.base_url("openai")}"\n'
+                          f'[[models]]\nid = "{SMALL}"\ngateway = "openai"\n'
+                          'context_window = 2000\n')
+    assert not load_catalog(config).problems
+    journal = big_session(MemoryStore().ensure())
+    fake.default = tool_call("save_memory", save_args())
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-openai-0123456789")
+    assert main(["consolidate"]) == 1
+    out = capsys.readouterr().out
+    assert f"--yes {journal.id}" in out and "requests" in out and fake.count() == 0
+    assert main(["consolidate", "--yes"]) == 0
+    assert "saved" in capsys.readouterr().out
