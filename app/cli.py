@@ -80,6 +80,14 @@ def describe_attempt(attempt) -> str:
     return f"{attempt.model} → {attempt.reason}{suffix}"
 
 
+def os_error(exc: OSError) -> str:
+    """An OSError in one sentence that names its file once."""
+    what = str(exc.strerror or exc)
+    if exc.filename and str(exc.filename) not in what:
+        return f"{exc.filename}: {what}"
+    return what
+
+
 def _cmd_consolidate(args: argparse.Namespace) -> int:
     import asyncio
 
@@ -88,6 +96,7 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
 
     catalog, store = _memory_context()
     try:
+        store.ensure()  # a folder Kept may not write: said once, before any request
         results = asyncio.run(consolidate_pending(
             store, catalog, args.ids or None,
             on_attempt=lambda a: print(f"  {describe_attempt(a)}", flush=True),
@@ -96,8 +105,8 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
         print(f"kept consolidate: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"kept consolidate: {exc.filename or 'a file'}: {exc.strerror}; nothing was "
-              "lost, and pending sessions stay pending.", file=sys.stderr)
+        print(f"kept consolidate: {os_error(exc)}; nothing was lost, and pending sessions "
+              "stay pending.", file=sys.stderr)
         return 2
     for sentence in store.skipped.values():
         print(f"warning: {sentence}", file=sys.stderr)

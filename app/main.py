@@ -218,6 +218,15 @@ class KeptApp(App):
 
 def run(app: KeptApp | None = None, *, headless: bool = False) -> int:
     """Start the app (the `kept` command with no arguments); non-zero when it crashed."""
-    app = app or KeptApp()
+    if app is None:
+        try:
+            app = KeptApp()
+        except OSError as exc:  # e.g. a data folder the user made read-only
+            import sys
+
+            from app.cli import os_error
+
+            print(f"kept: {os_error(exc)}", file=sys.stderr)
+            return 2
     app.run(headless=headless)
     return app.return_code or 0

@@ -33,7 +33,7 @@ from memory.prompt import (
 )
 from memory.sanitize import clean_text
 from memory.settings import MemorySettings
-from memory.storage import atomic_write, locked, read_text
+from memory.storage import atomic_write, locked, read_text, remove_leftovers
 from memory.store import MemoryStore, MemoryText, digest, format_entry
 
 # Delays before retrying a session that no model could consolidate, by failure count.
@@ -278,7 +278,10 @@ def recover_locked(store: MemoryStore) -> str | None:
 
 
 def recover(store: MemoryStore) -> str | None:
-    """Complete a commit a crash interrupted. Returns what was done, if anything."""
+    """Complete a commit a crash interrupted, and remove the temporary copies crashes left.
+    Returns what was done, if anything."""
+    for folder in (store.root, store.versions_dir, store.archive_dir, store.sessions_dir):
+        remove_leftovers(folder)
     if not store.commit_path.exists():
         return None
     with store.lock():

@@ -6,6 +6,8 @@ import contextlib
 import errno
 import fcntl
 import os
+import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,10 +26,51 @@ def data_dir() -> Path:
 
 
 def ensure_dir(path: Path) -> Path:
+    """The folder, created 0700 if missing. An existing one that others may read is
+    tightened to 0700; one the user made read-only is respected: Kept refuses to write
+    there, and says so, rather than undo the user's choice."""
     path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-    with contextlib.suppress(OSError):
-        os.chmod(path, DIR_MODE)
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if not mode & stat.S_IWUSR:
+        raise OSError(errno.EACCES, f"{path} is read-only (mode {mode:o}); Kept respects "
+                      "that and writes nothing there: `chmod 700` it to let Kept save",
+                      str(path))
+    if mode != DIR_MODE:
+        with contextlib.suppress(OSError):
+            os.chmod(path, DIR_MODE)
     return path
+
+
+_LEFTOVER = re.compile(r"^\..+\.(\d+)\.tmp$")
+
+
+def remove_leftovers(folder: Path) -> int:
+    """Delete the temporary copies (`.NAME.PID.tmp`) that processes killed mid-write left
+    in `folder`: each can be a whole copy of memory on a disk that may be full. A copy
+    whose process still runs is a write under way and stays. Returns how many went."""
+    removed = 0
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    for name in names:
+        match = _LEFTOVER.match(name)
+        if match is None or _alive(int(match.group(1))):
+            continue
+        with contextlib.suppress(OSError):
+            (folder / name).unlink()
+            removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # another user's process, or not a pid we can ask about: keep it
+    return True
 
 
 def fsync_dir(path: Path) -> None:

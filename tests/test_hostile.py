@@ -657,3 +657,48 @@ def test_kept_consolidate_shows_the_estimate_and_goes_ahead_with_yes(fake, capsy
     assert f"--yes {journal.id}" in out and "requests" in out and fake.count() == 0
     assert main(["consolidate", "--yes"]) == 0
     assert "saved" in capsys.readouterr().out
+
+
+# --- 13. leftovers and the user's modes ---------------------------------------------------------
+
+def dead_pid() -> int:
+    import subprocess
+    import sys
+
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, text=True, check=True)
+    return int(child.stdout)
+
+
+def test_temporary_copies_left_by_a_kill_are_removed_at_start(store) -> None:
+    import os
+
+    from memory.consolidation import recover
+
+    dead = dead_pid()
+    leftovers = [store.root / f".MEMORY.md.{dead}.tmp", store.root / f".commit.json.{dead}.tmp",
+                 store.versions_dir / f".000001.md.{dead}.tmp",
+                 store.sessions_dir / f".x.jsonl.{dead}.tmp"]
+    live = store.root / f".HISTORY.md.{os.getpid()}.tmp"  # a write under way: left alone
+    for path in (*leftovers, live):
+        path.write_text("a full copy of memory")
+    recover(store)
+    assert not any(p.exists() for p in leftovers)
+    assert live.exists()
+
+
+def test_a_read_only_data_folder_is_respected_and_said(store, capsys) -> None:
+    from app.main import run
+
+    pending_session(store)
+    store.root.chmod(0o500)
+    try:
+        with pytest.raises(OSError, match="read-only"):
+            store.ensure()
+        assert main(["consolidate"]) == 2
+        assert "read-only" in capsys.readouterr().err
+        assert run() == 2
+        assert "read-only" in capsys.readouterr().err
+        assert oct(store.root.stat().st_mode & 0o777) == "0o500"
+    finally:
+        store.root.chmod(0o700)
