@@ -35,11 +35,27 @@ def _cmd_models(args: argparse.Namespace) -> int:
     if args.all:
         print("\nChains (each model, then what it falls back to):")
         for entry in entries:
-            chain = catalog.chain(entry.id)
-            print(f"  {' → '.join(chain.ids)}  ({chain.end})")
+            print(f"  {_chain_preview(catalog, entry.id)}")
     if catalog.keys.keyring_problem:
         print(f"\nnote: {catalog.keys.keyring_problem}", file=sys.stderr)
     return 0
+
+
+CHAIN_SHOWN = 12  # models of a chain listed by `kept models --all`; the rest are counted
+
+
+def _chain_preview(catalog, model_id: str) -> str:
+    """`a → b → c  (why it ends)`, cut after CHAIN_SHOWN models: thousands of chained user
+    models must not print gigabytes, nor walk every chain to its end."""
+    ids, seen = [model_id], {model_id}
+    while True:
+        nxt = catalog.get(ids[-1]).fallback
+        if nxt is None or nxt in seen or nxt not in catalog:
+            return f"{' → '.join(ids)}  ({catalog.chain(model_id).end})"
+        if len(ids) == CHAIN_SHOWN:
+            return f"{' → '.join(ids)} → …  (more than {CHAIN_SHOWN} models; the rest not shown)"
+        ids.append(nxt)
+        seen.add(nxt)
 
 
 def _memory_context():

@@ -50,6 +50,9 @@ def read_toml(path: Path) -> tuple[dict[str, Any], list[str]]:
         return {}, [f"{path} is not UTF-8 text; save it as UTF-8. Using the defaults."]
     except tomllib.TOMLDecodeError as exc:
         return {}, [f"{path} is not valid TOML ({exc}); fix it. Using the defaults."]
+    except RecursionError:
+        return {}, [f"{path} nests arrays or tables too deeply to read; fix it. Using the "
+                    "defaults."]
 
 
 TRANSPORT_FIELDS: dict[str, tuple[type, float, float]] = {

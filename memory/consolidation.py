@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from catalog import Attempt, Catalog, Reply, ReplyRejected, RetryPolicy, complete
@@ -329,8 +330,7 @@ async def consolidate(
     claim = store.sessions_dir / f".{journal.id}.claim"
     with locked(claim, blocking=False) as mine:
         if not mine:
-            return Consolidation(journal.id, segment, False, None, (),
-                                 "another Kept process is saving this session right now", 0.0)
+            return await _after_the_other(store, journal, segment, claim)
         journal = await asyncio.to_thread(store.find_session, journal.id)  # as on disk now
         if segment not in journal.pending:
             return Consolidation(journal.id, segment, True, None, (), "already saved", 0.0)
@@ -401,6 +401,26 @@ async def consolidate(
         journal.mark_failed(segment, reason, rejected=rejected)
         return Consolidation(journal.id, segment, False, None, tuple(attempts), reason,
                              time.monotonic() - started)
+
+
+async def _after_the_other(store: MemoryStore, journal: Journal, segment: Segment,
+                           claim: Path) -> Consolidation:
+    """Another Kept process is saving this session: wait for it and report what it did,
+    so two overlapping runs both see the session saved (or both see it still pending)."""
+    started = time.monotonic()
+
+    def wait() -> Journal:
+        with locked(claim):
+            return store.find_session(journal.id)
+
+    journal = await asyncio.to_thread(wait)
+    elapsed = time.monotonic() - started
+    if segment not in journal.pending:
+        return Consolidation(journal.id, segment, True, None, (),
+                             "saved by another Kept process", elapsed)
+    return Consolidation(journal.id, segment, False, None, (),
+                         "another Kept process tried to save it at the same time and could "
+                         "not; it stays pending", elapsed)
 
 
 def _estimate(catalog: Catalog, head: str, chunks: list[str], memory_text: str) -> str:

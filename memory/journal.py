@@ -236,7 +236,11 @@ def load(path: Path) -> Journal:
             journal.warnings.append(f"{path}:{number}: skipped a damaged line ({record}).")
             continue
         if number == 1 and record.get("kept") == HEADER_KIND:
-            journal.id = str(record.get("id") or path.stem)
+            if record.get("id") not in (None, path.stem):
+                # The file name is what Kept looks sessions up by: it wins.
+                journal.warnings.append(f"{path}:1: the header names session "
+                                        f"{clean_text(str(record.get('id')))!r}; Kept uses "
+                                        f"the file's name, {path.stem}.")
             journal.created = str(record.get("created") or "")
             model = record.get("model")
             journal.model = clean_text(model) if isinstance(model, str) else None

@@ -702,3 +702,73 @@ def test_a_read_only_data_folder_is_respected_and_said(store, capsys) -> None:
         assert oct(store.root.stat().st_mode & 0o777) == "0o500"
     finally:
         store.root.chmod(0o700)
+
+
+# --- 14. smaller ones --------------------------------------------------------------------------
+
+def test_a_config_nested_a_thousand_deep_is_a_problem_not_a_crash(tmp_path, capsys) -> None:
+    from app.settings import load_settings
+
+    write_config(tmp_path, "a = " + "[" * 1000 + "]" * 1000 + "\n")
+    assert main(["models"]) == 0
+    assert "config.toml" in capsys.readouterr().err
+    assert load_settings().problems
+
+
+def test_kept_models_all_caps_each_chain(tmp_path, capsys) -> None:
+    count = 3000
+    write_config(tmp_path, "".join(
+        f'[[models]]\nid = "m{i}"\nfallback = "m{i + 1}"\n' for i in range(count)))
+    assert main(["models", "--all"]) == 0
+    out = capsys.readouterr().out
+    chains = [line for line in out.splitlines() if line.startswith("  m")]
+    assert len(chains) == count
+    assert max(len(line) for line in chains) < 400
+    assert "more" in chains[0]
+
+
+def test_two_overlapping_consolidations_both_see_the_session_saved(store, fake,
+                                                                   monkeypatch) -> None:
+    import contextlib
+    import threading
+
+    import memory.consolidation
+    from tests.fakes.provider import hang
+
+    pending_session(store)
+    busy = threading.Event()
+    real = memory.consolidation.locked
+
+    @contextlib.contextmanager
+    def spy(path, *, blocking=True):
+        with real(path, blocking=blocking) as mine:
+            if not mine:
+                busy.set()
+            yield mine
+
+    monkeypatch.setattr(memory.consolidation, "locked", spy)
+    fake.script(CONSOLIDATION_CHAIN[0], hang())
+    fake.default = tool_call("save_memory", save_args())
+    catalog = fake_catalog(fake)
+
+    async def both():
+        first = asyncio.create_task(consolidate_pending(store, catalog, policy=POLICY))
+        assert await asyncio.to_thread(fake.wait_for_requests, 1)
+        second = asyncio.create_task(consolidate_pending(store, catalog, policy=POLICY))
+        assert await asyncio.to_thread(busy.wait, 30)
+        fake.release()
+        return await first, await second
+
+    (one,), (two,) = asyncio.run(both())
+    assert one.saved and two.saved
+
+
+def test_a_journal_whose_header_names_another_id_is_really_saved(store, fake) -> None:
+    journal = pending_session(store)
+    renamed = store.sessions_dir / "20261130-000000-aaaaaa.jsonl"
+    journal.path.rename(renamed)
+    fake.default = tool_call("save_memory", save_args())
+    (result,) = run_pending(store, fake)
+    assert result.saved and result.model and result.session == renamed.stem
+    assert fake.count() == 1 and len(store.history_entries()) == 1
+    assert run_pending(store, fake) == []  # saved for good, not "saved" again each run
