@@ -223,6 +223,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"kept {args.command}: interrupted; nothing was lost (a file being written "
               "is only put in place once complete).", file=sys.stderr)
         return 130
+    except OSError as exc:  # a file Kept cannot read or write: one sentence, never a traceback
+        print(f"kept {args.command}: {os_error(exc)}.", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

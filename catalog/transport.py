@@ -348,7 +348,8 @@ def _reply(route: Route, catalog: Catalog, text: str, calls: tuple[ToolCall, ...
     """A Reply priced from the catalog (litellm's map, or the entry's own figures)."""
     pricing = catalog.pricing(route.entry)
     # Where a model's words enter Kept: no escape sequence gets further than this.
-    calls = tuple(replace(c, name=clean_text(c.name), id=clean_text(c.id)) for c in calls)
+    calls = tuple(replace(c, name=clean_text(c.name), id=clean_text(c.id),
+                          arguments=clean_text(c.arguments)) for c in calls)
     return Reply(model=route.entry.id, gateway=route.gateway.name, text=clean_text(text),
                  tool_calls=calls, finish_reason=finish_reason, prompt_tokens=prompt,
                  completion_tokens=completion,

@@ -772,3 +772,10 @@ def test_a_journal_whose_header_names_another_id_is_really_saved(store, fake) ->
     assert result.saved and result.model and result.session == renamed.stem
     assert fake.count() == 1 and len(store.history_entries()) == 1
     assert run_pending(store, fake) == []  # saved for good, not "saved" again each run
+
+
+def test_a_file_the_command_line_cannot_read_is_one_sentence(store, capsys) -> None:
+    store.log_path.mkdir()
+    assert main(["log"]) == 2
+    err = capsys.readouterr().err
+    assert "consolidation.jsonl" in err and "Traceback" not in err and len(err.splitlines()) == 1
