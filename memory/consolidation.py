@@ -20,7 +20,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from catalog import Attempt, Catalog, Reply, ReplyRejected, RetryPolicy, complete
@@ -50,6 +49,7 @@ HOLD_AFTER = 3
 # A session needing more requests than this is not consolidated unasked: the user sees the
 # estimate first (a single 10 MB message can take a dozen requests).
 ASK_ABOVE_PARTS = 5
+BUSY = "another Kept process is saving this session right now"
 # The user asked, in their own words, to forget: the shrink guard lets the update through.
 _FORGET = re.compile(r"\b(?:forget|vergiss|vergessen|oublie|oublier|olvida|olvidar|"
                      r"dimentica|esquece|esqueça|vergeet|glöm|zapomnij)\w*|忘れ|забудь",
@@ -330,7 +330,7 @@ async def consolidate(
     claim = store.sessions_dir / f".{journal.id}.claim"
     with locked(claim, blocking=False) as mine:
         if not mine:
-            return await _after_the_other(store, journal, segment, claim)
+            return Consolidation(journal.id, segment, False, None, (), BUSY, 0.0)
         journal = await asyncio.to_thread(store.find_session, journal.id)  # as on disk now
         if segment not in journal.pending:
             return Consolidation(journal.id, segment, True, None, (), "already saved", 0.0)
@@ -403,24 +403,33 @@ async def consolidate(
                              time.monotonic() - started)
 
 
-async def _after_the_other(store: MemoryStore, journal: Journal, segment: Segment,
-                           claim: Path) -> Consolidation:
+async def _after_the_other(store: MemoryStore, journal: Journal, segment: Segment
+                           ) -> Consolidation | None:
     """Another Kept process is saving this session: wait for it and report what it did,
-    so two overlapping runs both see the session saved (or both see it still pending)."""
+    so two overlapping runs both see the session saved (or both see it still pending).
+    None when it did nothing to this segment: the caller goes ahead."""
     started = time.monotonic()
+    claim = store.sessions_dir / f".{journal.id}.claim"
 
-    def wait() -> Journal:
+    def wait() -> tuple[int, Journal]:
+        before = len(store.find_session(journal.id).failures.get(segment, []))
         with locked(claim):
-            return store.find_session(journal.id)
+            pass
+        return before, store.find_session(journal.id)
 
-    journal = await asyncio.to_thread(wait)
+    try:
+        before, journal = await asyncio.to_thread(wait)
+    except LookupError:
+        return None
     elapsed = time.monotonic() - started
     if segment not in journal.pending:
         return Consolidation(journal.id, segment, True, None, (),
                              "saved by another Kept process", elapsed)
-    return Consolidation(journal.id, segment, False, None, (),
-                         "another Kept process tried to save it at the same time and could "
-                         "not; it stays pending", elapsed)
+    if len(journal.failures.get(segment, [])) > before:
+        return Consolidation(journal.id, segment, False, None, (),
+                             "another Kept process tried to save it at the same time and "
+                             "could not; it stays pending", elapsed)
+    return None
 
 
 def _estimate(catalog: Catalog, head: str, chunks: list[str], memory_text: str) -> str:
@@ -495,6 +504,21 @@ async def consolidate_pending(
             results.append(result)
         with contextlib.suppress(LookupError, OSError):
             await asyncio.to_thread(lambda j=journal: store.settle(store.find_session(j.id)))
+    # Sessions another Kept process was saving meanwhile: once it is done, report what it
+    # did, so overlapping runs both see the truth; go ahead if it did not touch them.
+    for index, result in enumerate(results):
+        if result.reason != BUSY or result.segment is None:
+            continue
+        journal = next(j for j in journals if j.id == result.session)
+        after = await _after_the_other(store, journal, result.segment)
+        if after is None:
+            try:
+                after = await consolidate(store, catalog, journal, result.segment,
+                                          policy=policy, on_attempt=on_attempt, stream=stream,
+                                          max_parts=max_parts)
+            except Exception as exc:
+                after = _failed(journal, result.segment, f"{type(exc).__name__}: {exc}")
+        results[index] = after
     return results
 
 
