@@ -35,9 +35,8 @@ def ensure_dir(path: Path) -> Path:
         raise OSError(errno.EACCES, f"{path} is read-only (mode {mode:o}); Kept respects "
                       "that and writes nothing there: `chmod 700` it to let Kept save",
                       str(path))
-    if mode != DIR_MODE:
-        with contextlib.suppress(OSError):
-            os.chmod(path, DIR_MODE)
+    with contextlib.suppress(OSError):
+        os.chmod(path, DIR_MODE)
     return path
 
 
