@@ -117,8 +117,9 @@ def _json_in_text(text: str) -> dict[str, Any] | None:
 
 
 def asked_to_forget(messages: list[dict[str, Any]]) -> bool:
-    """Whether the user said, in the session, to forget something."""
-    return any(m.get("role") == "user" and _FORGET.search(str(m.get("content") or ""))
+    """Whether the user said, in the session, to forget something (a request is short:
+    only the start of each message is searched, so a pasted megabyte costs nothing)."""
+    return any(m.get("role") == "user" and _FORGET.search(str(m.get("content") or "")[:2000])
                for m in messages)
 
 
@@ -188,7 +189,9 @@ def chunk_transcript(blocks: list[str], budget_tokens: int,
     current: list[str] = []
     used = 0
     for block in blocks:
-        tokens = count(block)
+        # A block many times the budget is cut without counting it whole first: counting
+        # a huge message holds the interpreter for seconds and needs no exact answer.
+        tokens = count(block) if len(block) <= budget_tokens * 8 else budget_tokens + 1
         pieces = [block] if tokens <= budget_tokens else _split_long(block, budget_tokens)
         for piece in pieces:
             size = tokens if len(pieces) == 1 else count(piece)
