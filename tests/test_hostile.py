@@ -779,3 +779,15 @@ def test_a_file_the_command_line_cannot_read_is_one_sentence(store, capsys) -> N
     assert main(["log"]) == 2
     err = capsys.readouterr().err
     assert "consolidation.jsonl" in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def test_a_full_disk_during_consolidation_names_the_file_and_loses_nothing(store, fake,
+                                                                           monkeypatch) -> None:
+    journal = pending_session(store)
+    before = journal.path.read_bytes()
+    fake.default = tool_call("save_memory", save_args())
+    disk_full_after(monkeypatch, 0)
+    (result,) = run_pending(store, fake)
+    assert not result.saved and "No space left on device" in result.reason
+    assert str(store.root) in result.reason  # which file, not "a file"
+    assert journal.path.read_bytes() == before and not store.memory_path.exists()
