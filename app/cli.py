@@ -41,7 +41,7 @@ def _cmd_models(args: argparse.Namespace) -> int:
     return 0
 
 
-CHAIN_SHOWN = 12  # models of a chain listed by `kept models --all`; the rest are counted
+CHAIN_SHOWN = 12  # models of a chain listed by `kept models --all`; longer ones are cut
 
 
 def _chain_preview(catalog, model_id: str) -> str:
