@@ -35,8 +35,7 @@ def _cmd_models(args: argparse.Namespace) -> int:
     if args.all:
         print("\nChains (each model, then what it falls back to):")
         for entry in entries:
-            chain = catalog.chain(entry.id)
-            print(f"  {' → '.join(chain.ids)}  ({chain.end})")
+            print(f"  {_chain_preview(catalog, entry.id)}")
         from app.settings import consolidation_plan_of, load_settings
 
         plan, problem = consolidation_plan_of(catalog, load_settings(), check=True)
@@ -46,6 +45,23 @@ def _cmd_models(args: argparse.Namespace) -> int:
     if catalog.keys.keyring_problem:
         print(f"\nnote: {catalog.keys.keyring_problem}", file=sys.stderr)
     return 0
+
+
+CHAIN_SHOWN = 12  # models of a chain listed by `kept models --all`; longer ones are cut
+
+
+def _chain_preview(catalog, model_id: str) -> str:
+    """`a → b → c  (why it ends)`, cut after CHAIN_SHOWN models: thousands of chained user
+    models must not print gigabytes, nor walk every chain to its end."""
+    ids, seen = [model_id], {model_id}
+    while True:
+        nxt = catalog.get(ids[-1]).fallback
+        if nxt is None or nxt in seen or nxt not in catalog:
+            return f"{' → '.join(ids)}  ({catalog.chain(model_id).end})"
+        if len(ids) == CHAIN_SHOWN:
+            return f"{' → '.join(ids)} → …  (more than {CHAIN_SHOWN} models; the rest not shown)"
+        ids.append(nxt)
+        seen.add(nxt)
 
 
 def _memory_context():
@@ -87,23 +103,36 @@ def describe_attempt(attempt) -> str:
     return f"{attempt.model} → {attempt.reason}{suffix}"
 
 
+def os_error(exc: OSError) -> str:
+    """An OSError in one sentence that names its file once."""
+    what = str(exc.strerror or exc)
+    if exc.filename and str(exc.filename) not in what:
+        return f"{exc.filename}: {what}"
+    return what
+
+
 def _cmd_consolidate(args: argparse.Namespace) -> int:
     import asyncio
 
     from memory import consolidate_pending, next_retry
+    from memory.consolidation import ASK_ABOVE_PARTS, held
 
     catalog, store, settings = _memory_context()
     try:
+        store.ensure()  # a folder Kept may not write: said once, before any request
         results = asyncio.run(consolidate_pending(
             store, catalog, args.ids or None, chat_model=settings.app.model,
-            on_attempt=lambda a: print(f"  {describe_attempt(a)}", flush=True)))
+            on_attempt=lambda a: print(f"  {describe_attempt(a)}", flush=True),
+            max_parts=None if args.yes else ASK_ABOVE_PARTS))
     except LookupError as exc:
         print(f"kept consolidate: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"kept consolidate: {exc.filename or 'a file'}: {exc.strerror}; nothing was "
-              "lost, and pending sessions stay pending.", file=sys.stderr)
+        print(f"kept consolidate: {os_error(exc)}; nothing was lost, and pending sessions "
+              "stay pending.", file=sys.stderr)
         return 2
+    for sentence in store.skipped.values():
+        print(f"warning: {sentence}", file=sys.stderr)
     if not results:
         print("Nothing to consolidate: no session is pending.")
         return 0
@@ -119,9 +148,16 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
                   f"${result.cost:.4f}).")
             continue
         pending += 1
+        if result.estimate:
+            print(f"Session {result.session}: not saved yet, nothing lost: {result.estimate} "
+                  f"with `kept consolidate --yes {result.session}`.")
+            continue
         journal = store.find_session(result.session)
         due = next_retry(journal, result.segment) if result.segment else None
         when = f" Next retry after {due.astimezone():%H:%M}." if due else ""
+        if result.segment and held(journal, result.segment):
+            when = (" Every model refused it several times in a row, so the app no longer "
+                    "retries it on its own; `kept consolidate` tries again.")
         print(f"Session {result.session}: still pending, nothing lost. {result.reason}.{when}")
     return 1 if pending else 0
 
@@ -133,7 +169,11 @@ def _cmd_memory(args: argparse.Namespace) -> int:
     if args.memory_command == "path":
         print(store.memory_path)
         return 0
-    memory = store.read_memory()
+    try:
+        memory = store.read_memory()
+    except OSError as exc:
+        print(f"kept memory show: {exc}", file=sys.stderr)
+        return 2
     if memory.problem:
         print(f"warning: {memory.problem}", file=sys.stderr)
     if not memory.text.strip():
@@ -164,6 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     cons = sub.add_parser("consolidate", help="save pending sessions into memory now")
     cons.add_argument("ids", nargs="*", metavar="ID", help="session ids (default: all pending)")
+    cons.add_argument("--yes", action="store_true",
+                      help="go ahead with sessions that need many requests (the estimate is "
+                      "shown without it)")
     cons.set_defaults(func=_cmd_consolidate)
 
     mem = sub.add_parser("memory", help="show, search, version and restore MEMORY.md")
@@ -187,7 +230,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app.main import run
 
         return run()
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        print(f"kept {args.command}: interrupted; nothing was lost (a file being written "
+              "is only put in place once complete).", file=sys.stderr)
+        return 130
+    except OSError as exc:  # a file Kept cannot read or write: one sentence, never a traceback
+        print(f"kept {args.command}: {os_error(exc)}.", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

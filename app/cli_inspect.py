@@ -94,7 +94,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     store = _store()
     try:
         number = store.restore(args.number)
-    except LookupError as exc:
+    except (LookupError, OSError) as exc:
         print(f"kept memory restore: {exc}", file=sys.stderr)
         return 2
     print(f"MEMORY.md is now version {args.number} again (saved as version {number}).")
@@ -103,6 +103,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
 
 def cmd_log(args: argparse.Namespace) -> int:
     from memory import next_retry
+    from memory.consolidation import held
     from memory.log import figures, sessions
     from memory.review import proposal_for
 
@@ -114,6 +115,8 @@ def cmd_log(args: argparse.Namespace) -> int:
         mark = "saved" if log.saved else "pending"
         print(f"{log.session} [{log.segment}] {mark}: {log.chain()}")
     pending = [(j, s) for j in store.pending_sessions() for s in j.pending]
+    for sentence in store.skipped.values():
+        print(f"warning: {sentence}", file=sys.stderr)
     if pending:
         print("\nPending:")
         for journal, segment in pending:
@@ -121,6 +124,8 @@ def cmd_log(args: argparse.Namespace) -> int:
             when = f"next retry after {due.astimezone():%Y-%m-%d %H:%M}" if due else "due now"
             if proposal_for(store, journal.id, segment) is not None:
                 when = "awaiting your review (`kept memory review`)"
+            elif held(journal, segment):
+                when = "refused by every model again and again: retried only by hand"
             failures = journal.failures.get(segment, [])
             last = f"; last failure: {failures[-1].reason}" if failures else ""
             print(f"  {journal.id} [{segment}] {len(journal.segment_messages(segment))} "
@@ -165,8 +170,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         ok = mode == "700"
         problems += not ok
         print(f"{label}: {folder} mode {mode}" + ("" if ok else "  ← should be 700"))
+    memory_problem = store.memory_problem()
+    if memory_problem:
+        problems += 1
+        print(f"  problem: {memory_problem}")
     for path in (store.memory_path, store.history_path):
-        if path.exists():
+        if path.is_file() and not path.is_symlink():
             mode = _mode(path)
             problems += mode != "600"
             print(f"{path.name}: {path.stat().st_size:,} bytes, mode {mode}"
@@ -191,6 +200,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(f"  problem: {plan.fix if plan else problem}")
     pending = store.pending_sessions()
     print(f"pending sessions: {len(pending)}" + (" (`kept log` says why)" if pending else ""))
+    for sentence in store.skipped.values():
+        problems += 1
+        print(f"  problem: {sentence}")
     return 1 if problems else 0
 
 

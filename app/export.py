@@ -40,5 +40,5 @@ def export_session(session: LiveSession, catalog: Catalog, target: str | None) -
     path = Path(target).expanduser() if target else Path.cwd()
     if path.is_dir():
         path = path / f"kept-{session.id}.md"
-    atomic_write(path, session_markdown(session, catalog))
+    atomic_write(path, session_markdown(session, catalog), follow=True)  # the user's choice
     return path

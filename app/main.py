@@ -66,6 +66,7 @@ class KeptApp(App):
                                  "knows; using the default. Pick one with /model.")
             self.model = type(self.settings.app)().model
         self.session = LiveSession.resume_or_start(self.store, self.model)
+        self.problems.extend(self.store.skipped.values())
         self.jobs = MemoryJobs(self)
         self.review = MemoryReview(self)
         self.ready_at: float | None = None
@@ -260,7 +261,17 @@ class KeptApp(App):
                 screen.refresh_status()
 
 
-def run() -> int:
-    """Start the app (the `kept` command with no arguments)."""
-    KeptApp().run()
-    return 0
+def run(app: KeptApp | None = None, *, headless: bool = False) -> int:
+    """Start the app (the `kept` command with no arguments); non-zero when it crashed."""
+    if app is None:
+        try:
+            app = KeptApp()
+        except OSError as exc:  # e.g. a data folder the user made read-only
+            import sys
+
+            from app.cli import os_error
+
+            print(f"kept: {os_error(exc)}", file=sys.stderr)
+            return 2
+    app.run(headless=headless)
+    return app.return_code or 0

@@ -82,7 +82,7 @@ def save_setting(table: str, key: str, value: Any, path: Path | None = None) -> 
         document[table] = tomlkit.table()
     document[table][key] = value
     ensure_dir(path.parent)
-    atomic_write(path, tomlkit.dumps(document))
+    atomic_write(path, tomlkit.dumps(document), follow=True)  # a dotfiles link stays a link
 
 
 def add_local_model(model_id: str, base_url: str, path: Path | None = None,
@@ -104,7 +104,7 @@ def add_local_model(model_id: str, base_url: str, path: Path | None = None,
         if context_window:
             entry["context_window"] = context_window
         models.append(entry)
-    atomic_write(path, tomlkit.dumps(document))
+    atomic_write(path, tomlkit.dumps(document), follow=True)
 
 
 def consolidation_plan_of(catalog: Catalog, settings: Settings, *, check: bool

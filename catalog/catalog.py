@@ -117,12 +117,15 @@ class Catalog:
 
     def route(self, entry: ModelEntry) -> Route:
         gateway = self.gateway_of(entry)
+        broken = self.config.broken_gateways.get(gateway.name)
         return Route(
             entry=entry,
             gateway=gateway,
             litellm_model=f"{gateway.protocol.value}/{entry.provider_model}",
             api_base=gateway.base_url,
-            key=self.keys.lookup(gateway),
+            # A gateway whose table is wrong is unusable, like one without a key.
+            key=KeyLookup(gateway.name, None, None, broken) if broken
+            else self.keys.lookup(gateway),
         )
 
 

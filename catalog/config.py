@@ -6,7 +6,9 @@ built-in default stands in for it, so Kept always starts.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -15,6 +17,7 @@ from urllib.parse import urlparse
 
 from catalog.gateways import GATEWAYS, Protocol
 from catalog.models import ModelEntry
+from catalog.sanitize import clean_text
 
 CONFIG_FILE = "config.toml"
 DEFAULT_WINDOW = 8192  # tokens, for a user's model whose window config.toml does not give
@@ -48,6 +51,9 @@ def read_toml(path: Path) -> tuple[dict[str, Any], list[str]]:
         return {}, [f"{path} is not UTF-8 text; save it as UTF-8. Using the defaults."]
     except tomllib.TOMLDecodeError as exc:
         return {}, [f"{path} is not valid TOML ({exc}); fix it. Using the defaults."]
+    except RecursionError:
+        return {}, [f"{path} nests arrays or tables too deeply to read; fix it. Using the "
+                    "defaults."]
 
 
 TRANSPORT_FIELDS: dict[str, tuple[type, float, float]] = {
@@ -72,22 +78,45 @@ class CatalogConfig:
     user_models: tuple[ModelEntry, ...] = ()
     transport: dict[str, float | int] = field(default_factory=dict)
     problems: tuple[str, ...] = ()
+    # Gateways whose [gateways.X] table is present but wrong: each unusable until fixed,
+    # never silently sent to its public endpoint instead of the user's.
+    broken_gateways: dict[str, str] = field(default_factory=dict)
 
 
 def valid_url(value: object) -> bool:
-    if not isinstance(value, str):
+    """An http(s) URL with a host, no credentials in it, no space or control character."""
+    if not isinstance(value, str) or clean_text(value) != value or \
+            any(ch.isspace() for ch in value):
         return False
     parsed = urlparse(value)
-    return parsed.scheme in ("http", "https") and bool(parsed.netloc)
+    return parsed.scheme in ("http", "https") and bool(parsed.hostname) and \
+        "@" not in parsed.netloc
+
+
+def _broken(name: str, where: str) -> str:
+    return (f"[gateways.{name}] in {where} is not valid, so Kept sends nothing through "
+            f"{name} until it is fixed (it never falls back to the default endpoint).")
+
+
+_GATEWAY_MENTION = re.compile(r"\bgateways\b")
+
+
+def mentioned_gateways(text: str) -> set[str]:
+    """Gateways a file that does not parse seems to configure: those are not used."""
+    if not _GATEWAY_MENTION.search(text):
+        return set()
+    return {name for name in GATEWAYS if re.search(rf"\b{re.escape(name)}\b", text)}
 
 
 def parse_catalog_config(data: dict[str, Any], where: str = CONFIG_FILE) -> CatalogConfig:
     """Validate the [gateways.*], [[models]] and [transport] tables of a parsed config."""
     problems: list[str] = []
     urls: dict[str, str] = {}
+    broken: dict[str, str] = {}
     gateways = data.get("gateways", {})
     if not isinstance(gateways, dict):
         problems.append(f"{where}: 'gateways' must be a table like [gateways.groq].")
+        broken.update((name, _broken(name, where)) for name in GATEWAYS)
         gateways = {}
     for name, table in gateways.items():
         if name not in GATEWAYS:
@@ -96,8 +125,10 @@ def parse_catalog_config(data: dict[str, Any], where: str = CONFIG_FILE) -> Cata
                 f"use one of {', '.join(GATEWAYS)}."
             )
             continue
+        before = len(problems)
         if not isinstance(table, dict):
             problems.append(f"{where}: [gateways.{name}] must be a table.")
+            broken[name] = _broken(name, where)
             continue
         for key in sorted(set(table) - GATEWAY_FIELDS):
             problems.append(f"{where}: [gateways.{name}] has an unknown key '{key}'; "
@@ -107,9 +138,13 @@ def parse_catalog_config(data: dict[str, Any], where: str = CONFIG_FILE) -> Cata
                 urls[name] = table["base_url"].rstrip("/")
             else:
                 problems.append(
-                    f"{where}: [gateways.{name}] base_url must be an http:// or https:// URL, "
-                    f"not {table['base_url']!r}."
+                    f"{where}: [gateways.{name}] base_url must be an http:// or https:// URL "
+                    "with no credentials, spaces or control characters in it, not "
+                    f"{clean_text(repr(table['base_url']))}."
                 )
+        if len(problems) > before:
+            broken[name] = _broken(name, where)
+            urls.pop(name, None)
 
     models: list[ModelEntry] = []
     raw_models = data.get("models", [])
@@ -141,7 +176,7 @@ def parse_catalog_config(data: dict[str, Any], where: str = CONFIG_FILE) -> Cata
                             f"from {low:g} to {high:g}, not {value!r}.")
             continue
         transport[key] = kind(value)
-    return CatalogConfig(urls, tuple(models), transport, tuple(problems))
+    return CatalogConfig(urls, tuple(models), transport, tuple(problems), broken)
 
 
 def _parse_model(table: object, index: int, where: str, problems: list[str]) -> ModelEntry | None:
@@ -157,6 +192,10 @@ def _parse_model(table: object, index: int, where: str, problems: list[str]) -> 
     model_id = table.get("id")
     if not isinstance(model_id, str) or not model_id.strip():
         problems.append(f"{label} needs an id, such as id = \"llama3.2\".")
+        return None
+    if clean_text(model_id) != model_id:
+        problems.append(f"{label} ({clean_text(model_id)!r}): an id cannot hold control "
+                        "characters or escape sequences.")
         return None
     gateway = table.get("gateway", "local")
     if gateway not in GATEWAYS or GATEWAYS[gateway].protocol is not Protocol.OPENAI:
@@ -187,9 +226,10 @@ def _parse_model(table: object, index: int, where: str, problems: list[str]) -> 
         return None
     return replace(
         local_model(model_id, gateway, window),
-        label=table.get("label", model_id),
-        tier=table.get("tier", "local"),
-        description=table.get("description", f"Your own model on the {gateway} gateway"),
+        label=clean_text(table.get("label", model_id)),
+        tier=clean_text(table.get("tier", "local")),
+        description=clean_text(table.get("description",
+                                         f"Your own model on the {gateway} gateway")),
         fallback=table.get("fallback"),
         api_model=table.get("api_model"),
         structured_output=None if structured == "off" else structured,
@@ -212,5 +252,11 @@ def load_catalog_config(path: Path | None = None) -> CatalogConfig:
     path = path or config_path()
     data, problems = read_toml(path)
     parsed = parse_catalog_config(data, where=str(path))
+    broken = dict(parsed.broken_gateways)
+    if problems:  # the file does not parse: the gateways it seems to move are not used
+        with contextlib.suppress(OSError):
+            text = path.read_bytes().decode("utf-8", errors="replace")
+            broken.update((name, _broken(name, str(path)))
+                          for name in sorted(mentioned_gateways(text)))
     return CatalogConfig(parsed.gateway_urls, parsed.user_models, parsed.transport,
-                         tuple(problems) + parsed.problems)
+                         tuple(problems) + parsed.problems, broken)

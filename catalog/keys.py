@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from catalog.gateways import Gateway
@@ -51,9 +51,20 @@ class KeyStore:
         self._cache: dict[str, KeyLookup] = {}
         self.keyring_problem: str | None = None
         self._said = False
+        self._seen: set[str] = set()  # every key value read, usable or not: for redaction
 
     def forget(self) -> None:
         self._cache.clear()
+
+    def secrets(self, gateways: Iterable[Gateway]) -> list[str]:
+        """Every key Kept knows for these gateways, from the keyring and the environment,
+        whichever is used: a provider may echo any of them, so all are redacted."""
+        for gateway in gateways:
+            self.lookup(gateway)
+            if gateway.env_var and self._environ.get(gateway.env_var):
+                self._seen.add(self._environ[gateway.env_var])
+        return sorted({v for s in self._seen for v in (s, s.strip()) if len(v) >= 4},
+                      key=len, reverse=True)  # the longest first: no key left half-hidden
 
     def _keyring_get(self, gateway: str) -> str | None:
         import keyring
@@ -93,6 +104,8 @@ class KeyStore:
             return KeyLookup(gateway.name, "kept-local", "not needed")
         problems: list[str] = []
         stored = self._keyring_get(gateway.name)
+        if stored:
+            self._seen.add(stored)
         if stored is not None:
             problem = key_problem(stored, f"The {gateway.name} key in the OS keyring")
             if problem is None:

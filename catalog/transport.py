@@ -27,6 +27,7 @@ from typing import Any
 
 from catalog.catalog import Catalog, Chain, Route
 from catalog.llm import litellm
+from catalog.sanitize import clean_text
 from catalog.structured import (
     DoesNotFit,
     fit_max_tokens,
@@ -321,7 +322,7 @@ def classify(exc: BaseException) -> _Failure:
 
 
 class _Secrets(list[str]):
-    """The keys used in a walk, for redaction; shown as hidden in any traceback."""
+    """Every key Kept knows, for redaction; shown as hidden in any traceback."""
 
     def __repr__(self) -> str:
         return f"<{len(self)} keys hidden>"
@@ -369,7 +370,10 @@ def _reply(route: Route, catalog: Catalog, text: str, calls: tuple[ToolCall, ...
            finish_reason: str | None, prompt: int, completion: int) -> Reply:
     """A Reply priced from the catalog (litellm's map, or the entry's own figures)."""
     pricing = catalog.pricing(route.entry)
-    return Reply(model=route.entry.id, gateway=route.gateway.name, text=text,
+    # Where a model's words enter Kept: no escape sequence gets further than this.
+    calls = tuple(replace(c, name=clean_text(c.name), id=clean_text(c.id),
+                          arguments=clean_text(c.arguments)) for c in calls)
+    return Reply(model=route.entry.id, gateway=route.gateway.name, text=clean_text(text),
                  tool_calls=calls, finish_reason=finish_reason, prompt_tokens=prompt,
                  completion_tokens=completion,
                  cost=pricing.cost(prompt, completion) if pricing else 0.0)
@@ -537,10 +541,11 @@ async def complete(
         chain = replace(chain, models=chain.models[:1], end="no fallback was asked for")
     attempts: list[Attempt] = []
     dead_gateways: dict[str, str] = {}
-    secrets = _Secrets()
+    secrets = _Secrets(catalog.keys.secrets(catalog.gateways.values()))
 
     def record(attempt: Attempt) -> None:
-        attempt = replace(attempt, reason=redact(attempt.reason, secrets))
+        # Every reason carries a provider's words: keys out, escape sequences out.
+        attempt = replace(attempt, reason=clean_text(redact(attempt.reason, secrets)))
         attempts.append(attempt)
         if on_attempt is not None:
             on_attempt(attempt)
@@ -556,8 +561,6 @@ async def complete(
             record(Attempt(entry.id, gateway, Outcome.SKIPPED, Kind.NO_KEY,
                            reason=route.problem or "no key"))
             continue
-        if route.key.value:
-            secrets.append(route.key.value)
         tries = policy.retries + 1 if position == 0 else 1
         model_policy = for_model(policy, entry.deadline)
         for try_index in range(tries):
@@ -604,10 +607,13 @@ async def complete(
             latency = time.monotonic() - t0
             try:
                 value = accept(reply) if accept is not None else reply
-            except ReplyRejected as rejection:
-                record(Attempt(entry.id, gateway, Outcome.REJECTED, rejection.kind, None,
+            except Exception as rejection:  # whatever breaks the check rejects this reply
+                why = str(rejection) if isinstance(rejection, ReplyRejected) else \
+                    f"{type(rejection).__name__}: {rejection}"
+                kind = rejection.kind if isinstance(rejection, ReplyRejected) else Kind.REJECTED
+                record(Attempt(entry.id, gateway, Outcome.REJECTED, kind, None,
                                latency, reply.prompt_tokens, reply.completion_tokens,
-                               reply.cost, _one_line(str(rejection)), started))
+                               reply.cost, _one_line(why), started))
                 break
             record(Attempt(entry.id, gateway, Outcome.OK, None, None, latency,
                            reply.prompt_tokens, reply.completion_tokens, reply.cost,

@@ -123,6 +123,6 @@ async def answer(
 
 def describe_search(arguments: str) -> str:
     try:
-        return str(json.loads(arguments).get("pattern", ""))
+        return clean_text(str(json.loads(arguments).get("pattern", "")))
     except (ValueError, AttributeError):
         return ""

@@ -13,6 +13,7 @@ present exactly once and MEMORY.md either old or new, never torn.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import time
@@ -24,7 +25,7 @@ from typing import Any
 from catalog import Attempt, Catalog, Chain, Reply, ReplyRejected, RetryPolicy, complete
 from catalog.catalog import UnknownModelError
 from catalog.chains import consolidation_plan
-from catalog.transport import Kind
+from catalog.transport import Kind, Outcome
 from memory.journal import Journal, Segment
 from memory.prompt import (
     SAVE_MEMORY_CHOICE,
@@ -36,7 +37,7 @@ from memory.prompt import (
 from memory.redact import redact
 from memory.sanitize import clean_text
 from memory.settings import MemorySettings, Review
-from memory.storage import atomic_write, locked, read_text
+from memory.storage import atomic_write, locked, read_text, remove_leftovers
 from memory.store import MemoryStore, MemoryText, digest, format_entry
 
 # Delays before retrying a session that no model could consolidate, by failure count.
@@ -49,6 +50,17 @@ MAX_SHRINK = 2
 TRIVIAL_MEMORY = 200
 KEEP_SHARE = 0.5
 AWAITING_REVIEW = "awaiting your review"
+# After this many failures in a row where every model answered and was refused, asking
+# again on a timer would only pay for the same answers: the user is asked instead.
+HOLD_AFTER = 3
+# A session needing more requests than this is not consolidated unasked: the user sees the
+# estimate first (a single 10 MB message can take a dozen requests).
+ASK_ABOVE_PARTS = 5
+BUSY = "another Kept process is saving this session right now"
+# The user asked, in their own words, to forget: the shrink guard lets the update through.
+_FORGET = re.compile(r"\b(?:forget|vergiss|vergessen|oublie|oublier|olvida|olvidar|"
+                     r"dimentica|esquece|esqueça|vergeet|glöm|zapomnij)\w*|忘れ|забудь",
+                     re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -70,6 +82,9 @@ class Consolidation:
     elapsed: float
     history_entry: str = ""
     proposed: bool = False  # held for the user's review (review = "before")
+    # Set instead of trying when the session needs more requests than the caller allows
+    # unasked: what it would take, for the user to confirm. Not a failure.
+    estimate: str = ""
 
     @property
     def cost(self) -> float:
@@ -121,9 +136,18 @@ def _cut_off(reply: Reply, window: int | None) -> str:
             "before finishing save_memory")
 
 
+def asked_to_forget(messages: list[dict[str, Any]]) -> bool:
+    """Whether the user said, in the session, to forget something (a request is short:
+    only the start of each message is searched, so a pasted megabyte costs nothing)."""
+    return any(m.get("role") == "user" and _FORGET.search(str(m.get("content") or "")[:2000])
+               for m in messages)
+
+
 def parse_save_memory(reply: Reply, current_memory: str, settings: MemorySettings,
-                      window: int | None = None) -> SavedMemory:
-    """The validated arguments of the reply's save_memory call; raises ReplyRejected."""
+                      window: int | None = None, *, forget: bool = False) -> SavedMemory:
+    """The validated arguments of the reply's save_memory call; raises ReplyRejected.
+    With `forget` (the user asked for it) the update may drop most of the memory: the old
+    text is kept as a version."""
     if reply.finish_reason == "length":
         raise ReplyRejected(_cut_off(reply, window), Kind.CONTEXT_WINDOW)
     calls = [c for c in reply.tool_calls if c.name == "save_memory"]
@@ -153,8 +177,8 @@ def parse_save_memory(reply: Reply, current_memory: str, settings: MemorySetting
         raise ReplyRejected(f"memory_update is {len(update):,} characters, over the "
                             f"{settings.memory_max_chars:,} budget")
     old = current_memory.strip()
-    if len(old) >= TRIVIAL_MEMORY and len(old) <= settings.memory_max_chars and \
-            len(update) < KEEP_SHARE * len(old):
+    if not forget and len(old) >= TRIVIAL_MEMORY and len(old) <= settings.memory_max_chars \
+            and len(update) < KEEP_SHARE * len(old):
         raise ReplyRejected(f"memory_update would drop most of MEMORY.md ({len(update):,} of "
                             f"{len(old):,} characters kept)")
     return SavedMemory(entry, update + "\n" if update else "")
@@ -187,7 +211,9 @@ def chunk_transcript(blocks: list[str], budget_tokens: int,
     current: list[str] = []
     used = 0
     for block in blocks:
-        tokens = count(block)
+        # A block many times the budget is cut without counting it whole first: counting
+        # a huge message holds the interpreter for seconds and needs no exact answer.
+        tokens = count(block) if len(block) <= budget_tokens * 8 else budget_tokens + 1
         pieces = [block] if tokens <= budget_tokens else _split_long(block, budget_tokens)
         for piece in pieces:
             size = tokens if len(pieces) == 1 else count(piece)
@@ -296,7 +322,10 @@ def recover_locked(store: MemoryStore) -> str | None:
 
 
 def recover(store: MemoryStore) -> str | None:
-    """Complete a commit a crash interrupted. Returns what was done, if anything."""
+    """Complete a commit a crash interrupted, and remove the temporary copies crashes left.
+    Returns what was done, if anything."""
+    for folder in (store.root, store.versions_dir, store.archive_dir, store.sessions_dir):
+        remove_leftovers(folder)
     if not store.commit_path.exists():
         return None
     with store.lock():
@@ -309,9 +338,9 @@ def _segment_time(journal: Journal, segment: Segment) -> datetime:
     for message in journal.segment_messages(segment):
         try:
             when = datetime.fromisoformat(str(message.get("time")))
-        except ValueError:
+            return (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone()
+        except (ValueError, OverflowError, OSError):  # unreadable, or past the calendar
             continue
-        return (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone()
     return datetime.now().astimezone()
 
 
@@ -344,17 +373,20 @@ async def consolidate(
     on_attempt: Callable[[Attempt], None] | None = None,
     stream: bool = False,
     chat_model: str | None = None,
+    max_parts: int | None = None,
 ) -> Consolidation:
-    """Consolidate one pending segment into MEMORY.md and HISTORY.md, or leave it pending."""
+    """Consolidate one pending segment into MEMORY.md and HISTORY.md, or leave it pending.
+    With `max_parts`, a session needing more requests than that is left pending with an
+    estimate for the user to confirm. Reading, counting and cutting the transcript run in
+    a thread: a huge session never stalls the caller's event loop."""
     settings = store.settings
     started = time.monotonic()
     attempts: list[Attempt] = []
     claim = store.sessions_dir / f".{journal.id}.claim"
     with locked(claim, blocking=False) as mine:
         if not mine:
-            return Consolidation(journal.id, segment, False, None, (),
-                                 "another Kept process is saving this session right now", 0.0)
-        journal = store.find_session(journal.id)  # what is on disk now
+            return Consolidation(journal.id, segment, False, None, (), BUSY, 0.0)
+        journal = await asyncio.to_thread(store.find_session, journal.id)  # as on disk now
         if segment not in journal.pending:
             return Consolidation(journal.id, segment, True, None, (), "already saved", 0.0)
         from memory.review import proposal_for, propose
@@ -374,15 +406,28 @@ async def consolidate(
             journal.mark_failed(segment, reason)
             return Consolidation(journal.id, segment, False, None, (), reason, 0.0)
         head = chain.models[0].id
+        problem = store.memory_problem()
+        if problem is not None:  # nothing could be saved: no model is asked
+            journal.mark_failed(segment, problem)
+            return Consolidation(journal.id, segment, False, None, (), problem, 0.0)
         retry = _policy(catalog, settings, policy)
+        messages = journal.segment_messages(segment)
+        forget = await asyncio.to_thread(asked_to_forget, messages)
         # Credentials said in the chat never leave for a model (the journal keeps them).
-        blocks = [redact(b) for b in transcript_lines(journal.segment_messages(segment))]
-        reason, shrink, edits = "", 0, 0
+        blocks = await asyncio.to_thread(
+            lambda: [redact(b) for b in transcript_lines(messages)])
+        reason, shrink, edits, first = "", 0, 0, True
         while edits < EDIT_ROUNDS and shrink <= MAX_SHRINK:
             base = store.read_memory()
             memory_text = base.text
-            chunks = chunk_transcript(
-                blocks, transcript_budget(catalog, chain, settings, memory_text, shrink))
+            chunks = await asyncio.to_thread(
+                lambda text=memory_text, shrink=shrink: chunk_transcript(
+                    blocks, transcript_budget(catalog, chain, settings, text, shrink)))
+            if first and max_parts is not None and len(chunks) > max_parts:
+                estimate = _estimate(catalog, head, chunks, memory_text)
+                return Consolidation(journal.id, segment, False, None, (), estimate, 0.0,
+                                     estimate=estimate)
+            first = False
             entry, model, cut_off = "", None, False
             for part, chunk in enumerate(chunks, start=1):
                 messages = consolidation_messages(
@@ -395,7 +440,8 @@ async def consolidate(
                     stream=stream, chain=chain, schema=SAVE_MEMORY_SCHEMA,
                     max_tokens=reply_budget(settings, current),
                     accept=lambda reply, current=current: parse_save_memory(
-                        reply, current, settings, _window(catalog, reply.model)))
+                        reply, current, settings, _window(catalog, reply.model),
+                        forget=forget))
                 if not result.ok:
                     reason = result.reason
                     cut_off = any(a.kind is Kind.CONTEXT_WINDOW for a in result.attempts)
@@ -423,9 +469,61 @@ async def consolidate(
             if not cut_off:
                 break
             shrink += 1  # a model ran out of room: the same walk with smaller parts
-        journal.mark_failed(segment, reason)
+        asked = [a for a in attempts if a.outcome is not Outcome.SKIPPED]
+        rejected = bool(asked) and all(a.outcome is Outcome.REJECTED for a in asked)
+        if rejected and base.problem:  # the same refusals, and a file Kept cannot read well
+            reason += f". MEMORY.md may be the cause: {base.problem}"
+        journal.mark_failed(segment, reason, rejected=rejected)
         return Consolidation(journal.id, segment, False, None, tuple(attempts), reason,
                              time.monotonic() - started)
+
+
+async def _after_the_other(store: MemoryStore, journal: Journal, segment: Segment
+                           ) -> Consolidation | None:
+    """Another Kept process is saving this session: wait for it and report what it did,
+    so two overlapping runs both see the session saved (or both see it still pending).
+    None when it did nothing to this segment: the caller goes ahead."""
+    started = time.monotonic()
+    claim = store.sessions_dir / f".{journal.id}.claim"
+
+    def wait() -> tuple[int, Journal]:
+        before = len(store.find_session(journal.id).failures.get(segment, []))
+        with locked(claim):
+            pass
+        return before, store.find_session(journal.id)
+
+    try:
+        before, journal = await asyncio.to_thread(wait)
+    except LookupError:
+        return None
+    elapsed = time.monotonic() - started
+    if segment not in journal.pending:
+        return Consolidation(journal.id, segment, True, None, (),
+                             "saved by another Kept process", elapsed)
+    if len(journal.failures.get(segment, [])) > before:
+        return Consolidation(journal.id, segment, False, None, (),
+                             "another Kept process tried to save it at the same time and "
+                             "could not; it stays pending", elapsed)
+    return None
+
+
+def _estimate(catalog: Catalog, head: str, chunks: list[str], memory_text: str) -> str:
+    """What saving a long session would take, in a sentence (rough: ~3 characters a token,
+    each request carrying the memory in and out)."""
+    memory_tokens = len(memory_text) // 3 + 500
+    tokens_in = sum(len(c) for c in chunks) // 3 + len(chunks) * (memory_tokens + 700)
+    tokens_out = len(chunks) * memory_tokens
+    pricing = catalog.pricing(catalog.get(head))
+    cost = f", about ${pricing.cost(tokens_in, tokens_out):.2f} on {head}" if pricing else ""
+    return (f"saving it needs {len(chunks)} requests (about {tokens_in + tokens_out:,} "
+            f"tokens{cost}, more if a fallback answers); confirm to go ahead")
+
+
+def held(journal: Journal, segment: Segment) -> bool:
+    """Refused by every model HOLD_AFTER times in a row: not retried on a timer any more
+    (it would cost the same again); the user is asked, and may retry it by hand."""
+    last = journal.failures.get(segment, [])[-HOLD_AFTER:]
+    return len(last) == HOLD_AFTER and all(f.rejected for f in last)
 
 
 def next_retry(journal: Journal, segment: Segment) -> datetime | None:
@@ -451,14 +549,21 @@ async def consolidate_pending(
     on_attempt: Callable[[Attempt], None] | None = None,
     stream: bool = False,
     chat_model: str | None = None,
+    include_held: bool = True,
+    max_parts: int | None = None,
 ) -> list[Consolidation]:
-    """Consolidate the pending segments of the given sessions, or of all pending ones."""
+    """Consolidate the pending segments of the given sessions, or of all pending ones.
+    Automatic runs pass `include_held=False` to leave the sessions every model keeps
+    refusing to the user."""
     from memory.review import proposal_for
 
-    recover(store)
-    for journal in store.open_sessions():
-        store.settle(journal)  # closed with nothing left to save
-    journals = [store.find_session(i) for i in ids] if ids else store.pending_sessions()
+    def prepare() -> list[Journal]:
+        recover(store)
+        for journal in store.open_sessions():
+            store.settle(journal)  # closed with nothing left to save
+        return [store.find_session(i) for i in ids] if ids else store.pending_sessions()
+
+    journals = await asyncio.to_thread(prepare)  # reading every journal takes time
     now = datetime.now(UTC)
     results = []
     for journal in journals:
@@ -468,8 +573,39 @@ async def consolidate_pending(
             due = next_retry(journal, segment)
             if only_due and due is not None and due > now:
                 continue
-            results.append(await consolidate(store, catalog, journal, segment, policy=policy,
-                                             on_attempt=on_attempt, stream=stream,
-                                             chat_model=chat_model))
-        store.settle(store.find_session(journal.id))
+            if not include_held and held(journal, segment):
+                continue
+            try:
+                result = await consolidate(store, catalog, journal, segment, policy=policy,
+                                           on_attempt=on_attempt, stream=stream,
+                                           max_parts=max_parts, chat_model=chat_model)
+            except Exception as exc:  # this session's failure; the next one goes on
+                result = _failed(journal, segment, f"{type(exc).__name__}: {exc}")
+            results.append(result)
+        with contextlib.suppress(LookupError, OSError):
+            await asyncio.to_thread(lambda j=journal: store.settle(store.find_session(j.id)))
+    # Sessions another Kept process was saving meanwhile: once it is done, report what it
+    # did, so overlapping runs both see the truth; go ahead if it did not touch them.
+    for index, result in enumerate(results):
+        if result.reason != BUSY or result.segment is None:
+            continue
+        journal = next(j for j in journals if j.id == result.session)
+        after = await _after_the_other(store, journal, result.segment)
+        if after is None:
+            try:
+                after = await consolidate(store, catalog, journal, result.segment,
+                                          policy=policy, on_attempt=on_attempt, stream=stream,
+                                          max_parts=max_parts, chat_model=chat_model)
+            except Exception as exc:
+                after = _failed(journal, result.segment, f"{type(exc).__name__}: {exc}")
+        results[index] = after
     return results
+
+
+def _failed(journal: Journal, segment: Segment, reason: str) -> Consolidation:
+    """A consolidation that broke off: recorded in the journal when the disk allows it, so
+    the session is retried later like any other failure."""
+    reason = clean_text(" ".join(reason.split()))[:500]
+    with contextlib.suppress(OSError):
+        journal.mark_failed(segment, reason)
+    return Consolidation(journal.id, segment, False, None, (), reason, 0.0)

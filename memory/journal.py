@@ -16,6 +16,7 @@ moves to `done/`, where it is kept, read-only.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -26,7 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memory.storage import append_line, ensure_dir, fsync_dir
+from catalog.sanitize import clean_text
+from memory.storage import LINK_REFUSED, append_line, ensure_dir, fsync_dir
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +36,7 @@ HEADER_KIND = "session"
 FORMAT_VERSION = 1
 MESSAGE_KEYS = {"role", "content", "time", "tool_calls", "tool_call_id", "name", "model"}
 ROLES = {"system", "user", "assistant", "tool"}
+TEXT_KEYS = ("time", "name", "model", "tool_call_id")
 
 
 def now_iso() -> str:
@@ -59,6 +62,7 @@ class Segment:
 class Failure:
     time: str
     reason: str
+    rejected: bool = False  # every model answered, and every answer was refused
 
 
 @dataclass
@@ -127,10 +131,13 @@ class Journal:
         self.closed = self.closed or close
         return segment
 
-    def mark_failed(self, segment: Segment, reason: str) -> None:
-        failure = Failure(now_iso(), reason)
-        self._write({"mark": "failed", "start": segment.start, "end": segment.end,
-                     "reason": reason, "time": failure.time})
+    def mark_failed(self, segment: Segment, reason: str, *, rejected: bool = False) -> None:
+        failure = Failure(now_iso(), reason, rejected)
+        record: dict[str, Any] = {"mark": "failed", "start": segment.start, "end": segment.end,
+                                  "reason": reason, "time": failure.time}
+        if rejected:
+            record["rejected"] = True
+        self._write(record)
         self.failures.setdefault(segment, []).append(failure)
 
     def mark_consolidated(self, segment: Segment, model: str, *,
@@ -163,10 +170,30 @@ def clean_message(message: dict[str, Any]) -> dict[str, Any]:
         else:
             raise ValueError(f"content must be text, not {type(content).__name__}")
     record = {k: v for k, v in message.items() if k in MESSAGE_KEYS}
-    record["content"] = content
-    if "tool_calls" in record and not isinstance(record["tool_calls"], list):
-        raise ValueError("tool_calls must be a list")
+    # A journal may come from anywhere (an import, a hand edit): its text enters here.
+    record["content"] = clean_text(content) if content else content
+    for key in TEXT_KEYS:
+        if key in record and not isinstance(record[key], str):
+            del record[key]  # a wrong-typed detail is dropped; the message itself is kept
+        elif key in record:
+            record[key] = clean_text(record[key])
+    if "tool_calls" in record:
+        record["tool_calls"] = _clean_tool_calls(record["tool_calls"])
     return record
+
+
+def _clean_tool_calls(calls: object) -> list[dict[str, Any]]:
+    """Tool calls in OpenAI's shape, checked: raises ValueError naming what is wrong."""
+    if not isinstance(calls, list):
+        raise ValueError("tool_calls must be a list")
+    for call in calls:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise ValueError('each tool call must be an object with "function": '
+                             '{"name": ..., "arguments": ...}')
+        if not isinstance(function.get("arguments", ""), str | dict):
+            raise ValueError("tool call arguments must be a JSON object or text")
+    return calls
 
 
 def create(folder: Path, model: str | None = None, session_id: str | None = None, *,
@@ -191,7 +218,13 @@ def create(folder: Path, model: str | None = None, session_id: str | None = None
 
 def records(path: Path) -> Iterator[tuple[int, dict[str, Any] | ValueError]]:
     """Each non-blank line of a JSONL file: its number, and its object or why it is not one."""
-    with open(path, "rb") as f:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(errno.ELOOP, LINK_REFUSED, str(path)) from None
+        raise
+    with open(fd, "rb") as f:
         lines = f.read().split(b"\n")
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
@@ -213,9 +246,17 @@ def load(path: Path) -> Journal:
             journal.warnings.append(f"{path}:{number}: skipped a damaged line ({record}).")
             continue
         if number == 1 and record.get("kept") == HEADER_KIND:
-            journal.id = str(record.get("id") or path.stem)
+            if record.get("id") not in (None, path.stem):
+                # The file name is what Kept looks sessions up by: it wins.
+                journal.warnings.append(f"{path}:1: the header names session "
+                                        f"{clean_text(str(record.get('id')))!r}; Kept uses "
+                                        f"the file's name, {path.stem}.")
             journal.created = str(record.get("created") or "")
-            journal.model = record.get("model")
+            model = record.get("model")
+            journal.model = clean_text(model) if isinstance(model, str) else None
+            if model is not None and journal.model is None:
+                journal.warnings.append(f"{path}:{number}: ignored a header model that is "
+                                        f"not text ({type(model).__name__}).")
             journal.private = record.get("private") is True
             continue
         if "mark" in record:
@@ -243,7 +284,8 @@ def _apply_mark(journal: Journal, record: dict[str, Any], where: str) -> None:
             journal.closed = True
     elif kind == "failed" and segment is not None:
         journal.failures.setdefault(segment, []).append(
-            Failure(str(record.get("time", "")), str(record.get("reason", ""))))
+            Failure(str(record.get("time", "")), clean_text(str(record.get("reason", ""))),
+                    record.get("rejected") is True))
     elif kind == "consolidated" and segment is not None:
         journal.record_consolidated(segment)
     else:

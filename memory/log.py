@@ -6,6 +6,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from catalog.sanitize import clean_text
 from memory.store import MemoryStore
 
 
@@ -40,7 +41,9 @@ class SessionLog:
                              f"${float(attempt.get('cost') or 0):.4f}")
             else:
                 parts.append(f"{model} → {attempt.get('reason') or attempt.get('kind')}")
-        return " → ".join(parts) if parts else "no request made (no key for any model)"
+        # The log is a file anyone could have written to: nothing in it reaches a terminal raw.
+        return clean_text(" → ".join(parts)) if parts else \
+            "no request made (no key for any model)"
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,8 @@ def sessions(store: MemoryStore) -> list[SessionLog]:
     """One entry per (session, segment), in the order they were first tried."""
     found: dict[tuple[str, str], SessionLog] = {}
     for record in store.read_log():
-        key = (str(record.get("session", "?")), str(record.get("segment", "")))
+        key = (clean_text(str(record.get("session", "?"))),
+               clean_text(str(record.get("segment", ""))))
         found.setdefault(key, SessionLog(*key)).attempts.append(record)
     journals: dict[str, set[str] | None] = {}
     for log in found.values():
@@ -68,7 +72,7 @@ def sessions(store: MemoryStore) -> list[SessionLog]:
             try:
                 journal = store.find_session(log.session)
                 journals[log.session] = {str(s) for s in journal.consolidated}
-            except LookupError:
+            except (LookupError, OSError):
                 journals[log.session] = None
         done = journals[log.session]
         log.committed = None if done is None else log.segment in done
@@ -81,7 +85,7 @@ def figures(store: MemoryStore) -> list[ModelFigures]:
     for record in store.read_log():
         if record.get("outcome") in ("skipped", "cancelled"):
             continue
-        by_model.setdefault(str(record.get("model", "?")), []).append(record)
+        by_model.setdefault(clean_text(str(record.get("model", "?"))), []).append(record)
     return [
         ModelFigures(
             model=model,

@@ -102,7 +102,10 @@ def _stamp(value: Any) -> str:
         return "?"
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
-    return when.astimezone().strftime("%Y-%m-%d %H:%M")
+    try:
+        return when.astimezone().strftime("%Y-%m-%d %H:%M")
+    except (OverflowError, OSError):  # a time past the calendar's end in this time zone
+        return when.strftime("%Y-%m-%d %H:%M %Z")
 
 
 def transcript_lines(messages: list[dict[str, Any]]) -> list[str]:
@@ -125,7 +128,8 @@ def transcript_lines(messages: list[dict[str, Any]]) -> list[str]:
         content = message.get("content") or ""
         parts = [f"{head} {content}".rstrip()]
         for call in message.get("tool_calls") or []:
-            function = call.get("function", {}) if isinstance(call, dict) else {}
+            function = call.get("function") if isinstance(call, dict) else None
+            function = function if isinstance(function, dict) else {}
             arguments = function.get("arguments", "")
             if not isinstance(arguments, str):
                 arguments = json.dumps(arguments, ensure_ascii=False)

@@ -1,23 +1,8 @@
-"""Text from a model is stripped of terminal escapes and control characters before it
-reaches a file or a terminal."""
+"""Text from outside is stripped of terminal escapes: the one sanitiser lives in the
+lowest layer (catalog), where provider text first enters Kept."""
 
 from __future__ import annotations
 
-import re
+from catalog.sanitize import clean_text
 
-_ESCAPES = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, screen clears
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: window titles, hyperlinks, clipboard
-    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS, SOS, PM, APC strings
-    r"|\x1b[@-Z\\-_]"  # other two-character escapes
-    r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
-)
-# C0 controls except tab and newline, DEL, C1 controls, and bidirectional overrides that
-# can make text display differently from what it says.
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def clean_text(text: str) -> str:
-    """`text` without escape sequences or control characters; CRLF becomes LF."""
-    text = text.replace("\r\n", "\n")
-    return _CONTROLS.sub("", _ESCAPES.sub("", text))
+__all__ = ["clean_text"]

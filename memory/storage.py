@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
+import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,10 +26,50 @@ def data_dir() -> Path:
 
 
 def ensure_dir(path: Path) -> Path:
+    """The folder, created 0700 if missing. An existing one that others may read is
+    tightened to 0700; one the user made read-only is respected: Kept refuses to write
+    there, and says so, rather than undo the user's choice."""
     path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if not mode & stat.S_IWUSR:
+        raise OSError(errno.EACCES, f"{path} is read-only (mode {mode:o}); Kept respects "
+                      "that and writes nothing there: `chmod 700` it to let Kept save",
+                      str(path))
     with contextlib.suppress(OSError):
         os.chmod(path, DIR_MODE)
     return path
+
+
+_LEFTOVER = re.compile(r"^\..+\.(\d+)\.tmp$")
+
+
+def remove_leftovers(folder: Path) -> int:
+    """Delete the temporary copies (`.NAME.PID.tmp`) that processes killed mid-write left
+    in `folder`: each can be a whole copy of memory on a disk that may be full. A copy
+    whose process still runs is a write under way and stays. Returns how many went."""
+    removed = 0
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    for name in names:
+        match = _LEFTOVER.match(name)
+        if match is None or _alive(int(match.group(1))):
+            continue
+        with contextlib.suppress(OSError):
+            (folder / name).unlink()
+            removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # another user's process, or not a pid we can ask about: keep it
+    return True
 
 
 def fsync_dir(path: Path) -> None:
@@ -44,26 +87,62 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def atomic_write(path: Path, data: bytes | str) -> None:
-    """Replace `path` whole: a crash leaves either the old file or the new, never a mix."""
+LINK_REFUSED = "is a symbolic link, which Kept does not follow for files it writes"
+
+
+def _naming(exc: OSError, path: Path, tmp: Path | None = None) -> OSError:
+    """The same error, naming the file the user knows (a failed write names none)."""
+    if exc.errno == errno.ELOOP:  # O_NOFOLLOW met a link
+        return OSError(errno.ELOOP, LINK_REFUSED, str(path))
+    if exc.filename is not None and (tmp is None or exc.filename != str(tmp)):
+        return exc
+    return OSError(exc.errno, exc.strerror, str(path))
+
+
+def refuse_link(path: Path) -> None:
+    """Raise when `path` is a symbolic link: Kept never writes through one (a link planted
+    in its data folder must not redirect its writes to another file)."""
+    if path.is_symlink():
+        raise OSError(errno.ELOOP, LINK_REFUSED, str(path))
+
+
+def atomic_write(path: Path, data: bytes | str, *, follow: bool = False) -> None:
+    """Replace `path` whole: a crash leaves either the old file or the new, never a mix.
+    A failed write (a full disk) leaves the old file and no temporary copy. A link is
+    refused, unless `follow` (a file the user placed, like config.toml): then its target
+    is replaced and the link stays."""
     if isinstance(data, str):
         data = data.encode("utf-8")
+    if follow:
+        path = Path(os.path.realpath(path))
+    refuse_link(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
     try:
-        write_all(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, FILE_MODE)
+        try:
+            write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException as exc:  # a full disk, or Ctrl+C: no temporary copy stays behind
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        if isinstance(exc, OSError):
+            raise _naming(exc, path, tmp) from exc
+        raise
     fsync_dir(path.parent)
 
 
 def append_line(path: Path, line: str) -> None:
-    """Append one line and fsync it: a crash loses at most the line being written."""
+    """Append one line and fsync it: a crash loses at most the line being written, and a
+    failed write (a full disk) is undone, so it never leaves a torn line behind."""
     if "\n" in line:
         raise ValueError("a journal line cannot contain a newline")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, FILE_MODE)
+    except OSError as exc:
+        raise _naming(exc, path) from exc
     try:
         # A previous crash may have left a torn last line; start ours on a fresh one.
         size = os.fstat(fd).st_size
@@ -73,8 +152,14 @@ def append_line(path: Path, line: str) -> None:
                 f.seek(size - 1)
                 if f.read(1) != b"\n":
                     prefix = b"\n"
-        write_all(fd, prefix + line.encode("utf-8") + b"\n")
-        os.fsync(fd)
+        try:
+            write_all(fd, prefix + line.encode("utf-8") + b"\n")
+            os.fsync(fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+                os.fsync(fd)
+            raise _naming(exc, path) from exc
     finally:
         os.close(fd)
 
@@ -96,7 +181,7 @@ def locked(path: Path, *, blocking: bool = True) -> Iterator[bool]:
     Yields False when `blocking` is False and another process holds it. The OS frees the
     lock when its holder dies, so a crash never leaves a stale lock behind.
     """
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
@@ -121,7 +206,7 @@ class HeldLock:
 
     def acquire(self) -> bool:
         """Take the lock if no one holds it; False (and nothing held) if someone does."""
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

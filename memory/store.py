@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -34,6 +35,17 @@ NOT_KEPT = "your edit, not kept"  # a version that never was MEMORY.md
 
 def digest(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
+
+
+class MemoryProblem(OSError):
+    """MEMORY.md cannot be written as asked; `strerror` is the sentence to show."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+class MemoryUnreadable(MemoryProblem):
+    """MEMORY.md exists but cannot be read."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +124,8 @@ class MemoryStore:
         self.log_path = self.root / "consolidation.jsonl"
         self.commit_path = self.root / "commit.json"
         self.lock_path = self.root / ".lock"
+        # Journals the last look at sessions/ could not read, each with the sentence why.
+        self.skipped: dict[Path, str] = {}
 
     def ensure(self) -> MemoryStore:
         for folder in (self.root, self.archive_dir, self.sessions_dir, self.done_dir,
@@ -129,7 +143,15 @@ class MemoryStore:
     # --- MEMORY.md -------------------------------------------------------------------------
 
     def read_memory(self) -> MemoryText:
-        text, raw = read_text(self.memory_path)
+        """MEMORY.md as it is; raises MemoryUnreadable (an OSError) with the sentence to
+        show when the file is there but cannot be read."""
+        try:
+            text, raw = read_text(self.memory_path)
+        except OSError as exc:
+            raise MemoryUnreadable(exc.errno, f"{self.memory_path} cannot be read "
+                                   f"({exc.strerror or exc}); check its owner and mode "
+                                   "(`kept doctor`). Kept will not write over it.",
+                                   str(self.memory_path)) from None
         try:
             raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -137,10 +159,39 @@ class MemoryStore:
                               f"{raw[exc.start]:#04x} at offset {exc.start}); Kept reads it "
                               "with replacement characters and keeps the original bytes as a "
                               "version before writing it.")
+        if "\x00" in text:
+            return MemoryText(text, raw, f"{self.memory_path} looks binary (it holds NUL "
+                              "bytes), not Markdown; restore a version or replace it.")
         return MemoryText(text, raw)
 
-    def write_memory(self, text: str) -> None:
+    def write_memory(self, text: str | bytes) -> None:
+        """Replace MEMORY.md; refused, with the sentence why, when it is a link or
+        read-only (the user's choice is respected, never silently undone)."""
+        problem = self.memory_problem()
+        if problem is not None:
+            raise MemoryProblem(errno.EACCES, problem, str(self.memory_path))
         atomic_write(self.memory_path, text)
+
+    def memory_problem(self) -> str | None:
+        """Why Kept must not write MEMORY.md now, in a sentence, or None. Checked before a
+        consolidation asks any model: a file that cannot be saved costs no request."""
+        path = self.memory_path
+        if path.is_symlink():
+            return (f"{path} is a symbolic link; Kept does not write through links, so "
+                    "memory is not saved. Put the file itself there.")
+        if not path.exists():
+            return None
+        if not path.is_file():
+            return f"{path} is not a regular file; move it away so Kept can save memory."
+        if not path.stat().st_mode & stat.S_IWUSR:
+            return (f"{path} is read-only (mode {stat.S_IMODE(path.stat().st_mode):o}); "
+                    "Kept respects that and saves no memory: `chmod 600` it to let Kept "
+                    "write it.")
+        try:
+            self.read_memory()
+        except MemoryUnreadable as exc:
+            return exc.strerror
+        return None
 
     # --- versions --------------------------------------------------------------------------
 
@@ -234,7 +285,7 @@ class MemoryStore:
         with self.lock():
             self._finish_interrupted_save()
             self.keep_unversioned(self.read_memory(), now)
-            atomic_write(self.memory_path, raw)
+            self.write_memory(raw)
             return self.save_version(raw, source or f"restore of version {number}", time=now,
                                      restored=number)
 
@@ -258,7 +309,7 @@ class MemoryStore:
             if self.read_memory().digest != digest(written):
                 raise ValueError(f"MEMORY.md changed after version {number}, so it cannot be "
                                  "undone here; /memory lists every version to restore.")
-            atomic_write(self.memory_path, raw)
+            self.write_memory(raw)
             return self.save_version(raw, f"undo of version {number}", time=now,
                                      restored=previous.number if previous else 0)
 
@@ -357,11 +408,16 @@ class MemoryStore:
         if not self.sessions_dir.is_dir():
             return []
         found = []
+        skipped: dict[Path, str] = {}
         for path in sorted(self.sessions_dir.glob("*.jsonl")):
             try:
                 found.append(journals.load(path))
             except FileNotFoundError:
                 continue  # another Kept process just moved it to done/
+            except OSError as exc:  # one bad file must not lock the user out of the rest
+                skipped[path] = (f"{path} could not be read ({exc.strerror or exc}); Kept "
+                                 "skips it. Fix its owner or mode, or move it away.")
+        self.skipped = skipped
         return found
 
     def pending_sessions(self) -> list[Journal]:

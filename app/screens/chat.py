@@ -19,6 +19,7 @@ from app.widgets.composer import Composer
 from app.widgets.message import MessageView
 from app.widgets.status_bar import StatusBar
 from catalog.llm import is_loaded, litellm
+from catalog.sanitize import clean_text
 
 if TYPE_CHECKING:
     from app.main import KeptApp
@@ -192,7 +193,17 @@ class ChatScreen(Screen):
             return
         # Journaled (and fsynced) before anything else can happen: quitting, /new or a
         # crash a moment later still finds the message in the session.
-        self.app.session.append({"role": "user", "content": text})
+        try:
+            self.app.session.append({"role": "user", "content": text})
+        except OSError as exc:  # a full disk: the text goes back where the user wrote it
+            composer = self.query_one(Composer)
+            if not composer.text.strip():
+                composer.load_text(text)
+                composer.move_cursor(composer.document.end)
+            self.notice(f"Your message could not be saved ({exc.filename or 'journal'}: "
+                        f"{exc.strerror or exc}), so it was not sent. It is back in the "
+                        "composer: free some space and press Enter again.", kind="error")
+            return
         self.add(MessageView("You", text, kind="user"))
         view = self.add(MessageView(f"{self._label(self.app.model)} …", kind="assistant"))
         self._reply = self.run_worker(self._answer(view), group="reply", exclusive=True,
@@ -276,5 +287,6 @@ class ChatScreen(Screen):
         elif event.worker is self._reply and event.state is WorkerState.ERROR:
             self.query_one(StatusBar).activity = ""
             error = event.worker.error
-            self.notice(f"Something went wrong: {type(error).__name__}: {error}. Your "
-                        "message is saved in the session.", kind="error")
+            self.notice(f"Something went wrong: {type(error).__name__}: "
+                        f"{clean_text(str(error))}. Your message is saved in the session.",
+                        kind="error")

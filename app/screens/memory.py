@@ -31,6 +31,7 @@ from textual.widgets import (
 from textual.widgets.option_list import Option
 
 from app.screens.conflict import ConflictDialog
+from catalog.sanitize import clean_text
 
 if TYPE_CHECKING:
     from app.main import KeptApp
@@ -87,17 +88,31 @@ class MemoryScreen(Screen):
 
     # --- showing what is on disk -------------------------------------------------------------
 
+    def _read(self) -> MemoryText | None:
+        """MEMORY.md, or None (and the reason shown) when it cannot be read."""
+        try:
+            return self.app.store.read_memory()
+        except OSError as exc:
+            self.app.notify(str(exc), title="Memory", severity="error", markup=False)
+            return None
+
     def reload(self) -> None:
         store = self.app.store
-        memory = store.read_memory()
-        text = memory.text.strip() or "*MEMORY.md is empty: nothing has been saved yet.*"
+        try:
+            memory = store.read_memory()
+        except OSError as exc:  # another owner, or a folder: say so, never crash
+            text, status = "*MEMORY.md cannot be read.*", str(exc)
+        else:
+            # A file anyone can edit: its escapes never reach the terminal.
+            text = clean_text(memory.text).strip() or \
+                "*MEMORY.md is empty: nothing has been saved yet.*"
+            status = memory.problem or f"MEMORY.md · {len(memory.raw):,} bytes"
         self.query_one("#memory-view", Markdown).update(text)
-        status = memory.problem or f"MEMORY.md · {len(memory.raw):,} bytes"
         if not self.editing:
             self.query_one("#memory-status", Static).update(
                 f"{status} · e: edit here · ctrl+e: edit in $EDITOR")
         entries = list(reversed(store.all_history_entries()))
-        history = "\n\n".join(e.text for e in entries) or "*No history yet.*"
+        history = clean_text("\n\n".join(e.text for e in entries)) or "*No history yet.*"
         self.query_one("#history-view", Markdown).update(history)
         versions = self.query_one("#versions", OptionList)
         highlighted = versions.highlighted
@@ -194,9 +209,12 @@ class MemoryScreen(Screen):
         store = self.app.store
         number = int(str(event.option.id))
         old = store.version_text(number).decode("utf-8", errors="replace").splitlines()
-        now = store.read_memory().text.splitlines()
-        diff = "\n".join(difflib.unified_diff(old, now, f"version {number}", "MEMORY.md now",
-                                              lineterm=""))
+        current = self._read()
+        if current is None:
+            return
+        now = current.text.splitlines()
+        diff = clean_text("\n".join(difflib.unified_diff(
+            old, now, f"version {number}", "MEMORY.md now", lineterm="")))
         self.diff_text = diff
         self.query_one("#diff", Static).update(
             Syntax(diff, "diff", theme="ansi_dark", word_wrap=True) if diff
@@ -208,7 +226,11 @@ class MemoryScreen(Screen):
         if versions.highlighted is None:
             return
         number = int(str(versions.get_option_at_index(versions.highlighted).id))
-        saved = self.app.store.restore(number)
+        try:
+            saved = self.app.store.restore(number)
+        except (LookupError, OSError) as exc:
+            self.app.notify(str(exc), title="Memory", severity="error", markup=False)
+            return
         self.app.notify(f"Restored version {number} (saved as version {saved}).",
                         title="Memory", markup=False)
         self.reload()
@@ -218,8 +240,11 @@ class MemoryScreen(Screen):
     def action_edit(self) -> None:
         if self.editing:
             return
+        base = self._read()
+        if base is None:
+            return
         self.query_one(TabbedContent).active = "memory-tab"
-        self.base = self.app.store.read_memory()
+        self.base = base
         editor = self.query_one("#editor", TextArea)
         editor.load_text(self.base.text)
         self._set_editing(True)
@@ -245,7 +270,12 @@ class MemoryScreen(Screen):
             self._save(self.query_one("#editor", TextArea).text, self.base)
 
     def _save(self, text: str, base: MemoryText) -> None:
-        on_disk = self.app.store.save_edit(text, base.digest)
+        try:
+            on_disk = self.app.store.save_edit(text, base.digest)
+        except OSError as exc:  # the edit stays in the editor
+            self.app.notify(f"MEMORY.md not saved: {exc}", title="Memory", severity="error",
+                            markup=False)
+            return
         if on_disk is None:
             self.app.notify("MEMORY.md saved; the previous text is a version.",
                             title="Memory", markup=False)
@@ -273,8 +303,9 @@ class MemoryScreen(Screen):
 
     def action_external_edit(self) -> None:
         """Edit in $EDITOR (or $VISUAL, else vi); the save is checked like an edit here."""
-        store = self.app.store
-        base = store.read_memory()
+        base = self._read()
+        if base is None:
+            return
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         fd, name = tempfile.mkstemp(prefix="MEMORY-", suffix=".md")
         try:

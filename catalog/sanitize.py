@@ -1,0 +1,25 @@
+"""Text from outside (a model, a provider, a damaged file) is stripped of terminal escapes
+and control characters where it enters Kept, before it can reach a file or a terminal."""
+
+from __future__ import annotations
+
+import re
+
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, screen clears
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: window titles, hyperlinks, clipboard
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS, SOS, PM, APC strings
+    r"|\x1b[@-Z\\-_]"  # other two-character escapes
+    r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
+)
+# C0 controls except tab and newline, DEL, C1 controls, and bidirectional overrides that
+# can make text display differently from what it says.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def clean_text(text: str) -> str:
+    """`text` without escape sequences or control characters; CRLF becomes LF."""
+    if not _CONTROLS.search(text):  # the common case: nothing to strip, no copy made
+        return text
+    text = text.replace("\r\n", "\n")
+    return _CONTROLS.sub("", _ESCAPES.sub("", text))
