@@ -25,6 +25,8 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("/theme", "Change theme", "Pick a colour theme", "change_theme"),
     SlashCommand("/memory", "Memory", "See and edit MEMORY.md, history and versions",
                  "memory"),
+    SlashCommand("/remember", "Remember this", "Add a line to MEMORY.md now, no model call "
+                 "(/remember TEXT)", "remember", takes_argument=True),
     SlashCommand("/tidy", "Tidy memory", "Rewrite MEMORY.md tidily (duplicates merged, "
                  "contradictions resolved); shown as a diff to accept or reject", "tidy"),
     SlashCommand("/grep", "Search history", "Search history, archives and pending sessions "

@@ -202,6 +202,14 @@ class KeptApp(App):
 
         self.push_screen(MemoryScreen())
 
+    def action_remember(self, text: str = "") -> None:
+        try:
+            number = self.store.remember(text)
+        except (OSError, ValueError) as exc:
+            self.notify(str(exc), title="Not remembered", severity="warning", markup=False)
+            return
+        self.notify(f"Remembered (MEMORY.md version {number}).", title="Memory", markup=False)
+
     def action_grep(self, pattern: str = "") -> None:
         from app.screens.search import SearchScreen
 

@@ -55,6 +55,7 @@ class MemoryScreen(Screen):
         self.diff_text = ""
         self.base: MemoryText | None = None  # the text the edit started from
         self.blamed: list[BlameLine] | None = None  # "Where from", once opened
+        self.target = "memory"  # the file being edited: "memory" or "instructions"
         self._stop = asyncio.Event()
 
     def compose(self) -> ComposeResult:
@@ -64,6 +65,9 @@ class MemoryScreen(Screen):
                     yield Markdown(id="memory-view")
                 yield TextArea(id="editor", language="markdown", soft_wrap=True)
                 yield Static("", id="memory-status", markup=False)
+            with TabPane("INSTRUCTIONS.md", id="instructions-tab"), \
+                    VerticalScroll(id="instructions-scroll"):
+                yield Markdown(id="instructions-view")
             with TabPane("History", id="history-tab"), VerticalScroll():
                 yield Markdown(id="history-view")
             with TabPane("Versions", id="versions-tab"), Horizontal():
@@ -96,6 +100,10 @@ class MemoryScreen(Screen):
         if not self.editing:
             self.query_one("#memory-status", Static).update(
                 f"{status} · e: edit here · ctrl+e: edit in $EDITOR")
+        instructions = store.read_instructions().text.strip() or (
+            "*INSTRUCTIONS.md is empty. Press e to write what Kept should always do: tone, "
+            "language, format. It goes into every prompt, above the memory.*")
+        self.query_one("#instructions-view", Markdown).update(instructions)
         entries = list(reversed(store.all_history_entries()))
         history = "\n\n".join(e.text for e in entries) or "*No history yet.*"
         self.query_one("#history-view", Markdown).update(history)
@@ -218,8 +226,14 @@ class MemoryScreen(Screen):
     def action_edit(self) -> None:
         if self.editing:
             return
-        self.query_one(TabbedContent).active = "memory-tab"
-        self.base = self.app.store.read_memory()
+        tabs = self.query_one(TabbedContent)
+        self.target = "instructions" if tabs.active == "instructions-tab" else "memory"
+        if self.target == "instructions":
+            # One editor for both files: it lives on the MEMORY.md tab.
+            self.base = self.app.store.read_instructions()
+        else:
+            self.base = self.app.store.read_memory()
+        tabs.active = "memory-tab"
         editor = self.query_one("#editor", TextArea)
         editor.load_text(self.base.text)
         self._set_editing(True)
@@ -229,8 +243,9 @@ class MemoryScreen(Screen):
         self.editing = editing
         self.query_one("#memory-scroll").display = not editing
         self.query_one("#editor").display = editing
+        name = "INSTRUCTIONS.md" if self.target == "instructions" else "MEMORY.md"
         self.query_one("#memory-status", Static).update(
-            "Editing: ctrl+s saves · esc cancels" if editing else "")
+            f"Editing {name}: ctrl+s saves · esc cancels" if editing else "")
         if not editing:
             self.reload()
 
@@ -245,16 +260,26 @@ class MemoryScreen(Screen):
             self._save(self.query_one("#editor", TextArea).text, self.base)
 
     def _save(self, text: str, base: MemoryText) -> None:
-        on_disk = self.app.store.save_edit(text, base.digest)
+        instructions = self.target == "instructions"
+        store = self.app.store
+        on_disk = (store.save_instructions(text, base.digest) if instructions
+                   else store.save_edit(text, base.digest))
         if on_disk is None:
-            self.app.notify("MEMORY.md saved; the previous text is a version.",
+            name = "INSTRUCTIONS.md" if instructions else "MEMORY.md"
+            self.app.notify(f"{name} saved; the previous text is a version.",
                             title="Memory", markup=False)
             self._set_editing(False)
+            if instructions:  # back where the edit began (focus follows, or the tab would)
+                self.query_one(TabbedContent).active = "instructions-tab"
+                self.query_one("#instructions-scroll").focus()
             return
 
         def chosen(choice: str | None) -> None:
             if choice == "mine":
                 self._save(text, on_disk)
+            elif choice == "theirs" and instructions:
+                store.keep_instruction_version(text.encode("utf-8"))
+                self._set_editing(False)
             elif choice == "theirs":
                 from datetime import UTC, datetime
 
@@ -274,9 +299,13 @@ class MemoryScreen(Screen):
     def action_external_edit(self) -> None:
         """Edit in $EDITOR (or $VISUAL, else vi); the save is checked like an edit here."""
         store = self.app.store
-        base = store.read_memory()
+        tabs = self.query_one(TabbedContent)
+        self.target = "instructions" if tabs.active == "instructions-tab" else "memory"
+        base = store.read_instructions() if self.target == "instructions" else \
+            store.read_memory()
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        fd, name = tempfile.mkstemp(prefix="MEMORY-", suffix=".md")
+        prefix = "INSTRUCTIONS-" if self.target == "instructions" else "MEMORY-"
+        fd, name = tempfile.mkstemp(prefix=prefix, suffix=".md")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(base.text)
