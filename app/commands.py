@@ -29,8 +29,8 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
                  "(/remember TEXT)", "remember", takes_argument=True),
     SlashCommand("/tidy", "Tidy memory", "Rewrite MEMORY.md tidily (duplicates merged, "
                  "contradictions resolved); shown as a diff to accept or reject", "tidy"),
-    SlashCommand("/grep", "Search history", "Search history, archives and pending sessions "
-                 "(/grep PATTERN)", "grep", takes_argument=True),
+    SlashCommand("/grep", "Search history", "Search history and every session's words, "
+                 "newest first (/grep PATTERN)", "grep", takes_argument=True),
     SlashCommand("/log", "Consolidation log", "How each session was saved; pending ones; "
                  "figures per model", "log"),
     SlashCommand("/export", "Export session", "Save this session as a Markdown file "

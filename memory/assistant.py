@@ -111,7 +111,8 @@ async def answer(
             shown.clear()
             for call in searches:
                 turn.searches.append(call.arguments)
-                found = await asyncio.to_thread(run_search_tool, store, call.arguments)
+                found = await asyncio.to_thread(run_search_tool, store, call.arguments,
+                                                exclude=(session.id,))
                 session.append({"role": "tool", "tool_call_id": call.id,
                                 "name": call.name, "content": found})
         turn.reason = "the model kept searching its history without answering"
