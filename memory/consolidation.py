@@ -451,8 +451,12 @@ async def consolidate_pending(
     on_attempt: Callable[[Attempt], None] | None = None,
     stream: bool = False,
     chat_model: str | None = None,
+    on_result: Callable[[Consolidation], None] | None = None,
 ) -> list[Consolidation]:
-    """Consolidate the pending segments of the given sessions, or of all pending ones."""
+    """Consolidate the pending segments of the given sessions, or of all pending ones,
+    oldest first (session ids begin with their start time, imported ones too). Each saved
+    segment is committed before the next begins, so an interrupted run loses nothing and
+    the next one goes on where it stopped."""
     from memory.review import proposal_for
 
     recover(store)
@@ -468,8 +472,53 @@ async def consolidate_pending(
             due = next_retry(journal, segment)
             if only_due and due is not None and due > now:
                 continue
-            results.append(await consolidate(store, catalog, journal, segment, policy=policy,
-                                             on_attempt=on_attempt, stream=stream,
-                                             chat_model=chat_model))
+            result = await consolidate(store, catalog, journal, segment, policy=policy,
+                                       on_attempt=on_attempt, stream=stream,
+                                       chat_model=chat_model)
+            results.append(result)
+            if on_result is not None:
+                on_result(result)
         store.settle(store.find_session(journal.id))
     return results
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What consolidating the pending sessions would take, before it is done."""
+
+    sessions: int
+    segments: int
+    messages: int
+    input_tokens: int
+    output_tokens: int
+    model: str | None  # the chain's first model, whose prices are used
+    cost: float | None  # None: no price known for that model
+
+
+def estimate_pending(store: MemoryStore, catalog: Catalog, chat_model: str | None = None
+                     ) -> Estimate:
+    """A rough figure (about 4 characters a token; memory taken at half its budget or its
+    size now, whichever is more), made without a request or a tokenizer."""
+    from memory.review import proposal_for
+
+    settings = store.settings
+    memory_tokens = max(len(store.read_memory().text), settings.memory_max_chars // 2) // 4
+    sessions = segments = messages = tokens_in = tokens_out = 0
+    for journal in store.pending_sessions():
+        waiting = [s for s in journal.pending if proposal_for(store, journal.id, s) is None]
+        if not waiting:
+            continue
+        sessions += 1
+        for segment in waiting:
+            part = journal.segment_messages(segment)
+            segments += 1
+            messages += len(part)
+            tokens_in += 600 + memory_tokens + sum(len(str(m.get("content") or ""))
+                                                   for m in part) // 4
+            tokens_out += memory_tokens + 150
+    chain, _ = consolidation_chain(catalog, settings, chat_model)
+    head = chain.models[0] if chain is not None and chain.models else None
+    pricing = catalog.pricing(head) if head is not None else None
+    cost = pricing.cost(tokens_in, tokens_out) if pricing is not None else None
+    return Estimate(sessions, segments, messages, tokens_in, tokens_out,
+                    head.id if head is not None else None, cost)
