@@ -69,6 +69,20 @@ class LiveSession:
             return cls(store, journal, lock)
         return cls.start(store, model)
 
+    @classmethod
+    def join_latest(cls, store: MemoryStore, model: str | None = None) -> LiveSession | None:
+        """The session used last, to go on with from outside the app (`kept ask
+        --continue`); None while a Kept window has it open (two writers would each miss
+        the other's messages). With no active session, a new one."""
+        active = [j for j in store.open_sessions() if j.state == "active" and not j.private]
+        if not active:
+            return cls.start(store, model)
+        journal = max(active, key=_last_used)
+        lock = cls._lock_for(store, journal)
+        if not lock.acquire():
+            return None
+        return cls(store, journal, lock)
+
     def release(self) -> None:
         """Let another window resume this session (the process ending does it too)."""
         self._lock.release()
