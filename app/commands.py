@@ -19,6 +19,8 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
                  "memory in the background", "new_session"),
     SlashCommand("/private", "Private session", "Start a session that is never saved to "
                  "memory; its journal is deleted when it ends", "private_session"),
+    SlashCommand("/sessions", "Sessions", "Every session, newest first: open, continue, "
+                 "export or delete one (F2)", "sessions"),
     SlashCommand("/model", "Choose model", "Pick the model you chat with", "pick_model"),
     SlashCommand("/keys", "API keys", "Set, replace, delete or test a gateway's key",
                  "keys"),
