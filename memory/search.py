@@ -143,11 +143,12 @@ class Pattern:
 
 def grep(store: MemoryStore | Places, pattern: Pattern, *, details: bool = True,
          errors: list[str] | None = None, since: str = "", until: str = "",
-         exclude: tuple[str, ...] = ()) -> Iterator[Match]:
+         exclude: tuple[str, ...] = (), private: bool = True) -> Iterator[Match]:
     """Every line of history, and every message of a session, that matches: newest first
     (files by date, the last line of each first). Without `details`, history matches carry
     no spans or entry dates (the command line prints neither). `since`/`until` keep
-    matches dated within them; `exclude` names sessions not to search."""
+    matches dated within them; `exclude` names sessions not to search; without `private`,
+    private sessions' journals are not searched (what the model may be shown)."""
     dated = details or bool(since or until)
     for path in searched_files(store, since, until):
         journal = path.suffix == ".jsonl"
@@ -168,6 +169,8 @@ def grep(store: MemoryStore | Places, pattern: Pattern, *, details: bool = True,
             if errors is not None:
                 errors.append(f"{path}: {exc.strerror}")
             continue
+        if journal and not private and b'"private":true' in data[:data.find(b"\n")]:
+            continue  # off the record: never shown to a model outside its own session
         if journal:
             found = _grep_journal(path, data, pattern, details)
         elif pattern.literal is not None:
@@ -312,7 +315,7 @@ def search_history(store: MemoryStore, pattern: str, *, regex: bool = False,
     compiled = Pattern(pattern, regex=regex, ignore_case=ignore_case)
     messages: list[Match] = []
     total = 0
-    for match in grep(store, compiled, exclude=exclude):
+    for match in grep(store, compiled, exclude=exclude, private=False):
         if match.role is None:
             continue
         total += 1

@@ -143,3 +143,11 @@ def test_kept_memory_grep_imports_only_what_a_search_needs(tmp_path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_search_history_tool_never_quotes_a_private_session(store) -> None:
+    private = store.new_session("gpt-4.1-mini", private=True)
+    private.append({"role": "user", "content": "my secret quokka plan"})
+    answer = run_search_tool(store, json.dumps({"pattern": "secret quokka"}))
+    assert "secret" not in answer
+    assert [m.session for m in grep(store, Pattern("secret quokka"))] == [private.id]
