@@ -149,5 +149,5 @@ def test_the_search_history_tool_never_quotes_a_private_session(store) -> None:
     private = store.new_session("gpt-4.1-mini", private=True)
     private.append({"role": "user", "content": "my secret quokka plan"})
     answer = run_search_tool(store, json.dumps({"pattern": "secret quokka"}))
-    assert "secret" not in answer
+    assert answer == "No earlier session mentions 'secret quokka'."
     assert [m.session for m in grep(store, Pattern("secret quokka"))] == [private.id]
