@@ -10,6 +10,7 @@ message's text after parsing: a hit on a key, a time or a model name is never re
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -155,12 +156,12 @@ def grep(store: MemoryStore | Places, pattern: Pattern, *, details: bool = True,
         if journal and path.stem in exclude:
             continue
         try:
-            data = path.read_bytes()
+            data = _read(path)
         except FileNotFoundError:
             if journal and path.parent == store.sessions_dir:  # it just moved to done/
                 path = store.done_dir / path.name
                 try:
-                    data = path.read_bytes()
+                    data = _read(path)
                 except OSError:
                     continue
             else:
@@ -185,6 +186,23 @@ def grep(store: MemoryStore | Places, pattern: Pattern, *, details: bool = True,
             matches = [m if m.role else Match(m.file, m.line, m.text, (), None)
                        for m in matches]
         yield from matches
+
+
+def _read(path: Path) -> bytes:
+    """The file's bytes in one read where it can (no buffered file object: thousands of
+    journals are opened per search)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        data = os.read(fd, size + 1)
+        if len(data) <= size:  # short read, or the file grew: read the rest
+            chunks = [data]
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+            data = b"".join(chunks)
+        return data
+    finally:
+        os.close(fd)
 
 
 def _message_match(path: Path, number: int, raw: str, pattern: Pattern, details: bool
