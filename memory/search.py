@@ -205,8 +205,8 @@ def _read(path: Path) -> bytes:
         os.close(fd)
 
 
-def _message_match(path: Path, number: int, raw: str, pattern: Pattern, details: bool
-                   ) -> Match | None:
+def _message_match(path: Path, number: int, raw: str, pattern: Pattern, details: bool,
+                   session: str) -> Match | None:
     """The message on a journal line, if its text (not its keys or time) matches."""
     try:
         record = json.loads(raw)
@@ -224,7 +224,7 @@ def _message_match(path: Path, number: int, raw: str, pattern: Pattern, details:
         lines = content.splitlines() or [content]
         text = next((line for line in lines if pattern.compiled.search(line)), lines[0])
     return Match(path, number, text, pattern.spans(text) if details else (),
-                 message_stamp(str(record.get("time"))), str(record.get("role")), path.stem)
+                 message_stamp(str(record.get("time"))), str(record.get("role")), session)
 
 
 @lru_cache(maxsize=4096)
@@ -245,8 +245,9 @@ def _grep_journal(path: Path, data: bytes, pattern: Pattern, details: bool
         lines = _grep_literal(path, data, pattern, False, pattern.json_literal)
     else:
         lines = _grep_regex(path, data, pattern, False, check_line=False)
+    session = path.stem
     for line in lines:
-        match = _message_match(path, line.line, line.text, pattern, details)
+        match = _message_match(path, line.line, line.text, pattern, details, session)
         if match is not None:
             yield match
 
