@@ -171,15 +171,30 @@ def list_sessions(store: MemoryStore) -> list[SessionSummary]:
     return sorted(found.values(), key=lambda s: (s.started, s.id), reverse=True)
 
 
+def _entry_of(store: MemoryStore, session_id: str) -> HistoryEntry | None:
+    """The history entry a session wrote: the one its version recorded, else the only entry
+    dated like its first message (never a guess between two: forgetting deletes it)."""
+    written = {v.entry for v in store.versions() if v.session == session_id and v.entry}
+    entries = store.all_history_entries()
+    found = [e for e in entries if e.text in written]
+    if found:
+        return found[-1]
+    try:
+        journal = store.find_session(session_id)
+    except LookupError:
+        return None
+    first = journal.messages[0].get("time") if journal.messages else None
+    dated = [e for e in entries if first and e.stamp == _local(str(first))]
+    return dated[0] if len(dated) == 1 else None
+
+
 def forget_entry(store: MemoryStore, session_id: str) -> bool:
     """Remove the history entry a session left (HISTORY.md or its archive). MEMORY.md is
     kept as a version first if it is not one already. False when there was none."""
-    from memory.provenance import history_entry_for
-
     with store.lock():
         store.keep_unversioned(store.read_memory(),
                                datetime.now(UTC).isoformat(timespec="seconds"))
-        entry = history_entry_for(store, session_id)
+        entry = _entry_of(store, session_id)
         if entry is None:
             return False
         text, _ = read_text(entry.file)

@@ -182,3 +182,16 @@ def test_export_and_delete_saying_what_stays(tmp_path, monkeypatch) -> None:
     history = store.history_path.read_text()
     assert "green tea" not in history and "Ana asked about Lisbon." in history
     assert store.memory_path.read_text() == memory_before  # what memory learned stays
+
+
+def test_forgetting_never_guesses_between_two_entries_of_the_same_minute() -> None:
+    from memory.sessions import forget_entry
+
+    store = MemoryStore().ensure()
+    journal = store.new_session("gpt-4.1-mini")
+    journal.append({"role": "user", "content": "hi", "time": "2026-11-03T09:00:00+00:00"})
+    when = datetime(2026, 11, 3, 9, 0, tzinfo=UTC).astimezone().strftime("%Y-%m-%d %H:%M")
+    store.append_history(f"[{when}] One session.")
+    store.append_history(f"[{when}] Another session, the same minute.")
+    assert forget_entry(store, journal.id) is False
+    assert len(store.history_entries()) == 2
