@@ -172,8 +172,8 @@ async def _ask(session: LiveSession, catalog, model: str, question: str,
         if segment is not None and not args.no_save:
             save_in_background(session.id)
     if not turn.ok:
-        print(f"kept ask: no model could answer. {turn.reason}. Your question is saved in "
-              f"session {session.id}.", file=sys.stderr)
+        print(f"kept ask: no model could answer. {turn.reason.rstrip('.')}. Your question is "
+              f"saved in session {session.id}.", file=sys.stderr)
         return NO_ANSWER
     return 0
 

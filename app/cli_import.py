@@ -65,11 +65,15 @@ def cmd_dry_run(store, catalog, chat_model: str) -> int:
     if not estimate.sessions:
         print("Nothing to consolidate: no session is pending.")
         return 0
-    cost = f"${estimate.cost:.2f}" if estimate.cost is not None else "unknown (no price)"
     print(f"{estimate.sessions:,} sessions ({estimate.messages:,} messages) are pending.")
-    print(f"Estimated: {estimate.input_tokens:,} tokens in, {estimate.output_tokens:,} out, "
-          f"{cost} with {estimate.model or 'no model'} (a rough figure: about 4 characters "
-          "a token).")
+    tokens = f"{estimate.input_tokens:,} tokens in, {estimate.output_tokens:,} out"
+    if estimate.model is None:
+        print(f"Estimated: {tokens}; but no model can save memory now: add a key with "
+              "`keyring set kept <gateway>` (or /keys), or set up a local server.")
+        return 1
+    cost = f"${estimate.cost:.2f}" if estimate.cost is not None else "an unknown cost"
+    print(f"Estimated: {tokens}, {cost} with {estimate.model} (a rough figure: about 4 "
+          "characters a token).")
     print("`kept consolidate` saves them, oldest first; Ctrl+C stops it and the next run "
           "goes on.")
     return 0

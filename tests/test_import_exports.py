@@ -265,3 +265,11 @@ def test_consolidate_stopped_by_ctrl_c_goes_on_next_time(configured, tmp_path, c
     assert main(["consolidate"]) == 0
     assert MemoryStore().pending_sessions() == []
     assert MemoryStore().history_path.read_text().count("We talked.") == 3
+
+
+def test_a_dry_run_with_no_model_to_save_says_so(tmp_path, capsys) -> None:
+    export = write_json(tmp_path / "c.json", [chatgpt_simple("c-1", "tea", T0)])
+    main(["import", "--from", "chatgpt", str(export)])
+    capsys.readouterr()
+    assert main(["consolidate", "--dry-run"]) == 1  # no key, no local model
+    assert "no model can save memory now" in capsys.readouterr().out
