@@ -37,10 +37,11 @@ def system_prompt(memory_text: str, *, limit: int, now: datetime | None = None,
         "## What you know about the user (MEMORY.md)\n"
         f"<memory>\n{memory_block}\n</memory>\n\n"
         "## Earlier sessions\n"
-        f"One dated paragraph per earlier session is kept in HISTORY.md. Call the "
-        f"`{SEARCH_HISTORY_TOOL}` tool with a word or phrase to search them (case-insensitive; "
-        "it returns matching paragraphs, newest first) when the user refers to something "
-        "from before that is not in your memory above. Do not guess about past sessions.\n\n"
+        f"One dated paragraph per earlier session is kept in HISTORY.md, and every word said "
+        f"in them is kept too. Call the `{SEARCH_HISTORY_TOOL}` tool with a word or phrase to "
+        "search both (case-insensitive; it returns matching paragraphs and messages, newest "
+        "first) when the user refers to something from before that is not in your memory "
+        "above. Do not guess about past sessions.\n\n"
         "Answer in the user's language. Use Markdown where it helps."
     )
 
