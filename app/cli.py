@@ -81,6 +81,10 @@ def _cmd_import(args: argparse.Namespace) -> int:
     from memory.importer import import_transcript
 
     _, store, _ = _memory_context()
+    if args.source != "jsonl":
+        from app.cli_import import cmd_import_export
+
+        return cmd_import_export(args, store)
     try:
         journal, warnings = import_transcript(store, args.file)
     except (OSError, ValueError) as exc:
@@ -114,16 +118,24 @@ def os_error(exc: OSError) -> str:
 def _cmd_consolidate(args: argparse.Namespace) -> int:
     import asyncio
 
+    from app.cli_import import Progress, cmd_dry_run
     from memory import consolidate_pending, next_retry
     from memory.consolidation import ASK_ABOVE_PARTS, held
 
     catalog, store, settings = _memory_context()
+    if args.dry_run:
+        return cmd_dry_run(store, catalog, settings.app.model)
+    progress = Progress(len(args.ids) if args.ids else
+                        sum(len(j.pending) for j in store.pending_sessions()))
     try:
         store.ensure()  # a folder Kept may not write: said once, before any request
         results = asyncio.run(consolidate_pending(
             store, catalog, args.ids or None, chat_model=settings.app.model,
             on_attempt=lambda a: print(f"  {describe_attempt(a)}", flush=True),
-            max_parts=None if args.yes else ASK_ABOVE_PARTS))
+            max_parts=None if args.yes else ASK_ABOVE_PARTS, on_result=progress))
+    except KeyboardInterrupt:
+        print(f"\n{progress.interrupted()}", file=sys.stderr)
+        return 130
     except LookupError as exc:
         print(f"kept consolidate: {exc}", file=sys.stderr)
         return 2
@@ -197,9 +209,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="include the hidden consolidation models and every chain")
     models.set_defaults(func=_cmd_models)
 
-    imp = sub.add_parser("import", help="turn a transcript (journal format) into a pending "
-                         "session; prints its id")
-    imp.add_argument("file", help="a .jsonl transcript: one message per line")
+    imp = sub.add_parser("import", help="turn a transcript (journal format), or another "
+                         "tool's export, into pending sessions")
+    imp.add_argument("file", help="a .jsonl transcript (one message per line; prints the "
+                     "session id), ChatGPT's or Claude.ai's conversations.json, llm's logs.db")
+    imp.add_argument("--from", dest="source", default="jsonl",
+                     choices=("jsonl", "chatgpt", "claude", "llm"),
+                     help="what the file is (default: a Kept journal, jsonl)")
     imp.set_defaults(func=_cmd_import)
 
     cons = sub.add_parser("consolidate", help="save pending sessions into memory now")
@@ -207,6 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
     cons.add_argument("--yes", action="store_true",
                       help="go ahead with sessions that need many requests (the estimate is "
                       "shown without it)")
+    cons.add_argument("--dry-run", action="store_true", help="say how many sessions and "
+                      "messages are pending and the estimated cost; save nothing")
     cons.set_defaults(func=_cmd_consolidate)
 
     mem = sub.add_parser("memory", help="show, search, version and restore MEMORY.md")
@@ -215,11 +233,13 @@ def build_parser() -> argparse.ArgumentParser:
     mem_sub.add_parser("path", help="print the path of MEMORY.md").set_defaults(
         func=_cmd_memory)
 
+    from app.cli_ask import register as register_ask
     from app.cli_inspect import register
     from app.cli_trust import register as register_trust
 
     register(sub, mem_sub)
     register_trust(mem_sub)
+    register_ask(sub)
     return parser
 
 

@@ -26,9 +26,18 @@ def _highlight(text: str, spans: tuple[tuple[int, int], ...]) -> str:
     return "".join([*out, text[last:]])
 
 
+_DAY = re.compile(r"\d{4}(-\d{2}(-\d{2})?)?$")
+
+
 def cmd_grep(args: argparse.Namespace) -> int:
-    """grep over HISTORY.md, its archives and pending sessions: 0 match, 1 none, 2 error."""
+    """grep over HISTORY.md, its archives and every session: 0 match, 1 none, 2 error."""
     from memory.search import Pattern
+
+    for flag, value in (("--since", args.since), ("--until", args.until)):
+        if value and not _DAY.match(value):
+            print(f"kept memory grep: {flag} takes a date, YYYY-MM-DD (or YYYY-MM, YYYY), "
+                  f"not {value!r}", file=sys.stderr)
+            return 2
 
     try:
         pattern = Pattern(args.pattern, regex=args.regex, ignore_case=args.ignore_case)
@@ -39,12 +48,16 @@ def cmd_grep(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"kept memory grep: {exc}", file=sys.stderr)
         return 2
-    store = _store()
+    from memory.search import Places
+    from memory.storage import data_dir
+
+    store = Places(data_dir())  # not the whole store: start-up is most of a short search
     colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
     names: dict[Path, str] = {}
     errors: list[str] = []
     try:
-        found = _print_matches(store, pattern, colour, names, errors)
+        found = _print_matches(store, pattern, colour, names, errors, args.since or "",
+                               args.until or "")
     except BrokenPipeError:  # `kept memory grep x | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
@@ -54,24 +67,29 @@ def cmd_grep(args: argparse.Namespace) -> int:
 
 
 def _print_matches(store, pattern, colour: bool, names: dict[Path, str],
-                   errors: list[str]) -> bool:
-    from memory.sanitize import clean_text
+                   errors: list[str], since: str, until: str) -> bool:
     from memory.search import grep
+
+    if colour:
+        from memory.sanitize import clean_text
 
     found = False
     write = sys.stdout.write
-    for match in grep(store, pattern, details=False, errors=errors):
+    for match in grep(store, pattern, details=False, errors=errors, since=since,
+                      until=until):
         found = True
         name = names.get(match.file)
         if name is None:
             name = names[match.file] = os.path.relpath(match.file, store.root)
+        # A message in a transcript says when and who: "[2026-11-20 09:15] user: ...".
+        said = f"[{match.stamp}] {match.role}: " if match.role else ""
         text = clean_text(match.text) if colour else match.text
         if colour:
             spans = pattern.spans(text)
-            write(f"{MAGENTA}{name}{RESET}:{GREEN}{match.line}{RESET}:"
+            write(f"{MAGENTA}{name}{RESET}:{GREEN}{match.line}{RESET}:{DIM}{said}{RESET}"
                   f"{_highlight(text, spans)}\n")
         else:
-            write(f"{name}:{match.line}:{text}\n")
+            write(f"{name}:{match.line}:{said}{text}\n")
     sys.stdout.flush()
     return found
 
@@ -207,10 +225,13 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction, memory_sub: argparse._SubParsersAction) -> None:
-    grep = memory_sub.add_parser("grep", help="search history, archives and pending sessions")
+    grep = memory_sub.add_parser("grep", help="search history, archives and every session's "
+                                 "transcript, newest first")
     grep.add_argument("pattern")
     grep.add_argument("-i", "--ignore-case", action="store_true")
     grep.add_argument("-E", "--regex", action="store_true", help="a regular expression")
+    grep.add_argument("--since", metavar="DATE", help="only matches from DATE on (YYYY-MM-DD)")
+    grep.add_argument("--until", metavar="DATE", help="only matches up to DATE (inclusive)")
     grep.set_defaults(func=cmd_grep)
     versions = memory_sub.add_parser("versions", help="list MEMORY.md's versions")
     versions.set_defaults(func=cmd_versions)

@@ -19,16 +19,20 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
                  "memory in the background", "new_session"),
     SlashCommand("/private", "Private session", "Start a session that is never saved to "
                  "memory; its journal is deleted when it ends", "private_session"),
+    SlashCommand("/sessions", "Sessions", "Every session, newest first: open, continue, "
+                 "export or delete one (F2)", "sessions"),
     SlashCommand("/model", "Choose model", "Pick the model you chat with", "pick_model"),
     SlashCommand("/keys", "API keys", "Set, replace, delete or test a gateway's key",
                  "keys"),
     SlashCommand("/theme", "Change theme", "Pick a colour theme", "change_theme"),
     SlashCommand("/memory", "Memory", "See and edit MEMORY.md, history and versions",
                  "memory"),
+    SlashCommand("/remember", "Remember this", "Add a line to MEMORY.md now, no model call "
+                 "(/remember TEXT)", "remember", takes_argument=True),
     SlashCommand("/tidy", "Tidy memory", "Rewrite MEMORY.md tidily (duplicates merged, "
                  "contradictions resolved); shown as a diff to accept or reject", "tidy"),
-    SlashCommand("/grep", "Search history", "Search history, archives and pending sessions "
-                 "(/grep PATTERN)", "grep", takes_argument=True),
+    SlashCommand("/grep", "Search history", "Search history and every session's words, "
+                 "newest first (/grep PATTERN)", "grep", takes_argument=True),
     SlashCommand("/log", "Consolidation log", "How each session was saved; pending ones; "
                  "figures per model", "log"),
     SlashCommand("/export", "Export session", "Save this session as a Markdown file "

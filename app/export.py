@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from catalog import Catalog
-from memory import LiveSession
+from memory import Journal, LiveSession
 from memory.storage import atomic_write
 
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
@@ -17,7 +17,7 @@ def last_code_block(text: str) -> str | None:
     return blocks[-1] if blocks else None
 
 
-def session_markdown(session: LiveSession, catalog: Catalog) -> str:
+def session_markdown(session: LiveSession | Journal, catalog: Catalog) -> str:
     lines = [f"# Kept session {session.id}", ""]
     for message in session.messages:
         role = message.get("role")
@@ -35,7 +35,8 @@ def session_markdown(session: LiveSession, catalog: Catalog) -> str:
     return "\n".join(lines)
 
 
-def export_session(session: LiveSession, catalog: Catalog, target: str | None) -> Path:
+def export_session(session: LiveSession | Journal, catalog: Catalog, target: str | None
+                   ) -> Path:
     """Write the session to `target` (a file or folder; default: the current folder)."""
     path = Path(target).expanduser() if target else Path.cwd()
     if path.is_dir():

@@ -35,6 +35,7 @@ class KeptApp(App):
         Binding("ctrl+q", "quit", "Quit", priority=True),
         Binding("ctrl+n", "new_session", "New session"),
         Binding("ctrl+o", "pick_model", "Model"),
+        Binding("f2", "sessions", "Sessions", show=False),
         Binding("f1", "help", "Help"),
         Binding("ctrl+r", "review_memory", "Review memory change", show=False),
     ]
@@ -167,6 +168,32 @@ class KeptApp(App):
         if segment is not None:
             self.jobs.save(old.journal, segment)
 
+    def continue_session(self, session_id: str) -> str:
+        """Make a past session the live one (this one is closed as by /new); "" when done,
+        else the sentence that says why not."""
+        from app.screens.chat import ChatScreen
+
+        if session_id == self.session.id:
+            return ""
+        if any(isinstance(s, ChatScreen) and s._reply is not None and s._reply.is_running
+               for s in self.screen_stack):
+            return "Kept is still answering: wait for the reply, or press Esc to cancel it."
+        try:
+            live = LiveSession.reopen(self.store, session_id)
+        except (LookupError, OSError, ValueError) as exc:
+            return f"Session {session_id} cannot be continued: {exc}"
+        if live is None:
+            return f"Session {session_id} is open in another Kept window."
+        old = self.session
+        segment = old.close()
+        self.session = live
+        if segment is not None:
+            self.jobs.save(old.journal, segment)
+        for screen in self.screen_stack:
+            if isinstance(screen, ChatScreen):
+                screen.show_session(greeting="Continuing the session.")
+        return ""
+
     def on_unmount(self) -> None:
         if self.session.private:  # a private session ends with the app
             self.session.close()
@@ -198,10 +225,23 @@ class KeptApp(App):
 
         self.push_screen(KeysScreen(), lambda _: self.refresh_status())
 
+    def action_sessions(self) -> None:
+        from app.screens.sessions import SessionsScreen
+
+        self.push_screen(SessionsScreen())
+
     def action_memory(self) -> None:
         from app.screens.memory import MemoryScreen
 
         self.push_screen(MemoryScreen())
+
+    def action_remember(self, text: str = "") -> None:
+        try:
+            number = self.store.remember(text)
+        except (OSError, ValueError) as exc:
+            self.notify(str(exc), title="Not remembered", severity="warning", markup=False)
+            return
+        self.notify(f"Remembered (MEMORY.md version {number}).", title="Memory", markup=False)
 
     def action_grep(self, pattern: str = "") -> None:
         from app.screens.search import SearchScreen

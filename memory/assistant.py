@@ -78,8 +78,12 @@ async def answer(
                 memory_text = store.read_memory().text
             except OSError:
                 memory_text = ""  # an unreadable MEMORY.md must not stop the conversation
+            try:
+                instructions = store.read_instructions().text
+            except OSError:
+                instructions = ""
             prompt = system_prompt(memory_text, limit=store.settings.prompt_memory_chars,
-                                   now=now)
+                                   now=now, instructions=instructions)
             messages = [{"role": "system", "content": prompt}, *session.context()]
             result = await complete(catalog, model, messages, tools=[SEARCH_HISTORY_TOOL],
                                     stream=True, policy=policy, on_delta=delta,
@@ -107,7 +111,8 @@ async def answer(
             shown.clear()
             for call in searches:
                 turn.searches.append(call.arguments)
-                found = await asyncio.to_thread(run_search_tool, store, call.arguments)
+                found = await asyncio.to_thread(run_search_tool, store, call.arguments,
+                                                exclude=(session.id,))
                 session.append({"role": "tool", "tool_call_id": call.id,
                                 "name": call.name, "content": found})
         turn.reason = "the model kept searching its history without answering"

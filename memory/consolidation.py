@@ -551,10 +551,13 @@ async def consolidate_pending(
     chat_model: str | None = None,
     include_held: bool = True,
     max_parts: int | None = None,
+    on_result: Callable[[Consolidation], None] | None = None,
 ) -> list[Consolidation]:
-    """Consolidate the pending segments of the given sessions, or of all pending ones.
-    Automatic runs pass `include_held=False` to leave the sessions every model keeps
-    refusing to the user."""
+    """Consolidate the pending segments of the given sessions, or of all pending ones,
+    oldest first (session ids begin with their start time, imported ones too). Each saved
+    segment is committed before the next begins, so an interrupted run loses nothing and
+    the next one goes on where it stopped. Automatic runs pass `include_held=False` to
+    leave the sessions every model keeps refusing to the user."""
     from memory.review import proposal_for
 
     def prepare() -> list[Journal]:
@@ -582,6 +585,8 @@ async def consolidate_pending(
             except Exception as exc:  # this session's failure; the next one goes on
                 result = _failed(journal, segment, f"{type(exc).__name__}: {exc}")
             results.append(result)
+            if on_result is not None:
+                on_result(result)
         with contextlib.suppress(LookupError, OSError):
             await asyncio.to_thread(lambda j=journal: store.settle(store.find_session(j.id)))
     # Sessions another Kept process was saving meanwhile: once it is done, report what it
@@ -609,3 +614,45 @@ def _failed(journal: Journal, segment: Segment, reason: str) -> Consolidation:
     with contextlib.suppress(OSError):
         journal.mark_failed(segment, reason)
     return Consolidation(journal.id, segment, False, None, (), reason, 0.0)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What consolidating the pending sessions would take, before it is done."""
+
+    sessions: int
+    segments: int
+    messages: int
+    input_tokens: int
+    output_tokens: int
+    model: str | None  # the chain's first model, whose prices are used
+    cost: float | None  # None: no price known for that model
+
+
+def estimate_pending(store: MemoryStore, catalog: Catalog, chat_model: str | None = None
+                     ) -> Estimate:
+    """A rough figure (about 4 characters a token; memory taken at half its budget or its
+    size now, whichever is more), made without a request or a tokenizer."""
+    from memory.review import proposal_for
+
+    settings = store.settings
+    memory_tokens = max(len(store.read_memory().text), settings.memory_max_chars // 2) // 4
+    sessions = segments = messages = tokens_in = tokens_out = 0
+    for journal in store.pending_sessions():
+        waiting = [s for s in journal.pending if proposal_for(store, journal.id, s) is None]
+        if not waiting:
+            continue
+        sessions += 1
+        for segment in waiting:
+            part = journal.segment_messages(segment)
+            segments += 1
+            messages += len(part)
+            tokens_in += 600 + memory_tokens + sum(len(str(m.get("content") or ""))
+                                                   for m in part) // 4
+            tokens_out += memory_tokens + 150
+    chain, _ = consolidation_chain(catalog, settings, chat_model)
+    head = chain.models[0] if chain is not None and chain.models else None
+    pricing = catalog.pricing(head) if head is not None else None
+    cost = pricing.cost(tokens_in, tokens_out) if pricing is not None else None
+    return Estimate(sessions, segments, messages, tokens_in, tokens_out,
+                    head.id if head is not None else None, cost)

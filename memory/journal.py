@@ -8,10 +8,12 @@ Line 1 is a header; every other line is either a message (OpenAI message shape p
     {"mark": "pending", "start": 0, "end": 2, "closed": true, "time": "..."}
     {"mark": "failed", "start": 0, "end": 2, "reason": "...", "time": "..."}
     {"mark": "consolidated", "start": 0, "end": 2, "model": "...", "time": "..."}
+    {"mark": "reopened", "time": "..."}
 
 A segment [start, end) of messages is pending from its "pending" mark until its
 "consolidated" mark. A session is closed by /new; a closed session with nothing pending
-moves to `done/`, where it is kept, read-only.
+moves to `done/`, where it is kept, read-only, unless the user continues it: then it is
+reopened, and the messages that follow form a new segment.
 """
 
 from __future__ import annotations
@@ -148,6 +150,13 @@ class Journal:
             record["rejected"] = True
         self._write(record)
         self.record_consolidated(segment)
+
+    def reopen(self) -> None:
+        """Go on with a closed session: what follows is a new segment, saved at its close."""
+        if self.private:
+            raise ValueError(f"session {self.id} is private: it cannot be continued")
+        self._write({"mark": "reopened", "time": now_iso()})
+        self.closed = False
 
     def record_consolidated(self, segment: Segment) -> None:
         """Note in memory a consolidation whose mark is on disk (written here or elsewhere)."""
@@ -288,5 +297,7 @@ def _apply_mark(journal: Journal, record: dict[str, Any], where: str) -> None:
                     record.get("rejected") is True))
     elif kind == "consolidated" and segment is not None:
         journal.record_consolidated(segment)
+    elif kind == "reopened":
+        journal.closed = False
     else:
         journal.warnings.append(f"{where}: skipped an unknown mark ({kind!r}).")

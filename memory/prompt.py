@@ -18,22 +18,30 @@ def bounded(text: str, limit: int) -> str:
     return text[:cut].rstrip() + f"\n[… {len(text) - cut:,} more characters of MEMORY.md not shown]"
 
 
-def system_prompt(memory_text: str, *, limit: int, now: datetime | None = None) -> str:
-    """The chat system prompt: who Kept is, what it remembers, how to search its history."""
+def system_prompt(memory_text: str, *, limit: int, now: datetime | None = None,
+                  instructions: str = "") -> str:
+    """The chat system prompt: who Kept is, the user's standing instructions (above the
+    memory, so they frame everything after), what it remembers, how to search its history."""
     now = (now or datetime.now().astimezone()).strftime("%A %Y-%m-%d %H:%M %Z").strip()
     memory_block = bounded(memory_text.strip(), limit) if memory_text.strip() else \
         "(nothing yet: this may be your first conversation)"
+    instructions_block = (
+        "## The user's instructions (INSTRUCTIONS.md): always follow them\n"
+        f"<instructions>\n{instructions.strip()[:limit]}\n</instructions>\n\n"
+        if instructions.strip() else "")
     return (
         "You are Kept, a helpful assistant in the user's terminal. You remember the user "
         "across sessions: finished sessions are summarised into long-term memory.\n\n"
         f"Now: {now}.\n\n"
+        f"{instructions_block}"
         "## What you know about the user (MEMORY.md)\n"
         f"<memory>\n{memory_block}\n</memory>\n\n"
         "## Earlier sessions\n"
-        f"One dated paragraph per earlier session is kept in HISTORY.md. Call the "
-        f"`{SEARCH_HISTORY_TOOL}` tool with a word or phrase to search them (case-insensitive; "
-        "it returns matching paragraphs, newest first) when the user refers to something "
-        "from before that is not in your memory above. Do not guess about past sessions.\n\n"
+        f"One dated paragraph per earlier session is kept in HISTORY.md, and every word said "
+        f"in them is kept too. Call the `{SEARCH_HISTORY_TOOL}` tool with a word or phrase to "
+        "search both (case-insensitive; it returns matching paragraphs and messages, newest "
+        "first) when the user refers to something from before that is not in your memory "
+        "above. Do not guess about past sessions.\n\n"
         "Answer in the user's language. Use Markdown where it helps."
     )
 

@@ -1,13 +1,26 @@
-"""Searching what Kept remembers: HISTORY.md, its archives, and pending sessions."""
+"""Searching what Kept remembers: HISTORY.md, its archives, and every session's journal
+(live, pending and finished), newest first.
+
+The files are searched as they are, with no index: a literal is found with bytes.find at C
+speed, and only the lines that match are decoded. A journal line is a JSON object, so the
+pattern is looked for in its JSON-escaped form and every candidate is checked against the
+message's text after parsing: a hit on a key, a time or a model name is never reported.
+"""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from memory.store import HistoryEntry, MemoryStore
+if TYPE_CHECKING:  # not imported at run time: `kept memory grep` loads only what it needs
+    from memory.store import HistoryEntry, MemoryStore
 
 _STAMP = re.compile(rb"\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2})\] ")
 _STAMP_TEXT = re.compile(r"\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2})\] ")
@@ -21,9 +34,11 @@ class Match:
     line: int
     text: str
     spans: tuple[tuple[int, int], ...]
-    stamp: str | None  # the date of the history entry the line belongs to
+    stamp: str | None  # the date of the history entry the line belongs to, or the message's
+    role: str | None = None  # a journal's message: who said it
+    session: str | None = None  # a journal's message: the session it is in
 
-    def entry(self, store: MemoryStore) -> HistoryEntry | None:
+    def entry(self, store: MemoryStore | Places) -> HistoryEntry | None:
         """The whole history entry this match is in (None for a session journal)."""
         if self.file.suffix != ".md":
             return None
@@ -35,14 +50,74 @@ class Match:
         return found[-1] if found else None
 
 
-def searched_files(store: MemoryStore) -> list[Path]:
-    """Archives oldest first, then HISTORY.md, then the journals of open sessions."""
-    files = [*store.archive_files()]
+@dataclass(frozen=True)
+class Places:
+    """Where the searched files are, as MemoryStore lays them out, for a caller that needs
+    nothing else of the store (the command line: importing the store costs more than
+    searching a small history)."""
+
+    root: Path
+
+    @property
+    def history_path(self) -> Path:
+        return self.root / "HISTORY.md"
+
+    @property
+    def archive_dir(self) -> Path:
+        return self.root / "history"
+
+    @property
+    def sessions_dir(self) -> Path:
+        return self.root / "sessions"
+
+    @property
+    def done_dir(self) -> Path:
+        return self.sessions_dir / "done"
+
+    def archive_files(self) -> list[Path]:
+        return sorted(self.archive_dir.glob("*.md")) if self.archive_dir.is_dir() else []
+
+
+def _session_day(path: Path) -> str:
+    """"YYYY-MM-DD" from a journal named by its session id (YYYYMMDD-HHMMSS-xxxxxx)."""
+    name = path.name
+    return f"{name[:4]}-{name[4:6]}-{name[6:8]}" if name[:8].isdigit() else ""
+
+
+def searched_files(store: MemoryStore | Places, since: str = "", until: str = ""
+                   ) -> list[Path]:
+    """Newest first: open sessions (live and pending), HISTORY.md, then finished sessions
+    and monthly archives by date. Files that cannot hold a line between `since` and
+    `until` ("YYYY-MM-DD" or a prefix of it) are left out."""
+    open_ = sorted(store.sessions_dir.glob("*.jsonl"), reverse=True) \
+        if store.sessions_dir.is_dir() else []
+    files: list[Path] = [p for p in open_ if not until or _session_day(p)[:len(until)] <= until]
     if store.history_path.exists():
         files.append(store.history_path)
-    if store.sessions_dir.is_dir():
-        files.extend(sorted(store.sessions_dir.glob("*.jsonl")))
-    return files
+    dated: list[tuple[str, Path]] = []
+    for path in store.archive_files():
+        month = path.stem  # YYYY-MM, or "undated"
+        if (since and month < since[:7]) or (until and month > until[:7]):
+            continue
+        dated.append((f"{month}-99", path))  # after every session of its month
+    if store.done_dir.is_dir():
+        for path in store.done_dir.glob("*.jsonl"):
+            day = _session_day(path)
+            if until and day[:len(until)] > until:
+                continue  # begun after `until`: none of its messages is earlier
+            dated.append((day + path.name, path))
+    dated.sort(reverse=True)
+    return files + [path for _, path in dated]
+
+
+def in_range(stamp: str | None, since: str = "", until: str = "") -> bool:
+    """Whether a "YYYY-MM-DD HH:MM" stamp is within `since`..`until`, both inclusive."""
+    if not since and not until:
+        return True
+    if stamp is None:
+        return False
+    return (not since or stamp[:len(since)] >= since) and \
+        (not until or stamp[:len(until)] <= until)
 
 
 class Pattern:
@@ -56,39 +131,133 @@ class Pattern:
         self.compiled = re.compile(pattern if regex else re.escape(pattern), flags)
         # A literal, case-sensitive or ASCII, is found with bytes.find: C speed, no decoding.
         self.literal: bytes | None = None
+        self.json_literal: bytes | None = None  # the same, as it is written inside JSON
         self.fold = ignore_case
         if not regex and (not ignore_case or pattern.isascii()):
             needle = pattern.encode("utf-8")
             self.literal = needle.lower() if ignore_case else needle
+            escaped = json.dumps(pattern, ensure_ascii=False)[1:-1].encode("utf-8")
+            self.json_literal = escaped.lower() if ignore_case else escaped
 
     def spans(self, line: str) -> tuple[tuple[int, int], ...]:
         return tuple(m.span() for m in self.compiled.finditer(line))
 
-def grep(store: MemoryStore, pattern: Pattern, *, details: bool = True,
-         errors: list[str] | None = None) -> Iterator[Match]:
-    """Every line that matches, file by file, as grep would list them. Without `details`,
-    matches carry no spans or entry dates (the command line prints neither)."""
-    for path in searched_files(store):
+def grep(store: MemoryStore | Places, pattern: Pattern, *, details: bool = True,
+         errors: list[str] | None = None, since: str = "", until: str = "",
+         exclude: tuple[str, ...] = (), private: bool = True) -> Iterator[Match]:
+    """Every line of history, and every message of a session, that matches: newest first
+    (files by date, the last line of each first). Without `details`, history matches carry
+    no spans or entry dates (the command line prints neither). `since`/`until` keep
+    matches dated within them; `exclude` names sessions not to search; without `private`,
+    private sessions' journals are not searched (what the model may be shown)."""
+    dated = details or bool(since or until)
+    for path in searched_files(store, since, until):
+        journal = path.suffix == ".jsonl"
+        if journal and path.stem in exclude:
+            continue
         try:
-            data = path.read_bytes()
+            data = _read(path)
         except FileNotFoundError:
-            continue  # a journal just moved to done/
+            if journal and path.parent == store.sessions_dir:  # it just moved to done/
+                path = store.done_dir / path.name
+                try:
+                    data = _read(path)
+                except OSError:
+                    continue
+            else:
+                continue
         except OSError as exc:
             if errors is not None:
                 errors.append(f"{path}: {exc.strerror}")
             continue
-        if pattern.literal is not None:
-            yield from _grep_literal(path, data, pattern, details)
+        if journal and not private and b'"private":true' in data[:data.find(b"\n")]:
+            continue  # off the record: never shown to a model outside its own session
+        if journal:
+            found = _grep_journal(path, data, pattern, details)
+        elif pattern.literal is not None:
+            found = _grep_literal(path, data, pattern, dated, pattern.literal)
         else:
-            yield from _grep_regex(path, data, pattern, details)
+            found = _grep_regex(path, data, pattern, dated)
+        matches = list(found)
+        matches.reverse()
+        if since or until:
+            matches = [m for m in matches if in_range(m.stamp, since, until)]
+        if not details and dated:  # stamps were only for the date range
+            matches = [m if m.role else Match(m.file, m.line, m.text, (), None)
+                       for m in matches]
+        yield from matches
 
 
-def _grep_literal(path: Path, data: bytes, pattern: Pattern, details: bool) -> Iterator[Match]:
-    assert pattern.literal is not None
+def _read(path: Path) -> bytes:
+    """The file's bytes in one read where it can (no buffered file object: thousands of
+    journals are opened per search)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        data = os.read(fd, size + 1)
+        if len(data) <= size:  # short read, or the file grew: read the rest
+            chunks = [data]
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+            data = b"".join(chunks)
+        return data
+    finally:
+        os.close(fd)
+
+
+def _message_match(path: Path, number: int, raw: str, pattern: Pattern, details: bool,
+                   session: str) -> Match | None:
+    """The message on a journal line, if its text (not its keys or time) matches."""
+    try:
+        record = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(record, dict) or "role" not in record:
+        return None
+    content = record.get("content")
+    if isinstance(content, list):  # OpenAI's multi-part form
+        content = "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    if not isinstance(content, str) or not pattern.compiled.search(content):
+        return None
+    text = content
+    if "\n" in content:
+        lines = content.splitlines() or [content]
+        text = next((line for line in lines if pattern.compiled.search(line)), lines[0])
+    return Match(path, number, text, pattern.spans(text) if details else (),
+                 message_stamp(str(record.get("time"))), str(record.get("role")), session)
+
+
+@lru_cache(maxsize=4096)
+def message_stamp(value: str) -> str | None:
+    """A journal time as a history stamp: "YYYY-MM-DD HH:MM", local time."""
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def _grep_journal(path: Path, data: bytes, pattern: Pattern, details: bool
+                  ) -> Iterator[Match]:
+    if pattern.json_literal is not None:
+        lines = _grep_literal(path, data, pattern, False, pattern.json_literal)
+    else:
+        lines = _grep_regex(path, data, pattern, False, check_line=False)
+    session = path.stem
+    for line in lines:
+        match = _message_match(path, line.line, line.text, pattern, details, session)
+        if match is not None:
+            yield match
+
+
+def _grep_literal(path: Path, data: bytes, pattern: Pattern, details: bool,
+                  needle: bytes) -> Iterator[Match]:
     history = details and path.suffix == ".md"
     haystack = data.lower() if pattern.fold else data
     counted, number = 0, 1
-    hit = haystack.find(pattern.literal)
+    hit = haystack.find(needle)
     while hit >= 0:
         start = haystack.rfind(b"\n", 0, hit) + 1
         end = haystack.find(b"\n", hit)
@@ -100,11 +269,13 @@ def _grep_literal(path: Path, data: bytes, pattern: Pattern, details: bool) -> I
                     _stamp_before(data, start) if history else None)
         if end < 0:
             return
-        hit = haystack.find(pattern.literal, end)
+        hit = haystack.find(needle, end)
 
 
-def _grep_regex(path: Path, data: bytes, pattern: Pattern, details: bool) -> Iterator[Match]:
-    """One search over the whole text (C speed), then the line around each hit."""
+def _grep_regex(path: Path, data: bytes, pattern: Pattern, details: bool, *,
+                check_line: bool = True) -> Iterator[Match]:
+    """One search over the whole text (C speed), then the line around each hit. A journal
+    (`check_line` off) has each candidate checked against its message's text instead."""
     history = details and path.suffix == ".md"
     text = data.decode("utf-8", errors="replace")
     compiled = pattern.compiled
@@ -118,7 +289,7 @@ def _grep_regex(path: Path, data: bytes, pattern: Pattern, details: bool) -> Ite
         stop = end if end >= 0 else len(text)
         line = text[start:stop].rstrip("\r")
         # grep is line by line: a hit that ran over a line break must hold within the line.
-        if hit.end() <= stop or compiled.search(line):
+        if not check_line or hit.end() <= stop or compiled.search(line):
             number += text.count("\n", counted, start)
             counted = start
             yield Match(path, number, line, pattern.spans(line) if details else (),
@@ -147,25 +318,39 @@ def _stamp_before(data: bytes | str, line_start: int) -> str | None:
 class SearchResult:
     entries: tuple[HistoryEntry, ...]  # newest first
     total: int
+    messages: tuple[Match, ...] = ()  # said in a session's transcript, newest first
+    total_messages: int = 0
 
 
 def search_history(store: MemoryStore, pattern: str, *, regex: bool = False,
-                   ignore_case: bool = True, limit: int = 20) -> SearchResult:
-    """History entries matching `pattern`, newest first. Raises re.error on a bad regex."""
+                   ignore_case: bool = True, limit: int = 20,
+                   exclude: tuple[str, ...] = ()) -> SearchResult:
+    """History entries, and messages of past sessions (not those in `exclude`), matching
+    `pattern`, newest first. Raises re.error on a bad regex."""
     flags = re.IGNORECASE if ignore_case else 0
     matcher = re.compile(pattern if regex else re.escape(pattern), flags)
     found = [e for e in store.all_history_entries() if matcher.search(e.text)]
     found.reverse()
-    return SearchResult(tuple(found[:limit]), len(found))
+    compiled = Pattern(pattern, regex=regex, ignore_case=ignore_case)
+    messages: list[Match] = []
+    total = 0
+    for match in grep(store, compiled, exclude=exclude, private=False):
+        if match.role is None:
+            continue
+        total += 1
+        if len(messages) < limit:
+            messages.append(match)
+    return SearchResult(tuple(found[:limit]), len(found), tuple(messages), total)
 
 
 SEARCH_HISTORY_TOOL = {
     "type": "function",
     "function": {
         "name": "search_history",
-        "description": "Search the summaries of earlier sessions with the user (one dated "
-                       "paragraph per session). Case-insensitive; returns matching "
-                       "paragraphs, newest first.",
+        "description": "Search earlier sessions with the user: the summaries (one dated "
+                       "paragraph per session) and every word said in them. "
+                       "Case-insensitive; returns matching paragraphs and messages (session, "
+                       "date, who said it), newest first.",
         "parameters": {
             "type": "object",
             "properties": {"pattern": {"type": "string",
@@ -176,10 +361,16 @@ SEARCH_HISTORY_TOOL = {
 }
 
 
-def run_search_tool(store: MemoryStore, arguments: str, *, max_chars: int = 8_000) -> str:
-    """The tool's answer as text for the model; bad arguments get a sentence, not a crash."""
-    import json
+def describe_message(match: Match, width: int = 300) -> str:
+    """A transcript hit in one line: date, session, who, and the line that matched."""
+    text = match.text if len(match.text) <= width else match.text[:width] + "…"
+    return f"[{match.stamp or '?'}] session {match.session}, {match.role}: {text}"
 
+
+def run_search_tool(store: MemoryStore, arguments: str, *, max_chars: int = 8_000,
+                    exclude: tuple[str, ...] = ()) -> str:
+    """The tool's answer as text for the model; bad arguments get a sentence, not a crash.
+    `exclude` leaves out the session being answered (it would only find the question)."""
     try:
         args = json.loads(arguments or "{}")
         pattern = args["pattern"]
@@ -187,15 +378,27 @@ def run_search_tool(store: MemoryStore, arguments: str, *, max_chars: int = 8_00
             raise ValueError
     except (ValueError, KeyError, TypeError):
         return 'Error: call search_history with {"pattern": "a word or phrase"}.'
-    result = search_history(store, pattern.strip())
-    if not result.entries:
+    result = search_history(store, pattern.strip(), exclude=exclude)
+    if not result.entries and not result.messages:
         return f"No earlier session mentions {pattern.strip()!r}."
     lines, used = [], 0
     for entry in result.entries:
-        if used + len(entry.text) > max_chars:
+        if used + len(entry.text) > max_chars // 2:
             break
         lines.append(entry.text)
         used += len(entry.text)
     more = result.total - len(lines)
-    tail = f"\n({more} older matches not shown; search with a narrower phrase.)" if more else ""
-    return "\n\n".join(lines) + tail
+    tail = f"\n({more} older matching summaries not shown; search with a narrower phrase.)" \
+        if more else ""
+    said: list[str] = []
+    for match in result.messages:
+        line = describe_message(match)
+        if used + len(line) > max_chars:
+            break
+        said.append(line)
+        used += len(line)
+    if said:
+        more_said = result.total_messages - len(said)
+        tail += "\n\nSaid in earlier sessions:\n" + "\n".join(said) + (
+            f"\n({more_said} older messages not shown.)" if more_said else "")
+    return ("\n\n".join(lines) + tail).strip()

@@ -33,6 +33,8 @@ class LiveSession:
         self._lock = lock
         # A private session leaves older messages out of the context without queuing them.
         self._dropped = 0
+        # A continued session shows the model its recent past, though memory already has it.
+        self._context_start: int | None = None
 
     @staticmethod
     def _lock_for(store: MemoryStore, journal: Journal) -> HeldLock:
@@ -69,6 +71,51 @@ class LiveSession:
             return cls(store, journal, lock)
         return cls.start(store, model)
 
+    @classmethod
+    def join_latest(cls, store: MemoryStore, model: str | None = None) -> LiveSession | None:
+        """The session used last, to go on with from outside the app (`kept ask
+        --continue`); None while a Kept window has it open (two writers would each miss
+        the other's messages). With no active session, a new one."""
+        active = [j for j in store.open_sessions() if j.state == "active" and not j.private]
+        if not active:
+            return cls.start(store, model)
+        journal = max(active, key=_last_used)
+        lock = cls._lock_for(store, journal)
+        if not lock.acquire():
+            return None
+        return cls(store, journal, lock)
+
+    @classmethod
+    def reopen(cls, store: MemoryStore, session_id: str) -> LiveSession | None:
+        """Continue a past session as the live one: its journal comes back from done/ if
+        it was there, and what is said next is a new segment, saved at the next /new.
+        None while another Kept window has it open. Raises LookupError if it is gone."""
+        import os
+
+        from memory.storage import fsync_dir
+
+        lock = HeldLock(store.sessions_dir / f".{session_id}.live")
+        if not lock.acquire():
+            return None
+        try:
+            journal = store.find_session(session_id)
+            if journal.path.parent == store.done_dir:
+                os.chmod(journal.path, 0o600)
+                target = store.sessions_dir / journal.path.name
+                os.replace(journal.path, target)
+                fsync_dir(store.done_dir)
+                fsync_dir(store.sessions_dir)
+                journal.path = target
+            if journal.closed:
+                journal.reopen()
+        except BaseException:
+            lock.release()
+            raise
+        live = cls(store, journal, lock)
+        # What was said before goes on being part of the conversation, up to a window.
+        live._context_start = max(0, len(journal.messages) - store.settings.session_keep_messages)
+        return live
+
     def release(self) -> None:
         """Let another window resume this session (the process ending does it too)."""
         self._lock.release()
@@ -82,6 +129,8 @@ class LiveSession:
         return self.journal.messages
 
     def live_messages(self) -> list[dict[str, Any]]:
+        if self._context_start is not None:
+            return self.journal.messages[self._context_start:]
         return self.journal.messages[max(self.journal.compacted_through, self._dropped):]
 
     def context(self) -> list[dict[str, Any]]:
@@ -120,6 +169,7 @@ class LiveSession:
         if self.private:
             self._dropped = end
             return None
+        self._context_start = None
         return self.journal.mark_pending(end)
 
     def close(self) -> Segment | None:

@@ -116,11 +116,13 @@ class MemoryStore:
         self.root = root or data_dir()
         self.settings = settings or MemorySettings()
         self.memory_path = self.root / "MEMORY.md"
+        self.instructions_path = self.root / "INSTRUCTIONS.md"
         self.history_path = self.root / "HISTORY.md"
         self.archive_dir = self.root / "history"
         self.sessions_dir = self.root / "sessions"
         self.done_dir = self.sessions_dir / "done"
         self.versions_dir = self.root / "versions"
+        self.instruction_versions_dir = self.versions_dir / "instructions"
         self.log_path = self.root / "consolidation.jsonl"
         self.commit_path = self.root / "commit.json"
         self.lock_path = self.root / ".lock"
@@ -312,6 +314,72 @@ class MemoryStore:
             self.write_memory(raw)
             return self.save_version(raw, f"undo of version {number}", time=now,
                                      restored=previous.number if previous else 0)
+
+    def remember(self, line: str) -> int:
+        """Add one line to MEMORY.md at once, with no model call (/remember); the result is
+        a version. Returns its number; raises ValueError, writing nothing, when the line is
+        empty or MEMORY.md would outgrow its budget."""
+        from datetime import UTC, datetime
+
+        from memory.sanitize import clean_text
+
+        line = " ".join(clean_text(line).split())
+        if not line:
+            raise ValueError("Nothing to remember: write it after the command, e.g. "
+                             "/remember I prefer metric units.")
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        with self.lock():
+            self._finish_interrupted_save()
+            current = self.read_memory()
+            body = current.text.rstrip("\n")
+            text = f"{body}\n- {line}\n" if body else f"- {line}\n"
+            if len(text) > self.settings.memory_max_chars:
+                raise ValueError(f"MEMORY.md would be {len(text):,} characters, over its "
+                                 f"{self.settings.memory_max_chars:,} budget; /tidy it first.")
+            self.keep_unversioned(current, now)
+            self.write_memory(text)
+            return self.save_version(text.encode("utf-8"), "remembered", time=now,
+                                     entry=line)
+
+    # --- INSTRUCTIONS.md -------------------------------------------------------------------
+
+    def read_instructions(self) -> MemoryText:
+        """What the assistant should always do (tone, language, format), as the user wrote it."""
+        text, raw = read_text(self.instructions_path)
+        return MemoryText(text, raw)
+
+    def instruction_versions(self) -> list[Path]:
+        """Every INSTRUCTIONS.md text Kept replaced or wrote, oldest first."""
+        if not self.instruction_versions_dir.is_dir():
+            return []
+        return sorted(self.instruction_versions_dir.glob("*.md"))
+
+    def save_instructions(self, text: str, base_digest: str) -> MemoryText | None:
+        """Save an edit of INSTRUCTIONS.md made from the text whose digest is `base_digest`,
+        the previous text kept as a version. None when saved, else the text now on disk
+        (nothing written: the caller lets the user choose), as with MEMORY.md."""
+        with self.lock():
+            current = self.read_instructions()
+            if current.digest != base_digest:
+                return current
+            versions = self.instruction_versions()
+            known = digest(versions[-1].read_bytes()) if versions else None
+            if current.raw and known != current.digest:
+                self._instruction_version(current.raw)
+            atomic_write(self.instructions_path, text)
+            self._instruction_version(text.encode("utf-8"))
+        return None
+
+    def keep_instruction_version(self, raw: bytes) -> None:
+        """Keep a text the user chose not to keep (a conflict they resolved)."""
+        with self.lock():
+            self._instruction_version(raw)
+
+    def _instruction_version(self, raw: bytes) -> None:
+        ensure_dir(self.instruction_versions_dir)
+        number = max((int(p.stem) for p in self.instruction_versions() if p.stem.isdigit()),
+                     default=0) + 1
+        atomic_write(self.instruction_versions_dir / f"{number:06d}.md", raw)
 
     # --- HISTORY.md ------------------------------------------------------------------------
 

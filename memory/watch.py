@@ -11,14 +11,15 @@ from memory.store import MemoryStore
 
 async def memory_changes(store: MemoryStore, stop: asyncio.Event | None = None,
                          ) -> AsyncIterator[set[Path]]:
-    """Yield the memory files (MEMORY.md, HISTORY.md, history/*.md) that changed.
+    """Yield the memory files (MEMORY.md, INSTRUCTIONS.md, HISTORY.md, history/*.md) that
+    changed.
 
     An editor's write-and-rename arrives as one batch, so one reload follows one save.
     """
     from watchfiles import awatch
 
     store.ensure()
-    watched = {store.memory_path.name, store.history_path.name}
+    watched = {store.memory_path.name, store.instructions_path.name, store.history_path.name}
 
     def wanted(_change: object, path: str) -> bool:
         p = Path(path)

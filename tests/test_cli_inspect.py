@@ -25,11 +25,11 @@ def store() -> MemoryStore:
 def test_grep_prints_file_line_text_like_grep(store, capsys) -> None:
     assert main(["memory", "grep", "tea"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out == [
-        "history/2026-10.md:1:[2026-10-02 08:00] Ana likes green tea and Zürich.",
+    assert out == [  # newest first
+        "HISTORY.md:4:Second line: more tea.",
         "history/2026-10.md:3:[2026-10-05 09:30] Bytes \ufffd\ufffd that are not UTF-8, "
         "then tea again.",
-        "HISTORY.md:4:Second line: more tea.",
+        "history/2026-10.md:1:[2026-10-02 08:00] Ana likes green tea and Zürich.",
     ]
     assert "\033[" not in "".join(out)  # no colour when not on a terminal
 
@@ -47,7 +47,8 @@ def test_grep_searches_pending_sessions_too(store, capsys) -> None:
     journal = pending_session(store)
     assert main(["memory", "grep", "Enchantée"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"sessions/{journal.id}.jsonl:5:")
+    assert out.startswith(f"sessions/{journal.id}.jsonl:5:[")
+    assert "] assistant: Enchantée, Ana!" in out
 
 
 def test_grep_no_match_exits_1_and_a_bad_regex_exits_2(store, capsys) -> None:

@@ -110,3 +110,74 @@ def test_chat_new_session_and_quit_write_memory(fake: FakeProvider, tmp_path: Pa
     assert entry.text.endswith("Ana said hello from a real terminal.")
     sent = fake.requests[0].body["messages"]
     assert sent[-1] == {"role": "user", "content": "Hello from a real terminal"}
+
+
+def test_kept_ask_on_a_terminal_renders_markdown(fake: FakeProvider, tmp_path: Path) -> None:
+    fake.set_default("gpt-4.1-mini", text("# Plan\n\n- **pack** the `tent`\n- go", chunks=6))
+    fake.default = tool_call("save_memory", save_args(entry="Asked for a camping plan."))
+    path = config_path()
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n'
+                            for g in FAKE_GATEWAYS) + '[app]\nmodel = "gpt-4.1-mini"\n')
+    env = {"KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
+           "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"],
+           "HOME": str(tmp_path), "TERM": "xterm-256color", "PYTHON_KEYRING_BACKEND":
+           "keyring.backends.fail.Keyring", **fake_keys()}
+    terminal = Terminal("ask")
+    terminal.start([str(KEPT), "ask", "a camping plan"], env)
+    try:
+        screen = terminal.wait_until(lambda s: terminal.exited() and "tent" in s,
+                                     "the answer and the exit")
+    finally:
+        terminal.kill()
+    assert "• pack the tent" in screen  # rendered: a bullet, no ** or backticks
+    assert "**" not in screen and "`" not in screen
+    history = MemoryStore().history_path
+    deadline = time.monotonic() + 90  # saved by a process of its own, after the exit
+    while not (history.exists() and "Asked for a camping plan." in history.read_text()):
+        assert time.monotonic() < deadline, "the exchange was not saved to memory"
+        time.sleep(0.1)
+
+
+def test_continue_a_past_session_from_the_sessions_browser(fake: FakeProvider,
+                                                           tmp_path: Path) -> None:
+    from tests.test_sessions import saved_session
+
+    store = MemoryStore().ensure()
+    lisbon = saved_session(store, "Lisbon", 5)
+    fake.set_default("gpt-4.1-mini", text("May is best."))
+    fake.default = tool_call("save_memory", save_args(entry="Ana chose May for Lisbon."))
+    path = config_path()
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n'
+                            for g in FAKE_GATEWAYS) + '[app]\nmodel = "gpt-4.1-mini"\n')
+    env = {"KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
+           "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"],
+           "HOME": str(tmp_path), "TERM": "xterm-256color", "PYTHON_KEYRING_BACKEND":
+           "keyring.backends.fail.Keyring", **fake_keys()}
+    terminal = Terminal("continue")
+    terminal.start([str(KEPT)], env)
+    try:
+        terminal.wait_until(lambda s: "Message Kept" in s, "the chat screen")
+        terminal.keys("F2")
+        terminal.wait_until(lambda s: "Ana asked about Lisbon." in s, "the sessions list")
+        terminal.type("Lisbon")
+        terminal.wait_until(lambda s: "1 of 2 sessions" in s, "the filter")
+        terminal.keys("Down")
+        terminal.keys("c")
+        terminal.wait_until(lambda s: "Lisbon is lovely." in s and "Message Kept" in s,
+                            "the continued session in the chat")
+        terminal.type("When should I go?")
+        terminal.keys("Enter")
+        terminal.wait_until(lambda s: "May is best." in s, "the reply")
+        terminal.type("/new")
+        terminal.keys("Enter")
+        terminal.wait_until(lambda s: "Memory saved (" in s, "the new segment to be saved")
+        terminal.keys("C-q")
+        terminal.wait_until(lambda s: terminal.exited(), "kept to quit", timeout=30)
+    finally:
+        terminal.kill()
+    journal = store.find_session(lisbon)
+    assert [(s.start, s.end) for s in journal.consolidated] == [(0, 2), (2, 4)]
+    assert journal.path.parent == store.done_dir
+    assert "Ana chose May for Lisbon." in store.history_path.read_text()

@@ -167,7 +167,10 @@ def test_search_screen_finds_highlights_and_opens_the_entry() -> None:
             assert {m.file.name for m in screen.matches} == {"HISTORY.md",
                                                              f"{journal.id}.jsonl"}
             results = screen.query_one("#results", OptionList)
-            results.highlighted = 0
+            results.highlighted = 0  # newest first: the open session
+            await pilot.pause()
+            assert "j'habite à Zürich" in shown(app, "#entry")
+            results.highlighted = 1
             await pilot.pause()
             assert "Planned a trip to Lisbon." in shown(app, "#entry")
             screen.query_one("#pattern").value = "(broken"

@@ -157,3 +157,27 @@ def test_change_dialog(snap_compare, fake: FakeProvider, theme: str) -> None:
         await pilot.pause()
 
     assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=(130, 36))
+
+
+@pytest.mark.parametrize("dialog", [False, True], ids=["list", "delete"])
+@pytest.mark.parametrize("theme", THEMES)
+def test_sessions_screen(snap_compare, fake: FakeProvider, theme: str, dialog: bool) -> None:
+    from memory import MemoryStore
+    from tests.test_sessions import saved_session
+
+    store = MemoryStore().ensure()
+    for day, words in ((2, "green tea"), (5, "Lisbon"), (9, "the piano")):
+        saved_session(store, words, day)
+
+    async def before(pilot) -> None:
+        while not isinstance(pilot.app.focused, Composer):  # keys before focus are lost
+            await pilot.pause()
+        await pilot.press("f2")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press(*"saved", "down", "down")  # the live session's date varies
+        if dialog:
+            await pilot.press("d")
+        await pilot.pause()
+
+    assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=SIZE)

@@ -20,6 +20,7 @@ KEYS = """
 | Esc | cancel the reply being written |
 | Ctrl+N | new session |
 | Ctrl+O | choose model |
+| F2 | every session: open, continue, export or delete one |
 | Ctrl+R | see the last memory change (and undo it), or review a proposed one |
 | Ctrl+P | command palette |
 | Ctrl+Q | quit (nothing is lost) |

@@ -56,6 +56,7 @@ class MemoryScreen(Screen):
         self.diff_text = ""
         self.base: MemoryText | None = None  # the text the edit started from
         self.blamed: list[BlameLine] | None = None  # "Where from", once opened
+        self.target = "memory"  # the file being edited: "memory" or "instructions"
         self._stop = asyncio.Event()
 
     def compose(self) -> ComposeResult:
@@ -65,6 +66,9 @@ class MemoryScreen(Screen):
                     yield Markdown(id="memory-view")
                 yield TextArea(id="editor", language="markdown", soft_wrap=True)
                 yield Static("", id="memory-status", markup=False)
+            with TabPane("INSTRUCTIONS.md", id="instructions-tab"), \
+                    VerticalScroll(id="instructions-scroll"):
+                yield Markdown(id="instructions-view")
             with TabPane("History", id="history-tab"), VerticalScroll():
                 yield Markdown(id="history-view")
             with TabPane("Versions", id="versions-tab"), Horizontal():
@@ -88,10 +92,11 @@ class MemoryScreen(Screen):
 
     # --- showing what is on disk -------------------------------------------------------------
 
-    def _read(self) -> MemoryText | None:
-        """MEMORY.md, or None (and the reason shown) when it cannot be read."""
+    def _read(self, target: str = "memory") -> MemoryText | None:
+        """MEMORY.md (or INSTRUCTIONS.md), or None, the reason shown, when it cannot be read."""
+        store = self.app.store
         try:
-            return self.app.store.read_memory()
+            return store.read_instructions() if target == "instructions" else store.read_memory()
         except OSError as exc:
             self.app.notify(str(exc), title="Memory", severity="error", markup=False)
             return None
@@ -111,6 +116,10 @@ class MemoryScreen(Screen):
         if not self.editing:
             self.query_one("#memory-status", Static).update(
                 f"{status} · e: edit here · ctrl+e: edit in $EDITOR")
+        instructions = store.read_instructions().text.strip() or (
+            "*INSTRUCTIONS.md is empty. Press e to write what Kept should always do: tone, "
+            "language, format. It goes into every prompt, above the memory.*")
+        self.query_one("#instructions-view", Markdown).update(instructions)
         entries = list(reversed(store.all_history_entries()))
         history = clean_text("\n\n".join(e.text for e in entries)) or "*No history yet.*"
         self.query_one("#history-view", Markdown).update(history)
@@ -240,11 +249,13 @@ class MemoryScreen(Screen):
     def action_edit(self) -> None:
         if self.editing:
             return
-        base = self._read()
+        tabs = self.query_one(TabbedContent)
+        target = "instructions" if tabs.active == "instructions-tab" else "memory"
+        base = self._read(target)
         if base is None:
             return
-        self.query_one(TabbedContent).active = "memory-tab"
-        self.base = base
+        self.target, self.base = target, base
+        tabs.active = "memory-tab"  # one editor for both files: it lives on MEMORY.md's tab
         editor = self.query_one("#editor", TextArea)
         editor.load_text(self.base.text)
         self._set_editing(True)
@@ -254,8 +265,9 @@ class MemoryScreen(Screen):
         self.editing = editing
         self.query_one("#memory-scroll").display = not editing
         self.query_one("#editor").display = editing
+        name = "INSTRUCTIONS.md" if self.target == "instructions" else "MEMORY.md"
         self.query_one("#memory-status", Static).update(
-            "Editing: ctrl+s saves · esc cancels" if editing else "")
+            f"Editing {name}: ctrl+s saves · esc cancels" if editing else "")
         if not editing:
             self.reload()
 
@@ -270,21 +282,32 @@ class MemoryScreen(Screen):
             self._save(self.query_one("#editor", TextArea).text, self.base)
 
     def _save(self, text: str, base: MemoryText) -> None:
+        instructions = self.target == "instructions"
+        store = self.app.store
         try:
-            on_disk = self.app.store.save_edit(text, base.digest)
+            on_disk = (store.save_instructions(text, base.digest) if instructions
+                       else store.save_edit(text, base.digest))
         except OSError as exc:  # the edit stays in the editor
-            self.app.notify(f"MEMORY.md not saved: {exc}", title="Memory", severity="error",
+            name = "INSTRUCTIONS.md" if instructions else "MEMORY.md"
+            self.app.notify(f"{name} not saved: {exc}", title="Memory", severity="error",
                             markup=False)
             return
         if on_disk is None:
-            self.app.notify("MEMORY.md saved; the previous text is a version.",
+            name = "INSTRUCTIONS.md" if instructions else "MEMORY.md"
+            self.app.notify(f"{name} saved; the previous text is a version.",
                             title="Memory", markup=False)
             self._set_editing(False)
+            if instructions:  # back where the edit began (focus follows, or the tab would)
+                self.query_one(TabbedContent).active = "instructions-tab"
+                self.query_one("#instructions-scroll").focus()
             return
 
         def chosen(choice: str | None) -> None:
             if choice == "mine":
                 self._save(text, on_disk)
+            elif choice == "theirs" and instructions:
+                store.keep_instruction_version(text.encode("utf-8"))
+                self._set_editing(False)
             elif choice == "theirs":
                 from datetime import UTC, datetime
 
@@ -303,11 +326,15 @@ class MemoryScreen(Screen):
 
     def action_external_edit(self) -> None:
         """Edit in $EDITOR (or $VISUAL, else vi); the save is checked like an edit here."""
-        base = self._read()
+        tabs = self.query_one(TabbedContent)
+        target = "instructions" if tabs.active == "instructions-tab" else "memory"
+        base = self._read(target)
         if base is None:
             return
+        self.target = target
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        fd, name = tempfile.mkstemp(prefix="MEMORY-", suffix=".md")
+        prefix = "INSTRUCTIONS-" if self.target == "instructions" else "MEMORY-"
+        fd, name = tempfile.mkstemp(prefix=prefix, suffix=".md")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(base.text)

@@ -1,10 +1,12 @@
-"""/grep: search HISTORY.md, its archives and pending sessions; open the entry a match is in."""
+"""/grep: search HISTORY.md, its archives and every session's transcript, newest first;
+open the entry a match is in, or the session a message was said in."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import re
+import time
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
     from memory.search import Match
 
 LIMIT = 500  # matches listed; the count says how many there were
+FIRST = 0.1  # seconds before the first matches are drawn, while the search goes on
 
 
 class SearchScreen(Screen):
@@ -35,8 +38,8 @@ class SearchScreen(Screen):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="search-bar"):
-            yield Input(self.initial, placeholder="Search history, archives and pending "
-                        "sessions", id="pattern")
+            yield Input(self.initial, placeholder="Search history and every session's "
+                        "words", id="pattern")
             yield Checkbox("regex", id="regex")
             yield Checkbox("match case", id="case")
         yield Static("", id="search-summary", markup=False)
@@ -70,10 +73,15 @@ class SearchScreen(Screen):
             return
         found: list[Match] = []
         total = 0
+        started, drawn = time.monotonic(), False
         for match in grep(self.app.store, compiled):
             total += 1
             if len(found) < LIMIT:
                 found.append(match)
+            # The newest matches go on screen at once; the rest follow when all is searched.
+            if not drawn and (len(found) >= 50 or time.monotonic() - started > FIRST):
+                drawn = True
+                self.app.call_from_thread(self.show, list(found), "Searching…")
         shown = f" (first {LIMIT} shown)" if total > LIMIT else ""
         noun = "line matches" if total == 1 else "lines match"
         summary = f"{total:,} {noun}{shown}" if total else "No match."
@@ -87,9 +95,15 @@ class SearchScreen(Screen):
         root = self.app.store.root
         for index, match in enumerate(matches):
             line = Text()
-            line.append(f"{os.path.relpath(match.file, root)}:{match.line}", style="magenta")
+            if match.session:
+                line.append(f"session {match.session}", style="magenta")
+            else:
+                line.append(f"{os.path.relpath(match.file, root)}:{match.line}",
+                            style="magenta")
             if match.stamp:
                 line.append(f"  {match.stamp}", style="green")
+            if match.role:
+                line.append(f"  {match.role}:", style="bold")
             line.append("  ")
             text = Text(match.text[:300])
             for start, end in match.spans:
@@ -100,12 +114,31 @@ class SearchScreen(Screen):
         self.query_one("#entry", Static).update("")
 
     @on(OptionList.OptionSelected, "#results")
+    def open_session(self, event: OptionList.OptionSelected) -> None:
+        """Enter on a message: its session's transcript, opened at that message."""
+        from app.screens.transcript import TranscriptScreen
+        from memory import journal as journals
+
+        match = self.matches[int(str(event.option.id))]
+        if match.session is None:
+            return
+        try:
+            journal = journals.load(match.file)
+        except FileNotFoundError:  # finished meanwhile: moved to done/
+            journal = journals.load(self.app.store.done_dir / match.file.name)
+        index = message_index(match.file, match.line)
+        title = f"Session {journal.id} · {match.stamp or ''} · {match.role}"
+        self.app.push_screen(TranscriptScreen(title, journal.messages,
+                                              [index] if index is not None else []))
+
     @on(OptionList.OptionHighlighted, "#results")
-    def open_entry(self, event: OptionList.OptionSelected | OptionList.OptionHighlighted
-                   ) -> None:
+    def open_entry(self, event: OptionList.OptionHighlighted) -> None:
         match = self.matches[int(str(event.option.id))]
         entry = match.entry(self.app.store)
         body = entry.text if entry else match.text
+        if match.session:
+            body = (f"Session {match.session} · {match.stamp} · {match.role}\n\n{match.text}"
+                    "\n\nEnter: open the session there.")
         text = Text(body)
         pattern = self.query_one("#pattern", Input).value
         flags = 0 if self.query_one("#case", Checkbox).value else re.IGNORECASE
@@ -113,3 +146,20 @@ class SearchScreen(Screen):
             text.highlight_regex(re.compile(pattern if self.query_one("#regex", Checkbox).value
                                             else re.escape(pattern), flags), "bold reverse")
         self.query_one("#entry", Static).update(text)
+
+
+def message_index(path, line: int) -> int | None:
+    """Which message of a journal is on line `line` (header and marks are not messages)."""
+    from memory.journal import records
+
+    index = 0
+    try:
+        for number, record in records(path):
+            if isinstance(record, ValueError) or "role" not in record:
+                continue
+            if number == line:
+                return index
+            index += 1
+    except OSError:
+        return None
+    return None

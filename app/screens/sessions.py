@@ -1,0 +1,224 @@
+"""/sessions: every session, newest first; type to filter; open one read-only, continue it,
+export it, or delete its transcript."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Input, Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+from app.screens.dialog import Dialog
+
+if TYPE_CHECKING:
+    from app.main import KeptApp
+    from memory.sessions import SessionSummary
+
+PAGE = 200  # rows drawn at a time: more follow as the highlight nears the end
+STATE_STYLES = {"live": "bold green", "active": "green", "pending": "yellow",
+                "saved": "dim"}
+
+
+class DeleteDialog(Dialog[str]):
+    """Dismisses with "delete", "forget" or "" (cancel)."""
+
+    BINDINGS = [Binding("escape", "dismiss('')", "Cancel")]
+
+    def __init__(self, summary: SessionSummary) -> None:
+        super().__init__()
+        self.summary = summary
+
+    def compose(self) -> ComposeResult:
+        s = self.summary
+        if s.state == "saved":
+            stays = ("Its history entry stays, and so does what MEMORY.md learned from it. "
+                     "\"Forget it too\" removes the history entry as well; MEMORY.md is "
+                     "kept as a version first and is not changed.")
+        else:
+            stays = ("It has not been saved to memory yet: nothing of it will stay.")
+        with Vertical(classes="dialog"):
+            yield Label(f"Delete the transcript of “{s.title}” ({s.started})?",
+                        classes="dialog-title", markup=False)
+            yield Static(stays, id="what-stays", markup=False)
+            with Horizontal(classes="buttons"):
+                yield Button("Delete the transcript", id="delete-button", variant="error")
+                if s.state == "saved":
+                    yield Button("Forget it too", id="forget-button", variant="error")
+                yield Button("Cancel", id="cancel-button", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#cancel-button").focus()
+
+    @on(Button.Pressed)
+    def chosen(self, event: Button.Pressed) -> None:
+        choice = str(event.button.id).removesuffix("-button")
+        self.dismiss("" if choice == "cancel" else choice)
+
+
+class SessionsScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("c", "continue_session", "Continue"),
+        Binding("e", "export", "Export"),
+        Binding("d", "delete", "Delete"),
+    ]
+
+    app: KeptApp
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sessions: list[SessionSummary] = []
+        self.shown: list[SessionSummary] = []
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="Type to filter (date, title, model, state); ↓ to the list",
+                    id="filter")
+        yield Static("Loading sessions…", id="sessions-summary", markup=False)
+        yield OptionList(id="sessions")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#filter", Input).focus()
+        self.load()
+
+    @work(thread=True, exclusive=True, group="sessions", exit_on_error=False)
+    def load(self) -> None:
+        """Read in a thread: the screen is up at once, whatever the number of sessions."""
+        from memory.sessions import list_sessions
+
+        sessions = list_sessions(self.app.store)
+        self.app.call_from_thread(self.show, sessions)
+
+    def show(self, sessions: list[SessionSummary]) -> None:
+        live = self.app.session.id
+        self.sessions = [s if s.id != live else _as_live(s) for s in sessions]
+        self.refilter()
+
+    @on(Input.Changed, "#filter")
+    def refilter(self) -> None:
+        words = self.query_one("#filter", Input).value
+        self.shown = [s for s in self.sessions if s.matches(words)] if words.strip() \
+            else self.sessions
+        options = self.query_one("#sessions", OptionList)
+        options.clear_options()
+        options.add_options([Option(_row(s), id=s.id) for s in self.shown[:PAGE]])
+        if self.shown:
+            options.highlighted = 0
+        total = len(self.sessions)
+        self.query_one("#sessions-summary", Static).update(
+            f"{len(self.shown):,} of {total:,} sessions" if words.strip()
+            else f"{total:,} sessions, newest first · Enter: open · c: continue · "
+            "e: export · d: delete")
+
+    @on(OptionList.OptionHighlighted, "#sessions")
+    def more(self, event: OptionList.OptionHighlighted) -> None:
+        """Draw the next rows before the highlight reaches the last one drawn."""
+        options = self.query_one("#sessions", OptionList)
+        drawn = options.option_count
+        if event.option_index >= drawn - 20 and drawn < len(self.shown):
+            options.add_options([Option(_row(s), id=s.id)
+                                 for s in self.shown[drawn:drawn + PAGE]])
+
+    @on(Input.Submitted, "#filter")
+    def to_list(self) -> None:
+        self.query_one("#sessions", OptionList).focus()
+
+    def on_key(self, event) -> None:
+        if event.key == "down" and self.focused is self.query_one("#filter", Input):
+            self.query_one("#sessions", OptionList).focus()
+            event.stop()
+
+    def _current(self) -> SessionSummary | None:
+        options = self.query_one("#sessions", OptionList)
+        if options.highlighted is None or not self.shown:
+            return None
+        return self.shown[options.highlighted]
+
+    @on(OptionList.OptionSelected, "#sessions")
+    def open_session(self, event: OptionList.OptionSelected) -> None:
+        from app.screens.transcript import TranscriptScreen
+
+        summary = self.shown[event.option_index]
+        try:
+            journal = self.app.store.find_session(summary.id)
+        except LookupError:
+            self.app.notify(f"Session {summary.id} is no longer on disk.", severity="warning",
+                            markup=False)
+            return
+        title = (f"{summary.title}\n{summary.started} · {summary.model or 'unknown model'} · "
+                 f"{summary.messages} messages · {summary.state} · session {summary.id}")
+        self.app.push_screen(TranscriptScreen(title, journal.messages, []))
+
+    def action_continue_session(self) -> None:
+        summary = self._current()
+        if summary is None:
+            return
+        problem = self.app.continue_session(summary.id)
+        if problem:
+            self.app.notify(problem, title="Sessions", severity="warning", markup=False)
+            return
+        self.app.pop_screen()
+
+    def action_export(self) -> None:
+        from app.export import export_session
+
+        summary = self._current()
+        if summary is None:
+            return
+        try:
+            journal = self.app.store.find_session(summary.id)
+            path = export_session(journal, self.app.catalog, None)
+        except (OSError, LookupError) as exc:
+            self.app.notify(f"Could not export: {getattr(exc, 'strerror', None) or exc}",
+                            severity="error", markup=False)
+            return
+        self.app.notify(f"Session exported to {path}", title="Export", markup=False)
+
+    def action_delete(self) -> None:
+        summary = self._current()
+        if summary is None:
+            return
+        if summary.id == self.app.session.id:
+            self.app.notify("This is the session you are in: start a new one (/new) before "
+                            "deleting it.", severity="warning", markup=False)
+            return
+
+        def chosen(choice: str | None) -> None:
+            from memory.sessions import delete_session
+
+            if not choice:
+                return
+            try:
+                delete_session(self.app.store, summary.id, forget=choice == "forget")
+            except (OSError, ValueError, LookupError) as exc:
+                self.app.notify(str(exc), severity="error", markup=False)
+                return
+            said = "and its history entry are" if choice == "forget" else "is"
+            self.app.notify(f"The transcript of “{summary.title}” {said} deleted.",
+                            title="Sessions", markup=False)
+            self.load()
+
+        self.app.push_screen(DeleteDialog(summary), chosen)
+
+
+def _as_live(summary: SessionSummary) -> SessionSummary:
+    from dataclasses import replace
+
+    return replace(summary, state="live")
+
+
+def _row(s: SessionSummary) -> Text:
+    row = Text(no_wrap=True, overflow="ellipsis")
+    row.append(f"{s.started or '?':16}  ", style="green")
+    title = s.title if len(s.title) <= 40 else s.title[:39] + "…"
+    row.append(f"{title:40}  ")
+    row.append(f"{s.model[:16]:16} ", style="magenta")
+    row.append(f"{s.messages:>5} msg  ", style="dim")
+    row.append(s.state, style=STATE_STYLES.get(s.state, ""))
+    return row

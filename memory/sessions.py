@@ -1,0 +1,227 @@
+"""Every session, newest first, as the sessions browser lists it; deleting a transcript.
+
+A finished journal never changes, so what the list shows of it is kept in
+`index.sessions.json`: a derived cache, checked against each file's size and time, rebuilt
+when missing or damaged, never needed for correctness. Open sessions are read each time.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from memory import journal as journals
+from memory.storage import atomic_write, fsync_dir, read_text
+from memory.store import HistoryEntry, MemoryStore, join_entries, parse_entries
+
+log = logging.getLogger(__name__)
+
+INDEX = "index.sessions.json"
+INDEX_VERSION = 1
+_SENTENCE = re.compile(r"(?<=[.!?])\s")
+_STAMP = re.compile(r"^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}\] ")
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """One row of the sessions browser."""
+
+    id: str
+    started: str  # "YYYY-MM-DD HH:MM", local time
+    title: str
+    model: str
+    messages: int
+    state: str  # "active", "pending", "saved"
+
+    def matches(self, words: str) -> bool:
+        """Whether every word of a filter is in the row (any case)."""
+        row = f"{self.started} {self.title} {self.model} {self.state} {self.id}".lower()
+        return all(word in row for word in words.lower().split())
+
+
+def _local(value: str) -> str:
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        return ""
+    when = when if when.tzinfo else when.replace(tzinfo=UTC)
+    return when.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def first_sentence(text: str, limit: int = 90) -> str:
+    text = " ".join(_STAMP.sub("", text).split())
+    sentence = _SENTENCE.split(text, maxsplit=1)[0]
+    return sentence if len(sentence) <= limit else sentence[:limit - 1].rstrip() + "…"
+
+
+class _Titles:
+    """History entries by the session that wrote them, loaded once, only if needed."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+        self._by_entry: dict[str, str] | None = None
+        self._by_stamp: dict[str, HistoryEntry] = {}
+
+    def _load(self) -> None:
+        by_session = {v.entry: v.session for v in self.store.versions()
+                      if v.entry and v.session}
+        self._by_entry = {}
+        for entry in self.store.all_history_entries():
+            session = by_session.get(entry.text)
+            if session:
+                self._by_entry[session] = entry.text
+            self._by_stamp.setdefault(entry.stamp, entry)
+
+    def entry(self, journal: journals.Journal) -> str | None:
+        if self._by_entry is None:
+            self._load()
+        assert self._by_entry is not None
+        if journal.id in self._by_entry:
+            return self._by_entry[journal.id]
+        # A consolidation that left MEMORY.md as it was wrote no version: match the date.
+        first = journal.messages[0].get("time") if journal.messages else None
+        found = self._by_stamp.get(_local(str(first))) if first else None
+        return found.text if found else None
+
+
+def _summary(journal: journals.Journal, titles: _Titles | None, title: str | None
+             ) -> SessionSummary:
+    state = {"consolidated": "saved"}.get(journal.state, journal.state)
+    if not title and titles is not None and journal.consolidated:
+        entry = titles.entry(journal)
+        title = first_sentence(entry) if entry else None
+    if not title:
+        first = next((m.get("content") for m in journal.messages
+                      if m.get("role") == "user" and m.get("content")), "")
+        title = first_sentence(str(first).splitlines()[0] if first else "") or "(no message)"
+    count = sum(1 for m in journal.messages if m.get("role") in ("user", "assistant")
+                and m.get("content"))
+    started = _local(journal.created)
+    if not started and journal.messages:
+        started = _local(str(journal.messages[0].get("time")))
+    return SessionSummary(journal.id, started, title, journal.model or "", count, state)
+
+
+def _header_title(path: Path) -> str | None:
+    """An imported conversation's own title, from its journal's header."""
+    try:
+        with open(path, "rb") as f:
+            header = json.loads(f.readline() or b"{}")
+    except (OSError, ValueError):
+        return None
+    title = header.get("title") if isinstance(header, dict) else None
+    return first_sentence(title) if isinstance(title, str) and title.strip() else None
+
+
+def list_sessions(store: MemoryStore) -> list[SessionSummary]:
+    """Every session on disk except private ones, newest first."""
+    titles = _Titles(store)
+    found: dict[str, SessionSummary] = {}
+    index_path = store.root / INDEX
+    cached: dict[str, dict] = {}
+    try:
+        index = json.loads(read_text(index_path)[0] or "{}")
+        if index.get("version") == INDEX_VERSION and isinstance(index.get("sessions"), dict):
+            cached = index["sessions"]
+    except (ValueError, AttributeError):
+        cached = {}  # damaged: rebuilt below
+    fresh: dict[str, dict] = {}
+    changed = False
+    done = sorted(store.done_dir.glob("*.jsonl")) if store.done_dir.is_dir() else []
+    for path in done:
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            continue
+        known = cached.get(path.name)
+        if known and known.get("mtime") == stat.st_mtime_ns and known.get("size") == \
+                stat.st_size:
+            try:
+                summary = SessionSummary(**known["summary"])
+            except (TypeError, KeyError):
+                summary = None
+            if summary is not None:
+                found[summary.id] = summary
+                fresh[path.name] = known
+                continue
+        try:
+            journal = journals.load(path)
+        except FileNotFoundError:
+            continue
+        summary = _summary(journal, titles, _header_title(path))
+        found[summary.id] = summary
+        fresh[path.name] = {"mtime": stat.st_mtime_ns, "size": stat.st_size,
+                            "summary": asdict(summary)}
+        changed = True
+    if changed or len(fresh) != len(cached):
+        try:
+            atomic_write(index_path, json.dumps({"version": INDEX_VERSION, "sessions": fresh},
+                                                ensure_ascii=False))
+        except OSError as exc:  # a cache: the list is right without it, only slower
+            log.warning("%s could not be written (%s); the sessions list is read from the "
+                        "journals next time too.", index_path, exc.strerror)
+    for journal in store.open_sessions():
+        if journal.private:
+            continue
+        found[journal.id] = _summary(journal, titles, _header_title(journal.path))
+    return sorted(found.values(), key=lambda s: (s.started, s.id), reverse=True)
+
+
+def _entry_of(store: MemoryStore, session_id: str) -> HistoryEntry | None:
+    """The history entry a session wrote: the one its version recorded, else the only entry
+    dated like its first message (never a guess between two: forgetting deletes it)."""
+    written = {v.entry for v in store.versions() if v.session == session_id and v.entry}
+    entries = store.all_history_entries()
+    found = [e for e in entries if e.text in written]
+    if found:
+        return found[-1]
+    try:
+        journal = store.find_session(session_id)
+    except LookupError:
+        return None
+    first = journal.messages[0].get("time") if journal.messages else None
+    dated = [e for e in entries if first and e.stamp == _local(str(first))]
+    return dated[0] if len(dated) == 1 else None
+
+
+def forget_entry(store: MemoryStore, session_id: str) -> bool:
+    """Remove the history entry a session left (HISTORY.md or its archive). MEMORY.md is
+    kept as a version first if it is not one already. False when there was none."""
+    with store.lock():
+        store.keep_unversioned(store.read_memory(),
+                               datetime.now(UTC).isoformat(timespec="seconds"))
+        entry = _entry_of(store, session_id)
+        if entry is None:
+            return False
+        text, _ = read_text(entry.file)
+        lines = text.splitlines(keepends=True)
+        first = next((i for i, line in enumerate(lines) if _STAMP.match(line)), len(lines))
+        preamble = "".join(lines[:first]).rstrip()
+        kept = [e.text for e in parse_entries(text, entry.file) if e.line != entry.line]
+        atomic_write(entry.file, (preamble + "\n\n" if preamble else "") + join_entries(kept))
+    return True
+
+
+def delete_session(store: MemoryStore, session_id: str, *, forget: bool = False) -> None:
+    """Delete a session's transcript (and, with `forget`, its history entry). What MEMORY.md
+    learned from it stays. Raises ValueError for a session that is open somewhere."""
+    from memory.storage import HeldLock
+
+    journal = store.find_session(session_id)
+    lock = HeldLock(store.sessions_dir / f".{session_id}.live")
+    if journal.state == "active" and not lock.acquire():
+        raise ValueError(f"Session {session_id} is open in a Kept window; end it first.")
+    try:
+        if forget:
+            forget_entry(store, session_id)
+        journal.path.unlink(missing_ok=True)
+        fsync_dir(journal.path.parent)
+        for leftover in (store.sessions_dir / f".{session_id}.live",
+                         store.sessions_dir / f".{session_id}.claim"):
+            leftover.unlink(missing_ok=True)
+    finally:
+        lock.release()

@@ -1,0 +1,197 @@
+"""The sessions browser, driven by Pilot: every session newest first, filter, open, continue
+(a new segment, saved at /new), export, delete with what stays said; and its cache."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime
+
+from textual.widgets import Button, Input, OptionList, Static
+
+from app.screens.chat import ChatScreen
+from app.screens.sessions import DeleteDialog, SessionsScreen
+from app.screens.transcript import TranscriptScreen
+from memory import MemoryStore
+from memory.consolidation import SavedMemory, commit
+from memory.sessions import INDEX, list_sessions
+from tests.fakes.provider import FakeProvider, text, tool_call
+from tests.support import make_app, save_args, send, settle
+
+
+def saved_session(store: MemoryStore, words: str, day: int) -> str:
+    """A session consolidated on 2026-11-`day`, with its history entry and version."""
+    journal = store.new_session("gpt-4.1-mini")
+    when = f"2026-11-{day:02d}T09:00:00+00:00"
+    journal.append({"role": "user", "content": f"Tell me about {words}.", "time": when})
+    journal.append({"role": "assistant", "content": f"{words} is lovely.", "time": when,
+                    "model": "gpt-4.1-mini"})
+    segment = journal.mark_pending(close=True)
+    assert segment is not None
+    base = store.read_memory()
+    memory = base.text + f"- Likes {words}\n"
+    stamp = datetime(2026, 11, day, 9, 0, tzinfo=UTC).astimezone()
+    assert commit(store, journal, segment, SavedMemory(
+        f"Ana asked about {words}. She liked it.", memory), base, "gpt-4.1-mini", stamp)
+    # Named as a journal started that day would be, so the order is the days' order.
+    done = store.done_dir / journal.path.name
+    header, *rest = done.read_text().splitlines()
+    record = json.loads(header)
+    record["created"] = when
+    done.chmod(0o600)
+    done.write_text("\n".join([json.dumps(record), *rest]) + "\n")
+    done.chmod(0o400)
+    return journal.id
+
+
+def seeded() -> tuple[MemoryStore, str, str, str]:
+    store = MemoryStore().ensure()
+    tea = saved_session(store, "green tea", 2)
+    lisbon = saved_session(store, "Lisbon", 5)
+    pending = store.new_session("claude-haiku-4-5")
+    pending.append({"role": "user", "content": "Unsaved question about bikes\nsecond line"})
+    pending.mark_pending(close=True)
+    return store, tea, lisbon, pending.id
+
+
+def rows(app) -> list[str]:
+    options = app.screen.query_one("#sessions", OptionList)
+    return [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+
+
+async def open_sessions(pilot) -> SessionsScreen:
+    await pilot.press("f2")
+    screen = pilot.app.screen
+    assert isinstance(screen, SessionsScreen)
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    return screen
+
+
+def test_every_session_newest_first_with_title_model_count_state_and_a_filter() -> None:
+    store, tea, _lisbon, _pending = seeded()
+
+    async def scenario() -> None:
+        app = make_app(None, env={"OPENAI_API_KEY": "x"})
+        async with app.run_test(size=(130, 30)) as pilot:
+            screen = await open_sessions(pilot)
+            shown = rows(app)
+            assert len(shown) == 4
+            # Begun this minute: the session you are in, and the pending one.
+            live, bikes = sorted(shown[:2], key=lambda row: not row.endswith("live"))
+            assert live.endswith("live")
+            assert "Unsaved question about bikes" in bikes and bikes.endswith("pending")
+            assert "claude-haiku-4-5" in bikes and "1 msg" in bikes
+            assert "Ana asked about Lisbon." in shown[2] and shown[2].endswith("saved")
+            assert "Ana asked about green tea." in shown[3] and "2 msg" in shown[3]
+            await pilot.press(*"tea saved")
+            assert [s.id for s in screen.shown] == [tea]
+            assert "1 of 4 sessions" in str(screen.query_one("#sessions-summary",
+                                                             Static).render())
+            screen.query_one("#filter", Input).value = ""
+            await pilot.pause()
+            await pilot.press("down", "down", "down", "enter")  # to the list, then Lisbon
+            assert isinstance(app.screen, TranscriptScreen)
+            assert "Ana asked about Lisbon." in app.screen.title_text
+
+    asyncio.run(scenario())
+    assert (store.root / INDEX).exists()
+
+
+def test_the_list_cache_is_derived_and_mended(tmp_path) -> None:
+    store, _tea, _lisbon, _pending = seeded()
+    first = list_sessions(store)
+    (store.root / INDEX).write_text("{not json")
+    assert list_sessions(store) == first  # rebuilt from the journals
+    cached = json.loads((store.root / INDEX).read_text())
+    assert len(cached["sessions"]) == 2  # finished sessions only
+    assert list_sessions(store) == first
+
+
+def test_continue_makes_a_saved_session_live_and_new_words_a_new_segment(
+        fake: FakeProvider) -> None:
+    store, _tea, lisbon, _pending = seeded()
+    fake.script("gpt-4.1-mini", text("Yes, in May."))
+    fake.default = tool_call("save_memory", save_args(
+        "Ana planned May in Lisbon.", "# About Ana\n- Likes green tea\n- Likes Lisbon\n"))
+
+    async def scenario() -> None:
+        app = make_app(fake)
+        async with app.run_test(size=(130, 30)) as pilot:
+            screen = await open_sessions(pilot)
+            index = next(i for i, s in enumerate(screen.shown) if s.id == lisbon)
+            screen.query_one("#sessions", OptionList).focus()
+            screen.query_one("#sessions", OptionList).highlighted = index
+            await pilot.press("c")
+            await pilot.pause()
+            assert isinstance(app.screen, ChatScreen) and app.session.id == lisbon
+            assert any("Lisbon is lovely." in v.text for v in app.screen.query("MessageView"))
+            await send(pilot, "Should I go in May?")
+            sent = [m["content"] for m in fake.requests[-1].body["messages"][1:]]
+            assert sent == ["Tell me about Lisbon.", "Lisbon is lovely.", "Should I go in May?"]
+            await pilot.press(*"/new", "enter")
+            await settle(pilot)
+
+    asyncio.run(scenario())
+    journal = store.find_session(lisbon)
+    assert journal.path.parent == store.done_dir and journal.state == "consolidated"
+    assert [(s.start, s.end) for s in journal.consolidated] == [(0, 2), (2, 4)]
+    consolidation = fake.requests[-1].body["messages"][-1]["content"]
+    assert "Should I go in May?" in consolidation and "Tell me about Lisbon" not in consolidation
+    assert "Ana planned May in Lisbon." in store.history_path.read_text()
+
+
+def test_export_and_delete_saying_what_stays(tmp_path, monkeypatch) -> None:
+    store, tea, _lisbon, _pending = seeded()
+    monkeypatch.chdir(tmp_path)
+    memory_before = store.memory_path.read_text()
+
+    async def scenario() -> None:
+        app = make_app(None, env={"OPENAI_API_KEY": "x"})
+        async with app.run_test(size=(130, 30)) as pilot:
+            screen = await open_sessions(pilot)
+            options = screen.query_one("#sessions", OptionList)
+            options.focus()
+            options.highlighted = next(i for i, s in enumerate(screen.shown) if s.id == tea)
+            await pilot.press("e")
+            await pilot.pause()
+            assert "green tea is lovely." in (tmp_path / f"kept-{tea}.md").read_text()
+            await pilot.press("d")
+            await pilot.pause()
+            assert isinstance(app.screen, DeleteDialog)
+            stays = str(app.screen.query_one("#what-stays", Static).render())
+            assert "history entry stays" in stays and "MEMORY.md" in stays
+            app.screen.query_one("#forget-button", Button).press()
+            for _ in range(200):  # the press, then the dismissal, are messages of their own
+                if not isinstance(app.screen, DeleteDialog):
+                    break
+                await pilot.pause()
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert isinstance(app.screen, SessionsScreen)
+            assert tea not in [s.id for s in app.screen.sessions]
+            # The live session cannot be deleted from here.
+            options.highlighted = next(i for i, s in enumerate(app.screen.shown)
+                                       if s.id == app.session.id)
+            await pilot.press("d")
+            await pilot.pause()
+            assert isinstance(app.screen, SessionsScreen)
+
+    asyncio.run(scenario())
+    assert not (store.done_dir / f"{tea}.jsonl").exists()
+    history = store.history_path.read_text()
+    assert "green tea" not in history and "Ana asked about Lisbon." in history
+    assert store.memory_path.read_text() == memory_before  # what memory learned stays
+
+
+def test_forgetting_never_guesses_between_two_entries_of_the_same_minute() -> None:
+    from memory.sessions import forget_entry
+
+    store = MemoryStore().ensure()
+    journal = store.new_session("gpt-4.1-mini")
+    journal.append({"role": "user", "content": "hi", "time": "2026-11-03T09:00:00+00:00"})
+    when = datetime(2026, 11, 3, 9, 0, tzinfo=UTC).astimezone().strftime("%Y-%m-%d %H:%M")
+    store.append_history(f"[{when}] One session.")
+    store.append_history(f"[{when}] Another session, the same minute.")
+    assert forget_entry(store, journal.id) is False
+    assert len(store.history_entries()) == 2
