@@ -71,6 +71,7 @@ async def answer(
         if on_attempt is not None:
             on_attempt(record)
 
+    health = store.health()
     try:
         await asyncio.to_thread(litellm)  # its first import takes seconds: not on this loop
         for _ in range(MAX_TOOL_ROUNDS):
@@ -83,7 +84,7 @@ async def answer(
             messages = [{"role": "system", "content": prompt}, *session.context()]
             result = await complete(catalog, model, messages, tools=[SEARCH_HISTORY_TOOL],
                                     stream=True, policy=policy, on_delta=delta,
-                                    on_attempt=attempt)
+                                    on_attempt=attempt, health=health)
             turn.cost += result.cost
             if not result.ok or result.reply is None:
                 turn.reason = result.reason

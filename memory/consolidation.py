@@ -375,6 +375,7 @@ async def consolidate(
             return Consolidation(journal.id, segment, False, None, (), reason, 0.0)
         head = chain.models[0].id
         retry = _policy(catalog, settings, policy)
+        health = store.health()
         # Credentials said in the chat never leave for a model (the journal keeps them).
         blocks = [redact(b) for b in transcript_lines(journal.segment_messages(segment))]
         reason, shrink, edits = "", 0, 0
@@ -393,7 +394,7 @@ async def consolidate(
                     catalog, head, messages, tools=[SAVE_MEMORY_TOOL],
                     tool_choice=SAVE_MEMORY_CHOICE, policy=retry, on_attempt=record,
                     stream=stream, chain=chain, schema=SAVE_MEMORY_SCHEMA,
-                    max_tokens=reply_budget(settings, current),
+                    max_tokens=reply_budget(settings, current), health=health,
                     accept=lambda reply, current=current: parse_save_memory(
                         reply, current, settings, _window(catalog, reply.model)))
                 if not result.ok:

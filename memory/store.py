@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from catalog.health import HealthBook
 from memory import journal as journals
 from memory.journal import Journal
 from memory.settings import MemorySettings
@@ -112,6 +113,7 @@ class MemoryStore:
         self.log_path = self.root / "consolidation.jsonl"
         self.commit_path = self.root / "commit.json"
         self.lock_path = self.root / ".lock"
+        self.health_path = self.root / "health.json"
 
     def ensure(self) -> MemoryStore:
         for folder in (self.root, self.archive_dir, self.sessions_dir, self.done_dir,
@@ -395,6 +397,14 @@ class MemoryStore:
             journal.path = target
         if target.exists() and stat.S_IMODE(target.stat().st_mode) != 0o400:
             os.chmod(target, 0o400)  # also mends a crash between the move and the chmod
+
+    # --- model health ----------------------------------------------------------------------
+
+    def health(self) -> HealthBook:
+        """What every Kept process learned about each model (catalog.health): the
+        transport orders, paces and times its walk by it."""
+        self.ensure()
+        return HealthBook(self.health_path)
 
     # --- the consolidation log -------------------------------------------------------------
 
