@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from catalog import Attempt, Catalog, RetryPolicy, complete
+from catalog.health import HealthBook, State
 from memory.prompt import system_prompt
 from memory.sanitize import clean_text
 from memory.search import SEARCH_HISTORY_TOOL, run_search_tool
@@ -35,6 +36,7 @@ class Turn:
     completion_tokens: int = 0
     cost: float = 0.0
     searches: list[str] = field(default_factory=list)
+    unavailable: str = ""  # why the requested model did not answer, when another did
 
     @property
     def fell_back(self) -> bool:
@@ -93,6 +95,8 @@ async def answer(
             turn.prompt_tokens += reply.prompt_tokens
             turn.completion_tokens += reply.completion_tokens
             turn.model = reply.model
+            if reply.model != model and not turn.unavailable:
+                turn.unavailable = _why_unavailable(model, turn.attempts, health)
             searches = [c for c in reply.tool_calls if c.name == "search_history"]
             if not searches:
                 turn.text = clean_text(reply.text)
@@ -120,6 +124,16 @@ async def answer(
             session.append({"role": "assistant", "content": clean_text("".join(shown)),
                             "model": last})
         raise
+
+
+def _why_unavailable(model: str, attempts: list[Attempt], health: HealthBook) -> str:
+    """The requested model's last failure in this turn, or, when the walk did not even ask
+    it (it is cooling down), what the health book says."""
+    failed = [a for a in attempts if a.model == model and a.reason]
+    if failed:
+        return failed[-1].reason
+    state = health.get(model)
+    return "" if state.state is State.HEALTHY else state.describe()
 
 
 def describe_search(arguments: str) -> str:

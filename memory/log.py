@@ -6,6 +6,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from catalog.health import HealthBook, ModelHealth
 from memory.store import MemoryStore
 
 
@@ -92,3 +93,8 @@ def figures(store: MemoryStore) -> list[ModelFigures]:
         )
         for model, records in sorted(by_model.items())
     ]
+
+
+def model_health(store: MemoryStore) -> list[ModelHealth]:
+    """Each model's state as every Kept process learned it, the troubled ones first."""
+    return HealthBook(store.health_path).all()
