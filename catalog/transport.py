@@ -30,10 +30,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
+from functools import partial
 from typing import Any
 
+from catalog import health as health_module
 from catalog.catalog import Catalog, Chain, Route
 from catalog.health import HealthBook
+from catalog.hedge import LOST, race
 from catalog.llm import litellm
 from catalog.structured import (
     DoesNotFit,
@@ -430,7 +433,7 @@ async def _request(
     first_token = policy.first_token or policy.stall_timeout
     try:
         # A stream's headers and first chunk must come within the first-token deadline.
-        async with asyncio.timeout(first_token if stream else None) as waiting:
+        async with asyncio.timeout(policy.first_token if stream else None) as waiting:
             response = await llm.acompletion(**kwargs)
     except Exception as exc:
         if stream and waiting.expired():
@@ -454,7 +457,7 @@ async def _request(
             except StopAsyncIteration:
                 break
             except TimeoutError:
-                if not assembly.chunks:
+                if not assembly.chunks and policy.first_token is not None:
                     raise _Failure(Kind.DEADLINE,
                                    f"no first token within {first_token:g} s") from None
                 raise _Stalled() from None
@@ -543,11 +546,14 @@ async def complete(
     chain: Chain | None = None,
     schema: dict[str, Any] | None = None,
     health: HealthBook | None = None,
+    hedge: bool = False,
 ) -> Result:
     """Ask `model` (then its chain, or the `chain` given) until one answers and `accept`
     takes the answer. With `schema`, models that support structured output are asked for
     JSON matching it instead of calling `tools`. With `health`, the walk is ordered, paced
-    and timed by what every Kept process learned about each model, and teaches it back.
+    and timed by what every Kept process learned about each model, and teaches it back. With
+    `hedge` too (not for streams), a model late past its p95 has the next model asked
+    beside it (catalog.hedge).
 
     Never raises for provider trouble: the result says what happened. Raises
     UnknownModelError for a model id the catalog lacks, and CancelledError when cancelled.
@@ -575,22 +581,23 @@ async def complete(
         return route.key.usable and route.gateway.name not in dead_gateways and not (
             health and health.refused(entry.id, route.key.value))
 
-    for position, entry in enumerate(models):
+    async def ask(position: int, entry: Any) -> Result | None:
+        """Every try at one model: its accepted answer as the walk's result, or None."""
         route = catalog.route(entry)
         gateway = route.gateway.name
         if gateway in dead_gateways:
             record(Attempt(entry.id, gateway, Outcome.SKIPPED, Kind.GATEWAY_DOWN,
                            reason=dead_gateways[gateway]))
-            continue
+            return None
         if not route.key.usable:
             record(Attempt(entry.id, gateway, Outcome.SKIPPED, Kind.NO_KEY,
                            reason=route.problem or "no key"))
-            continue
+            return None
         if health is not None and health.refused(entry.id, route.key.value):
             record(Attempt(entry.id, gateway, Outcome.SKIPPED, Kind.AUTH,
                            reason=f"the {route.gateway.label} key was refused earlier: "
                            "check it with /keys"))
-            continue
+            return None
         if route.key.value:
             secrets.append(route.key.value)
         later = [(callable_(e), bool(health and health.cooling(e.id)))
@@ -610,10 +617,9 @@ async def complete(
                     except _Stalled:
                         raise _Failure(Kind.STALLED, f"the stream stalled for "
                                        f"{model_policy.stall_timeout:g} s") from None
-            except asyncio.CancelledError:
-                record(Attempt(entry.id, gateway, Outcome.CANCELLED, Kind.CANCELLED,
-                               latency=time.monotonic() - t0, reason="cancelled",
-                               started=started))
+            except asyncio.CancelledError as cancel:
+                record(_cancelled(route, catalog, messages, cancel, time.monotonic() - t0,
+                                  started))
                 raise
             except Exception as exc:  # every failure becomes an Attempt
                 if isinstance(exc, TimeoutError) and deadline.expired():
@@ -638,7 +644,7 @@ async def complete(
                                failure.kind, failure.status, latency, reason=failure.reason,
                                started=started), route.key.value, failure.retry_after)
                 if not retry:
-                    break
+                    return None
                 await asyncio.sleep(min(policy.delay(try_index, None), policy.short_backoff)
                                     if short else policy.delay(try_index, failure.retry_after))
                 continue
@@ -649,12 +655,59 @@ async def complete(
                 record(Attempt(entry.id, gateway, Outcome.REJECTED, rejection.kind, None,
                                latency, reply.prompt_tokens, reply.completion_tokens,
                                reply.cost, _one_line(str(rejection)), started))
-                break
+                return None
             record(Attempt(entry.id, gateway, Outcome.OK, None, None, latency,
                            reply.prompt_tokens, reply.completion_tokens, reply.cost,
                            "", started))
             return Result(model, reply, value, tuple(attempts), "")
+        return None
+
+    position = 0
+    while position < len(models):
+        entry = models[position]
+        late = _hedge_after(health, entry, models[position + 1:], callable_) \
+            if hedge and not stream else None
+        if late is None:
+            result = await ask(position, entry)
+        else:
+            result, both = await race(partial(ask, position, entry),
+                                      partial(ask, position + 1, models[position + 1]), late)
+            position += both  # the next model was asked already
+        if result is not None:
+            return replace(result, attempts=tuple(attempts))
+        position += 1
     return Result(model, None, None, tuple(attempts), _summary(chain.ids, attempts, chain.end))
+
+
+def _hedge_after(health: HealthBook | None, entry: Any, rest: Sequence[Any],
+                 callable_: Callable[[Any], bool]) -> float | None:
+    """Seconds after which the next model is asked beside `entry`: its p95, or for a model
+    that has not answered often enough yet the shortest fitted deadline. None when the
+    next model cannot be asked or is cooling, and for a model with its own `deadline` (a
+    slow local model is slow on purpose) until its p95 is known."""
+    if health is None or not rest or not callable_(entry) or not callable_(rest[0]) or \
+            health.cooling(rest[0].id):
+        return None
+    p95 = health.p95(entry.id)
+    if p95 is None and entry.deadline is None:
+        return health_module.MIN_DEADLINE
+    return p95
+
+
+def _cancelled(route: Route, catalog: Catalog, messages: list[dict[str, Any]],
+               cancel: asyncio.CancelledError, latency: float, started: float) -> Attempt:
+    """The attempt a cancel ended. One cancelled because the other model of a hedge
+    answered first is charged its prompt's estimated cost: the provider read it."""
+    if LOST not in cancel.args:
+        return Attempt(route.entry.id, route.gateway.name, Outcome.CANCELLED, Kind.CANCELLED,
+                       latency=latency, reason="cancelled", started=started)
+    prompt = int(litellm().token_counter(model="gpt-4o", messages=messages))
+    pricing = catalog.pricing(route.entry)
+    return Attempt(route.entry.id, route.gateway.name, Outcome.CANCELLED, Kind.CANCELLED,
+                   latency=latency, prompt_tokens=prompt,
+                   cost=pricing.cost(prompt, 0) if pricing else 0.0,
+                   reason="cancelled: the other model of the hedge answered first",
+                   started=started)
 
 
 def _budget(position: int, probe: bool, later: Sequence[tuple[bool, bool]],
@@ -678,6 +731,8 @@ def _fitted(policy: RetryPolicy, health: HealthBook | None, entry: Any,
     answer's, or a stream's first token. A model with its own `deadline` keeps it."""
     if health is None or entry.deadline is not None:
         return policy
+    if stream and health.p95(entry.id) is None:
+        return policy  # headers within the attempt's deadline, chunks within stall_timeout
     if stream:
         return replace(policy, first_token=health.deadline(entry.id, policy.stall_timeout))
     return replace(policy, attempt_deadline=health.deadline(entry.id, policy.attempt_deadline))

@@ -395,6 +395,7 @@ async def consolidate(
                     tool_choice=SAVE_MEMORY_CHOICE, policy=retry, on_attempt=record,
                     stream=stream, chain=chain, schema=SAVE_MEMORY_SCHEMA,
                     max_tokens=reply_budget(settings, current), health=health,
+                    hedge=settings.hedge,
                     accept=lambda reply, current=current: parse_save_memory(
                         reply, current, settings, _window(catalog, reply.model)))
                 if not result.ok:

@@ -371,3 +371,22 @@ def test_a_failing_head_costs_the_first_session_only(store, fake) -> None:
     assert fake.count(model=CHAIN[0]) == 2  # cooling down: not asked again
     assert [a.model for a in second.attempts] == [CHAIN_IDS[1]]
     assert store.health().get(CHAIN_IDS[0]).describe().startswith("cooling down until")
+
+
+def test_a_late_head_is_hedged_by_the_next_model(store, fake) -> None:
+    from catalog import Attempt
+
+    book = store.health()
+    for _ in range(3):
+        book.observe(Attempt(CHAIN_IDS[0], "groq", Outcome.OK, latency=0.01))
+    healthy(fake)
+    fake.set_default(CHAIN[0], hang())
+    store.settings = replace(store.settings, attempt_deadline=30.0)
+    journal = pending_session(store)
+    policy = replace(POLICY, attempt_deadline=30.0)
+    (result,) = asyncio.run(consolidate_pending(store, fake_catalog(fake), policy=policy))
+    assert result.saved and result.model == CHAIN_IDS[1]
+    assert result.elapsed < 20  # not the head's 30 s deadline
+    logged = [(r["model"], r["outcome"]) for r in store.read_log()]
+    assert sorted(logged) == [(CHAIN_IDS[0], "cancelled"), (CHAIN_IDS[1], "ok")]
+    assert all(r["session"] == journal.id for r in store.read_log())

@@ -9,6 +9,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 import catalog.health as health_module
 from catalog import Attempt, Kind, ModelEntry, Outcome, complete
 from catalog.health import HealthBook, State
@@ -179,3 +181,89 @@ def test_two_processes_never_lose_each_others_updates(tmp_path) -> None:
     assert [child.wait(timeout=120) for child in children] == [0, 0]
     models = json.loads(path.read_text())["models"]
     assert {f"a{i}" for i in range(40)} | {f"b{i}" for i in range(40)} == set(models)
+
+
+def _learned(book: HealthBook, model: str = "primary", latency: float = 0.05) -> None:
+    for _ in range(3):
+        book.observe(Attempt(model, "openai", Outcome.OK, latency=latency))
+
+
+def test_a_hedge_asks_the_next_model_when_the_first_is_late(fake, tmp_path) -> None:
+    book = HealthBook(tmp_path / "health.json")
+    _learned(book)
+    fake.set_default("primary", hang())
+    fake.set_default("backup", text("from the backup"))
+    result = walk(fake, book, hedge=True)  # FAST_POLICY's deadline is 10 s
+    assert result.ok and result.model == "backup"
+    assert fake.count(model="primary") == 1 and fake.count(model="backup") == 1
+    outcomes = sorted((a.model, a.outcome) for a in result.attempts)
+    assert outcomes == [("backup", Outcome.OK), ("primary", Outcome.CANCELLED)]
+    lost = next(a for a in result.attempts if a.model == "primary")
+    assert "the other model of the hedge answered first" in lost.reason
+    assert lost.prompt_tokens > 0 and lost.cost > 0  # the provider read the prompt
+    assert lost.latency < 5.0
+    assert result.cost == pytest.approx(sum(a.cost for a in result.attempts))
+
+
+def test_a_model_that_answers_in_its_usual_time_is_not_hedged(fake, tmp_path) -> None:
+    book = HealthBook(tmp_path / "health.json")
+    _learned(book, latency=5.0)
+    fake.set_default("primary", text("in time"))
+    result = walk(fake, book, hedge=True)
+    assert result.model == "primary" and fake.count(model="backup") == 0
+
+
+def test_a_model_not_known_yet_is_hedged_after_the_shortest_deadline(fake, tmp_path,
+                                                                     monkeypatch) -> None:
+    book = HealthBook(tmp_path / "health.json")
+    monkeypatch.setattr(health_module, "MIN_DEADLINE", 0.3)
+    fake.set_default("primary", hang())
+    result = walk(fake, book, hedge=True)  # FAST_POLICY's deadline is 10 s
+    assert result.model == "backup"
+    assert sorted((a.model, a.outcome) for a in result.attempts) == [
+        ("backup", Outcome.OK), ("primary", Outcome.CANCELLED)]
+    assert next(a for a in result.attempts if a.model == "primary").latency < 5.0
+
+
+def test_a_model_with_its_own_deadline_is_not_hedged_before_its_p95_is_known(
+        fake, tmp_path, monkeypatch) -> None:
+    book = HealthBook(tmp_path / "health.json")
+    monkeypatch.setattr(health_module, "MIN_DEADLINE", 0.1)
+    slow = (replace(PAIR[0], deadline=0.5), PAIR[1])
+    fake.set_default("primary", hang())
+    result = walk(fake, book, entries=slow, hedge=True)
+    assert result.model == "backup"
+    assert [(a.model, a.kind) for a in result.attempts] == [
+        ("primary", Kind.DEADLINE), ("backup", None)]
+
+
+def test_cancelling_a_hedged_walk_cancels_both_models(fake, tmp_path) -> None:
+    book = HealthBook(tmp_path / "health.json")
+    _learned(book)
+    fake.set_default("primary", hang())
+    fake.set_default("backup", hang())
+    attempts: list[Attempt] = []
+
+    async def scenario() -> None:
+        task = asyncio.create_task(complete(
+            fake_catalog(fake, entries=PAIR), "primary", MESSAGES, policy=FAST_POLICY,
+            health=book, hedge=True, on_attempt=attempts.append))
+        assert await asyncio.to_thread(fake.wait_for_requests, 2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    assert sorted((a.model, a.outcome, a.reason) for a in attempts) == [
+        ("backup", Outcome.CANCELLED, "cancelled"), ("primary", Outcome.CANCELLED, "cancelled")]
+
+
+def test_hedging_is_a_memory_setting() -> None:
+    from memory.settings import MemorySettings, parse_memory_settings
+
+    assert MemorySettings().hedge is True
+    off, problems = parse_memory_settings({"memory": {"hedge": False}}, "c.toml")
+    assert off.hedge is False and problems == []
+    bad, problems = parse_memory_settings({"memory": {"hedge": "no"}}, "c.toml")
+    assert bad.hedge is True
+    assert problems == ["c.toml: [memory] hedge must be true or false, not 'no'."]
