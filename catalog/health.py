@@ -52,7 +52,7 @@ UNREACHABLE = frozenset({"rate_limit", "server_error", "overloaded", "gateway_ti
 _LABELS = {"deadline": "no answer in time", "stalled": "stalled stream",
            "connection": "connection failure", "timeout": "timeout",
            "gateway_timeout": "upstream timeout", "overloaded": "overloaded",
-           "rate_limit": "429", "server_error": "server error"}
+           "rate_limit": "429", "server_error": "server error", "late": "late"}
 
 
 class State(StrEnum):
@@ -261,15 +261,26 @@ class HealthBook:
                 record["last"] = _label(kind, attempt.status)
                 if outcome == "failed" or retry_after is not None:
                     # The walk gave up on it (or it asked for a pause): cool it down.
-                    cooldowns = int(record.get("cooldowns", 0) or 0)
-                    pause = min(COOLDOWN * 2 ** cooldowns, MAX_COOLDOWN)
-                    if retry_after is not None:
-                        pause = max(pause, min(retry_after, MAX_RETRY_AFTER))
-                    record.update(cool_until=now + pause, cooldowns=cooldowns + 1,
-                                  probe_until=0)
+                    _cool(record, now, retry_after)
+            elif kind == "late":
+                # It lost a hedge: late twice in a row, or past the shortest deadline once,
+                # and it cools down like a model that did not answer.
+                record["failures"] = int(record.get("failures", 0) or 0) + 1
+                record["last"] = "late"
+                if record["failures"] >= 2 or attempt.latency >= MIN_DEADLINE:
+                    _cool(record, now, None)
             elif outcome == "cancelled":
                 record["probe_until"] = 0
             else:
                 return
 
         self._update(change)
+
+
+def _cool(record: dict[str, Any], now: float, retry_after: float | None) -> None:
+    """Start a cooldown: twice as long as the last one, or as long as Retry-After asked."""
+    cooldowns = int(record.get("cooldowns", 0) or 0)
+    pause = min(COOLDOWN * 2 ** cooldowns, MAX_COOLDOWN)
+    if retry_after is not None:
+        pause = max(pause, min(retry_after, MAX_RETRY_AFTER))
+    record.update(cool_until=now + pause, cooldowns=cooldowns + 1, probe_until=0)

@@ -68,6 +68,7 @@ class Kind(StrEnum):
     GATEWAY_DOWN = "gateway_down"
     REJECTED = "rejected"
     CANCELLED = "cancelled"
+    LATE = "late"  # cancelled: the other model of a hedge answered first
     UNKNOWN = "unknown"
 
 
@@ -703,7 +704,7 @@ def _cancelled(route: Route, catalog: Catalog, messages: list[dict[str, Any]],
                        latency=latency, reason="cancelled", started=started)
     prompt = int(litellm().token_counter(model="gpt-4o", messages=messages))
     pricing = catalog.pricing(route.entry)
-    return Attempt(route.entry.id, route.gateway.name, Outcome.CANCELLED, Kind.CANCELLED,
+    return Attempt(route.entry.id, route.gateway.name, Outcome.CANCELLED, Kind.LATE,
                    latency=latency, prompt_tokens=prompt,
                    cost=pricing.cost(prompt, 0) if pricing else 0.0,
                    reason="cancelled: the other model of the hedge answered first",

@@ -80,8 +80,9 @@ def figures(store: MemoryStore) -> list[ModelFigures]:
     """Per model: requests made, how many were saved, median latency, total cost."""
     by_model: dict[str, list[dict[str, Any]]] = {}
     for record in store.read_log():
-        if record.get("outcome") in ("skipped", "cancelled"):
-            continue
+        if record.get("outcome") == "skipped" or (
+                record.get("outcome") == "cancelled" and record.get("kind") != "late"):
+            continue  # a request that lost a hedge was sent, and paid for: it counts
         by_model.setdefault(str(record.get("model", "?")), []).append(record)
     return [
         ModelFigures(

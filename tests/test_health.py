@@ -201,8 +201,15 @@ def test_a_hedge_asks_the_next_model_when_the_first_is_late(fake, tmp_path) -> N
     lost = next(a for a in result.attempts if a.model == "primary")
     assert "the other model of the hedge answered first" in lost.reason
     assert lost.prompt_tokens > 0 and lost.cost > 0  # the provider read the prompt
-    assert lost.latency < 5.0
+    assert lost.latency < 5.0 and lost.kind is Kind.LATE
     assert result.cost == pytest.approx(sum(a.cost for a in result.attempts))
+    assert book.get("primary").state is State.HEALTHY  # late once is no verdict
+    walk(fake, book, hedge=True)
+    assert fake.count(model="primary") == 2
+    late = book.get("primary")
+    assert late.state is State.COOLING and late.describe().endswith("after 2 × late")
+    assert walk(fake, book, hedge=True).model == "backup"
+    assert fake.count(model="primary") == 2  # late twice in a row: cooling down
 
 
 def test_a_model_that_answers_in_its_usual_time_is_not_hedged(fake, tmp_path) -> None:
@@ -223,6 +230,8 @@ def test_a_model_not_known_yet_is_hedged_after_the_shortest_deadline(fake, tmp_p
     assert sorted((a.model, a.outcome) for a in result.attempts) == [
         ("backup", Outcome.OK), ("primary", Outcome.CANCELLED)]
     assert next(a for a in result.attempts if a.model == "primary").latency < 5.0
+    # It waited the whole shortest deadline without a word: that is a verdict.
+    assert book.get("primary").state is State.COOLING
 
 
 def test_a_model_with_its_own_deadline_is_not_hedged_before_its_p95_is_known(
@@ -267,3 +276,16 @@ def test_hedging_is_a_memory_setting() -> None:
     bad, problems = parse_memory_settings({"memory": {"hedge": "no"}}, "c.toml")
     assert bad.hedge is True
     assert problems == ["c.toml: [memory] hedge must be true or false, not 'no'."]
+
+
+def test_a_request_that_lost_a_hedge_counts_in_the_figures() -> None:
+    from memory import MemoryStore
+    from memory.log import figures
+
+    store = MemoryStore().ensure()
+    store.log({"session": "s", "segment": "0-2", "model": "a", "outcome": "cancelled",
+               "kind": "late", "latency": 0.5, "cost": 0.002})
+    store.log({"session": "s", "segment": "0-2", "model": "a", "outcome": "cancelled",
+               "kind": "cancelled", "latency": 0.5, "cost": 0.0})
+    (row,) = figures(store)
+    assert (row.model, row.attempts, row.cost) == ("a", 1, 0.002)
