@@ -122,7 +122,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
 def cmd_log(args: argparse.Namespace) -> int:
     from memory import next_retry
     from memory.consolidation import held
-    from memory.log import figures, sessions
+    from memory.log import figures, model_health, sessions
     from memory.review import proposal_for
 
     store = _store()
@@ -155,6 +155,11 @@ def cmd_log(args: argparse.Namespace) -> int:
         for row in rows:
             print(f"{row.model:32} {row.attempts:8d} {row.success_rate:6.0%} "
                   f"{row.median_latency:7.2f}s ${row.cost:8.4f}")
+    states = model_health(store)
+    if states:
+        print("\nModels now:")
+        for state in states:
+            print(f"  {state.model}: {state.describe()}")
     return 0
 
 

@@ -60,6 +60,7 @@ TRANSPORT_FIELDS: dict[str, tuple[type, float, float]] = {
     # name: (type, minimum, maximum)
     "retries": (int, 0, 10),
     "backoff": (float, 0.0, 60.0),
+    "short_backoff": (float, 0.0, 60.0),
     "max_backoff": (float, 0.0, 600.0),
     "retry_after_cap": (float, 0.0, 600.0),
     "attempt_deadline": (float, 0.1, 3600.0),

@@ -1,10 +1,17 @@
 """The transport layer: call a model through litellm and survive provider failures.
 
-Phase 1 retries the requested model with exponential backoff on transient errors (rate
-limits, 5xx, 524, 529, connection errors). Phase 2 walks the chain, each fallback once,
-each through its own gateway. Model-level failures (a stream that died, a failed tool
-call, a missed deadline, a stalled stream) go straight to the next model. An auth failure
-writes its gateway off for the rest of the walk. Every try becomes an `Attempt`.
+The walk asks each model of the chain in turn, each through its own gateway. A transient
+error (rate limit, 5xx, 524, 529, connection) is retried with backoff only where there is
+nowhere else to go: while a healthy model follows, the head gets one short retry and the
+others none, and a Retry-After becomes the model's cooldown rather than a sleep; the last
+model of the walk gets the full backoff. Model-level failures (a stream that died, a
+failed tool call, a missed deadline, a stalled stream) go straight to the next model. An
+auth failure writes its gateway off for the rest of the walk. Every try becomes an
+`Attempt`.
+
+Given a `HealthBook` (catalog.health), the walk also learns across walks and processes:
+cooling models go last, a refused key is not sent again, and a deadline follows the
+model's observed latency (a stream's first token likewise).
 
 A caller may pass `accept`, which inspects a reply and raises `ReplyRejected` when the
 answer does not do the job; the walk then goes on from the model that answered, sharing
@@ -23,9 +30,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
+from functools import partial
 from typing import Any
 
+from catalog import health as health_module
 from catalog.catalog import Catalog, Chain, Route
+from catalog.health import HealthBook
+from catalog.hedge import LOST, race
 from catalog.llm import litellm
 from catalog.sanitize import clean_text
 from catalog.structured import (
@@ -58,6 +69,7 @@ class Kind(StrEnum):
     GATEWAY_DOWN = "gateway_down"
     REJECTED = "rejected"
     CANCELLED = "cancelled"
+    LATE = "late"  # cancelled: the other model of a hedge answered first
     UNKNOWN = "unknown"
 
 
@@ -78,12 +90,14 @@ class Outcome(StrEnum):
 class RetryPolicy:
     """How hard to try. Tests shrink every figure; users may set them in config.toml."""
 
-    retries: int = 3  # extra tries of the requested model on transient errors
+    retries: int = 3  # extra tries of the walk's last model on transient errors
     backoff: float = 1.0  # first delay; doubles each retry (1 s, 2 s, 4 s)
+    short_backoff: float = 0.5  # the head's one retry while a healthy model follows it
     max_backoff: float = 30.0
     retry_after_cap: float = 30.0  # a Retry-After longer than this is cut to it
     attempt_deadline: float = 60.0  # hard limit on one request, stream included
     stall_timeout: float = 30.0  # longest silence allowed between stream chunks
+    first_token: float | None = None  # a stream's first chunk (None: stall_timeout)
     retry_on: frozenset[Kind] = TRANSIENT
 
     def delay(self, retry: int, retry_after: float | None) -> float:
@@ -421,9 +435,14 @@ async def _request(
     if stream:
         kwargs["stream"] = True
         kwargs["stream_options"] = {"include_usage": True}
+    first_token = policy.first_token or policy.stall_timeout
     try:
-        response = await llm.acompletion(**kwargs)
+        # A stream's headers and first chunk must come within the first-token deadline.
+        async with asyncio.timeout(policy.first_token if stream else None) as waiting:
+            response = await llm.acompletion(**kwargs)
     except Exception as exc:
+        if stream and waiting.expired():
+            raise _Failure(Kind.DEADLINE, f"no first token within {first_token:g} s") from None
         if dialect is None or not refused_dialect(route, dialect, exc):
             raise
         # This server speaks another dialect of structured output: ask again in it.
@@ -436,12 +455,16 @@ async def _request(
     iterator = response.__aiter__()
     try:
         while True:
+            wait = policy.stall_timeout if assembly.chunks else first_token
             try:
-                async with asyncio.timeout(policy.stall_timeout):
+                async with asyncio.timeout(wait):
                     chunk = await iterator.__anext__()
             except StopAsyncIteration:
                 break
             except TimeoutError:
+                if not assembly.chunks and policy.first_token is not None:
+                    raise _Failure(Kind.DEADLINE,
+                                   f"no first token within {first_token:g} s") from None
                 raise _Stalled() from None
             piece = assembly.add(chunk)
             if piece and on_delta is not None:
@@ -527,10 +550,15 @@ async def complete(
     max_tokens: int | None = None,
     chain: Chain | None = None,
     schema: dict[str, Any] | None = None,
+    health: HealthBook | None = None,
+    hedge: bool = False,
 ) -> Result:
     """Ask `model` (then its chain, or the `chain` given) until one answers and `accept`
     takes the answer. With `schema`, models that support structured output are asked for
-    JSON matching it instead of calling `tools`.
+    JSON matching it instead of calling `tools`. With `health`, the walk is ordered, paced
+    and timed by what every Kept process learned about each model, and teaches it back. With
+    `hedge` too (not for streams), a model late past its p95 has the next model asked
+    beside it (catalog.hedge).
 
     Never raises for provider trouble: the result says what happened. Raises
     UnknownModelError for a model id the catalog lacks, and CancelledError when cancelled.
@@ -539,30 +567,50 @@ async def complete(
     chain = chain or catalog.chain(model)
     if not walk_chain:  # one model only, e.g. to test a gateway's key
         chain = replace(chain, models=chain.models[:1], end="no fallback was asked for")
+    models, probes = health.order(chain.models) if health else (list(chain.models), set())
     attempts: list[Attempt] = []
     dead_gateways: dict[str, str] = {}
     secrets = _Secrets(catalog.keys.secrets(catalog.gateways.values()))
 
-    def record(attempt: Attempt) -> None:
+    def record(attempt: Attempt, key: str | None = None,
+               retry_after: float | None = None) -> None:
         # Every reason carries a provider's words: keys out, escape sequences out.
         attempt = replace(attempt, reason=clean_text(redact(attempt.reason, secrets)))
         attempts.append(attempt)
+        if health is not None and attempt.outcome is not Outcome.SKIPPED:
+            health.observe(attempt, key=key, retry_after=retry_after)
         if on_attempt is not None:
             on_attempt(attempt)
 
-    for position, entry in enumerate(chain.models):
+    def callable_(entry: Any) -> bool:
+        route = catalog.route(entry)
+        return route.key.usable and route.gateway.name not in dead_gateways and not (
+            health and health.refused(entry.id, route.key.value))
+
+    async def ask(position: int, entry: Any) -> Result | None:
+        """Every try at one model: its accepted answer as the walk's result, or None."""
         route = catalog.route(entry)
         gateway = route.gateway.name
         if gateway in dead_gateways:
             record(Attempt(entry.id, gateway, Outcome.SKIPPED, Kind.GATEWAY_DOWN,
                            reason=dead_gateways[gateway]))
-            continue
+            return None
         if not route.key.usable:
             record(Attempt(entry.id, gateway, Outcome.SKIPPED, Kind.NO_KEY,
                            reason=route.problem or "no key"))
-            continue
-        tries = policy.retries + 1 if position == 0 else 1
-        model_policy = for_model(policy, entry.deadline)
+            return None
+        if health is not None and health.refused(entry.id, route.key.value):
+            record(Attempt(entry.id, gateway, Outcome.SKIPPED, Kind.AUTH,
+                           reason=f"the {route.gateway.label} key was refused earlier: "
+                           "check it with /keys"))
+            return None
+        if route.key.value:
+            secrets.append(route.key.value)
+        later = [(callable_(e), bool(health and health.cooling(e.id)))
+                 for e in models[position + 1:]]
+        onward = any(can for can, _ in later)  # somewhere else to go after this model
+        tries, short = _budget(position, entry.id in probes, later, policy)
+        model_policy = _fitted(for_model(policy, entry.deadline), health, entry, stream)
         for try_index in range(tries):
             started, t0 = time.time(), time.monotonic()
             try:
@@ -575,10 +623,9 @@ async def complete(
                     except _Stalled:
                         raise _Failure(Kind.STALLED, f"the stream stalled for "
                                        f"{model_policy.stall_timeout:g} s") from None
-            except asyncio.CancelledError:
-                record(Attempt(entry.id, gateway, Outcome.CANCELLED, Kind.CANCELLED,
-                               latency=time.monotonic() - t0, reason="cancelled",
-                               started=started))
+            except asyncio.CancelledError as cancel:
+                record(_cancelled(route, catalog, messages, cancel, time.monotonic() - t0,
+                                  started))
                 raise
             except Exception as exc:  # every failure becomes an Attempt
                 if isinstance(exc, TimeoutError) and deadline.expired():
@@ -596,13 +643,16 @@ async def complete(
                                               "this walk")
                     failure.reason = (f"the {route.gateway.label} key was refused: check it "
                                       "with /keys")
-                retry = failure.kind in policy.retry_on and try_index + 1 < tries
+                # With somewhere else to go, a Retry-After is the model's cooldown, not a sleep.
+                retry = failure.kind in policy.retry_on and try_index + 1 < tries and not (
+                    onward and failure.retry_after is not None)
                 record(Attempt(entry.id, gateway, Outcome.RETRIED if retry else Outcome.FAILED,
                                failure.kind, failure.status, latency, reason=failure.reason,
-                               started=started))
+                               started=started), route.key.value, failure.retry_after)
                 if not retry:
-                    break
-                await asyncio.sleep(policy.delay(try_index, failure.retry_after))
+                    return None
+                await asyncio.sleep(min(policy.delay(try_index, None), policy.short_backoff)
+                                    if short else policy.delay(try_index, failure.retry_after))
                 continue
             latency = time.monotonic() - t0
             try:
@@ -614,12 +664,87 @@ async def complete(
                 record(Attempt(entry.id, gateway, Outcome.REJECTED, kind, None,
                                latency, reply.prompt_tokens, reply.completion_tokens,
                                reply.cost, _one_line(why), started))
-                break
+                return None
             record(Attempt(entry.id, gateway, Outcome.OK, None, None, latency,
                            reply.prompt_tokens, reply.completion_tokens, reply.cost,
                            "", started))
             return Result(model, reply, value, tuple(attempts), "")
+        return None
+
+    position = 0
+    while position < len(models):
+        entry = models[position]
+        late = _hedge_after(health, entry, models[position + 1:], callable_) \
+            if hedge and not stream else None
+        if late is None:
+            result = await ask(position, entry)
+        else:
+            result, both = await race(partial(ask, position, entry),
+                                      partial(ask, position + 1, models[position + 1]), late)
+            position += both  # the next model was asked already
+        if result is not None:
+            return replace(result, attempts=tuple(attempts))
+        position += 1
     return Result(model, None, None, tuple(attempts), _summary(chain.ids, attempts, chain.end))
+
+
+def _hedge_after(health: HealthBook | None, entry: Any, rest: Sequence[Any],
+                 callable_: Callable[[Any], bool]) -> float | None:
+    """Seconds after which the next model is asked beside `entry`: its p95, or for a model
+    that has not answered often enough yet the shortest fitted deadline. None when the
+    next model cannot be asked or is cooling, and for a model with its own `deadline` (a
+    slow local model is slow on purpose) until its p95 is known."""
+    if health is None or not rest or not callable_(entry) or not callable_(rest[0]) or \
+            health.cooling(rest[0].id):
+        return None
+    p95 = health.p95(entry.id)
+    if p95 is None and entry.deadline is None:
+        return health_module.MIN_DEADLINE
+    return p95
+
+
+def _cancelled(route: Route, catalog: Catalog, messages: list[dict[str, Any]],
+               cancel: asyncio.CancelledError, latency: float, started: float) -> Attempt:
+    """The attempt a cancel ended. One cancelled because the other model of a hedge
+    answered first is charged its prompt's estimated cost: the provider read it."""
+    if LOST not in cancel.args:
+        return Attempt(route.entry.id, route.gateway.name, Outcome.CANCELLED, Kind.CANCELLED,
+                       latency=latency, reason="cancelled", started=started)
+    prompt = int(litellm().token_counter(model="gpt-4o", messages=messages))
+    pricing = catalog.pricing(route.entry)
+    return Attempt(route.entry.id, route.gateway.name, Outcome.CANCELLED, Kind.LATE,
+                   latency=latency, prompt_tokens=prompt,
+                   cost=pricing.cost(prompt, 0) if pricing else 0.0,
+                   reason="cancelled: the other model of the hedge answered first",
+                   started=started)
+
+
+def _budget(position: int, probe: bool, later: Sequence[tuple[bool, bool]],
+            policy: RetryPolicy) -> tuple[int, bool]:
+    """Tries for one model, and whether its retry is the short one. `later` says, for each
+    model after it, whether it can be called and whether it is cooling down.
+
+    The last model that can be called gets the full backoff: nowhere else to go. While a
+    healthy model follows, the head gets one short retry (a blip passes) and the others,
+    like a probe of a model whose cooldown just ended, one try."""
+    if not any(can for can, _ in later):
+        return policy.retries + 1, False
+    if position == 0 and not probe and any(can and not cooling for can, cooling in later):
+        return min(2, policy.retries + 1), True
+    return 1, False
+
+
+def _fitted(policy: RetryPolicy, health: HealthBook | None, entry: Any,
+            stream: bool) -> RetryPolicy:
+    """The policy with a deadline that follows the model's observed latency: the whole
+    answer's, or a stream's first token. A model with its own `deadline` keeps it."""
+    if health is None or entry.deadline is not None:
+        return policy
+    if stream and health.p95(entry.id) is None:
+        return policy  # headers within the attempt's deadline, chunks within stall_timeout
+    if stream:
+        return replace(policy, first_token=health.deadline(entry.id, policy.stall_timeout))
+    return replace(policy, attempt_deadline=health.deadline(entry.id, policy.attempt_deadline))
 
 
 def _summary(ids: Sequence[str], attempts: Sequence[Attempt], end: str) -> str:

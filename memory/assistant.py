@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from catalog import Attempt, Catalog, RetryPolicy, complete
+from catalog.health import HealthBook, State
 from memory.prompt import system_prompt
 from memory.sanitize import clean_text
 from memory.search import SEARCH_HISTORY_TOOL, run_search_tool
@@ -35,6 +36,7 @@ class Turn:
     completion_tokens: int = 0
     cost: float = 0.0
     searches: list[str] = field(default_factory=list)
+    unavailable: str = ""  # why the requested model did not answer, when another did
 
     @property
     def fell_back(self) -> bool:
@@ -71,6 +73,7 @@ async def answer(
         if on_attempt is not None:
             on_attempt(record)
 
+    health = store.health()
     try:
         await asyncio.to_thread(litellm)  # its first import takes seconds: not on this loop
         for _ in range(MAX_TOOL_ROUNDS):
@@ -87,7 +90,7 @@ async def answer(
             messages = [{"role": "system", "content": prompt}, *session.context()]
             result = await complete(catalog, model, messages, tools=[SEARCH_HISTORY_TOOL],
                                     stream=True, policy=policy, on_delta=delta,
-                                    on_attempt=attempt)
+                                    on_attempt=attempt, health=health)
             turn.cost += result.cost
             if not result.ok or result.reply is None:
                 turn.reason = result.reason
@@ -96,6 +99,8 @@ async def answer(
             turn.prompt_tokens += reply.prompt_tokens
             turn.completion_tokens += reply.completion_tokens
             turn.model = reply.model
+            if reply.model != model and not turn.unavailable:
+                turn.unavailable = _why_unavailable(model, turn.attempts, health)
             searches = [c for c in reply.tool_calls if c.name == "search_history"]
             if not searches:
                 turn.text = clean_text(reply.text)
@@ -124,6 +129,16 @@ async def answer(
             session.append({"role": "assistant", "content": clean_text("".join(shown)),
                             "model": last})
         raise
+
+
+def _why_unavailable(model: str, attempts: list[Attempt], health: HealthBook) -> str:
+    """The requested model's last failure in this turn, or, when the walk did not even ask
+    it (it is cooling down), what the health book says."""
+    failed = [a for a in attempts if a.model == model and a.reason]
+    if failed:
+        return failed[-1].reason
+    state = health.get(model)
+    return "" if state.state is State.HEALTHY else state.describe()
 
 
 def describe_search(arguments: str) -> str:

@@ -413,6 +413,7 @@ async def consolidate(
         retry = _policy(catalog, settings, policy)
         messages = journal.segment_messages(segment)
         forget = await asyncio.to_thread(asked_to_forget, messages)
+        health = store.health()
         # Credentials said in the chat never leave for a model (the journal keeps them).
         blocks = await asyncio.to_thread(
             lambda: [redact(b) for b in transcript_lines(messages)])
@@ -438,7 +439,8 @@ async def consolidate(
                     catalog, head, messages, tools=[SAVE_MEMORY_TOOL],
                     tool_choice=SAVE_MEMORY_CHOICE, policy=retry, on_attempt=record,
                     stream=stream, chain=chain, schema=SAVE_MEMORY_SCHEMA,
-                    max_tokens=reply_budget(settings, current),
+                    max_tokens=reply_budget(settings, current), health=health,
+                    hedge=settings.hedge,
                     accept=lambda reply, current=current: parse_save_memory(
                         reply, current, settings, _window(catalog, reply.model),
                         forget=forget))

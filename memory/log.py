@@ -6,6 +6,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from catalog.health import HealthBook, ModelHealth
 from catalog.sanitize import clean_text
 from memory.store import MemoryStore
 
@@ -83,8 +84,9 @@ def figures(store: MemoryStore) -> list[ModelFigures]:
     """Per model: requests made, how many were saved, median latency, total cost."""
     by_model: dict[str, list[dict[str, Any]]] = {}
     for record in store.read_log():
-        if record.get("outcome") in ("skipped", "cancelled"):
-            continue
+        if record.get("outcome") == "skipped" or (
+                record.get("outcome") == "cancelled" and record.get("kind") != "late"):
+            continue  # a request that lost a hedge was sent, and paid for: it counts
         by_model.setdefault(clean_text(str(record.get("model", "?"))), []).append(record)
     return [
         ModelFigures(
@@ -96,3 +98,8 @@ def figures(store: MemoryStore) -> list[ModelFigures]:
         )
         for model, records in sorted(by_model.items())
     ]
+
+
+def model_health(store: MemoryStore) -> list[ModelHealth]:
+    """Each model's state as every Kept process learned it, the troubled ones first."""
+    return HealthBook(store.health_path).all()

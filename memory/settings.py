@@ -30,6 +30,8 @@ class MemorySettings:
     session_keep_messages: int = 40  # what stays in the model's context after compaction
     prompt_memory_chars: int = 16_000  # how much of MEMORY.md the system prompt carries
     review: Review = Review.AFTER  # "before": each change waits for your decision
+    # A model late past its usual time (p95) has the next one asked beside it; see README.
+    hedge: bool = True
 
 
 LIMITS: dict[str, tuple[float, float]] = {
@@ -62,6 +64,13 @@ def parse_memory_settings(data: dict[str, Any], where: str) -> tuple[MemorySetti
             else:
                 problems.append(f"{where}: [memory] review must be \"after\" or \"before\", "
                                 f"not {value!r}.")
+            continue
+        if key == "hedge":
+            if isinstance(value, bool):
+                values[key] = value
+            else:
+                problems.append(f"{where}: [memory] hedge must be true or false, not "
+                                f"{value!r}.")
             continue
         if key == "consolidation_model":
             if isinstance(value, str):

@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from catalog.health import HealthBook
 from memory import journal as journals
 from memory.journal import Journal
 from memory.settings import MemorySettings
@@ -128,6 +129,7 @@ class MemoryStore:
         self.lock_path = self.root / ".lock"
         # Journals the last look at sessions/ could not read, each with the sentence why.
         self.skipped: dict[Path, str] = {}
+        self.health_path = self.root / "health.json"
 
     def ensure(self) -> MemoryStore:
         for folder in (self.root, self.archive_dir, self.sessions_dir, self.done_dir,
@@ -519,6 +521,14 @@ class MemoryStore:
             journal.path = target
         if target.exists() and stat.S_IMODE(target.stat().st_mode) != 0o400:
             os.chmod(target, 0o400)  # also mends a crash between the move and the chmod
+
+    # --- model health ----------------------------------------------------------------------
+
+    def health(self) -> HealthBook:
+        """What every Kept process learned about each model (catalog.health): the
+        transport orders, paces and times its walk by it."""
+        self.ensure()
+        return HealthBook(self.health_path)
 
     # --- the consolidation log -------------------------------------------------------------
 

@@ -63,7 +63,7 @@ async def tidy(store: MemoryStore, catalog: Catalog, *, policy: RetryPolicy | No
         catalog, chain.models[0].id, messages, tools=[SAVE_MEMORY_TOOL],
         tool_choice=SAVE_MEMORY_CHOICE, policy=_policy(catalog, settings, policy),
         on_attempt=on_attempt, chain=chain, schema=SAVE_MEMORY_SCHEMA,
-        max_tokens=reply_budget(settings, base.text),
+        max_tokens=reply_budget(settings, base.text), health=store.health(),
         accept=lambda reply: parse_save_memory(reply, base.text, settings))
     if not result.ok:
         return Tidy(base, reason=result.reason, attempts=result.attempts)

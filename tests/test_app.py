@@ -64,8 +64,29 @@ def test_a_fallback_answer_says_which_model_answered(fake: FakeProvider) -> None
             await send(pilot, "hello")
             reply = views(app)[-1]
             assert reply.text == "From the backup."
-            assert reply.who.startswith("Claude Haiku 4.5 — answered for GPT-4.1 mini: server")
+            assert reply.who.startswith("GPT-4.1 mini is unavailable — answered by "
+                                        "Claude Haiku 4.5 (server error")
             assert app.session.messages[-1]["model"] == "claude-haiku-4-5"
+
+    run(scenario)
+
+
+def test_a_dead_chat_model_is_not_waited_for_on_the_next_message(fake: FakeProvider) -> None:
+    fake.set_default("gpt-4.1-mini", http_error(500))
+    fake.default = text("From the backup.")
+
+    async def scenario():
+        app = make_app(fake)
+        async with app.run_test() as pilot:
+            await send(pilot, "hello")
+            assert fake.count(model="gpt-4.1-mini") == 2  # one short retry, then the chain
+            await send(pilot, "and again")
+            assert fake.count(model="gpt-4.1-mini") == 2  # cooling down: not asked
+            reply = views(app)[-1]
+            assert reply.text == "From the backup."
+            assert reply.who.startswith("GPT-4.1 mini is unavailable — answered by "
+                                        "Claude Haiku 4.5 (cooling down until ")
+            assert "after 2 × 500" in reply.who
 
     run(scenario)
 

@@ -136,6 +136,27 @@ def test_doctor_reports_folders_keys_and_config(capsys, monkeypatch) -> None:
     assert main(["doctor"]) == 0
 
 
+def test_log_shows_each_models_state(capsys) -> None:
+    from datetime import datetime
+
+    from catalog import Attempt, Kind, Outcome
+
+    store = MemoryStore().ensure()
+    book = store.health()
+    for outcome in ("retried", "retried", "failed"):
+        book.observe(Attempt("llama-3.3-70b-versatile", "groq", Outcome(outcome),
+                             Kind.SERVER_ERROR, 500))
+    for _ in range(3):
+        book.observe(Attempt("gpt-4.1-mini", "openai", Outcome.OK, latency=1.2))
+    until = datetime.fromtimestamp(book.get("llama-3.3-70b-versatile").until)
+    assert main(["log"]) == 0
+    out = capsys.readouterr().out
+    assert "Models now:" in out
+    assert (f"  llama-3.3-70b-versatile: cooling down until {until:%H:%M} after 3 × 500"
+            in out)
+    assert "  gpt-4.1-mini: healthy (p95 1.2 s over 3 answers)" in out
+
+
 def test_log_with_nothing_yet(capsys) -> None:
     assert main(["log"]) == 0
     assert "No consolidation has run yet." in capsys.readouterr().out

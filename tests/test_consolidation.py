@@ -121,7 +121,8 @@ def test_every_fault_at_every_position_of_the_chain(store, fake, fault, position
         (entry,) = store.history_entries()
         started = datetime.fromisoformat(SAMPLE_MESSAGES[0]["time"]).astimezone()
         assert entry.text == f"[{started:%Y-%m-%d %H:%M}] The user introduced themselves."
-    # Each model is visited once; only the head's transient errors are retried.
+    # Each model is visited once; transient errors are retried once by the head while a
+    # healthy model follows it, and with the full backoff by the last model of the walk.
     for index, model in enumerate(CHAIN):
         seen = fake.count(model=model)
         after_saver = saver is not None and index > saver
@@ -129,6 +130,8 @@ def test_every_fault_at_every_position_of_the_chain(store, fake, fault, position
         if after_saver or written_off:
             assert seen == 0
         elif index == position == 0 and fault in ("429", "500", "524", "529"):
+            assert seen == 2
+        elif index == position == len(CHAIN) - 1 and fault in ("429", "500", "524", "529"):
             assert seen == 4
         else:
             assert seen == 1, (model, seen)
@@ -353,3 +356,37 @@ def test_compaction_consolidates_the_older_part_and_keeps_the_journal_whole(stor
 def test_the_consolidation_chain_is_composed_unless_a_model_is_chosen() -> None:
     assert MemorySettings().consolidation_model == ""
 
+
+
+def test_a_failing_head_costs_the_first_session_only(store, fake) -> None:
+    healthy(fake)
+    fake.set_default(CHAIN[0], http_error(500))
+    pending_session(store)
+    (first,) = run_pending(store, fake)
+    assert first.saved and first.model == CHAIN_IDS[1]
+    assert fake.count(model=CHAIN[0]) == 2  # one short retry: a healthy model follows
+    pending_session(store)
+    (second,) = run_pending(store, fake)
+    assert second.saved and second.model == CHAIN_IDS[1]
+    assert fake.count(model=CHAIN[0]) == 2  # cooling down: not asked again
+    assert [a.model for a in second.attempts] == [CHAIN_IDS[1]]
+    assert store.health().get(CHAIN_IDS[0]).describe().startswith("cooling down until")
+
+
+def test_a_late_head_is_hedged_by_the_next_model(store, fake) -> None:
+    from catalog import Attempt
+
+    book = store.health()
+    for _ in range(3):
+        book.observe(Attempt(CHAIN_IDS[0], "groq", Outcome.OK, latency=0.01))
+    healthy(fake)
+    fake.set_default(CHAIN[0], hang())
+    store.settings = replace(store.settings, attempt_deadline=30.0)
+    journal = pending_session(store)
+    policy = replace(POLICY, attempt_deadline=30.0)
+    (result,) = asyncio.run(consolidate_pending(store, fake_catalog(fake), policy=policy))
+    assert result.saved and result.model == CHAIN_IDS[1]
+    assert result.elapsed < 20  # not the head's 30 s deadline
+    logged = [(r["model"], r["outcome"]) for r in store.read_log()]
+    assert sorted(logged) == [(CHAIN_IDS[0], "cancelled"), (CHAIN_IDS[1], "ok")]
+    assert all(r["session"] == journal.id for r in store.read_log())

@@ -287,9 +287,10 @@ def _config(fake: FakeProvider) -> str:
     gateways = "".join(f'[gateways.{name}]\nbase_url = "{fake.base_url(name)}"\n\n'
                        for name in ("groq", "openai", "anthropic"))
     # A request the fake drops is retried at once rather than after a second; and the first
-    # process's held request outlives the second process's start on the slowest machine.
+    # process's held request outlives the second process's start on the slowest machine,
+    # without a hedge asking the next model meanwhile.
     return gateways + ("[transport]\nbackoff = 0.0\nmax_backoff = 0.0\nattempt_deadline = 300.0\n"
-                       "\n[memory]\nattempt_deadline = 300.0\n")
+                       "\n[memory]\nattempt_deadline = 300.0\nhedge = false\n")
 
 
 def test_two_processes_consolidating_at_once_save_every_session_exactly_once(

@@ -203,6 +203,8 @@ def test_log_screen_shows_chains_and_retries_pending_sessions(fake: FakeProvider
             assert ("old [0-2] ✓ qwen3-32b → did not call save_memory → gpt-4.1-mini ✓ 4.1 s"
                     in shown(app, "#chains"))
             assert journal.id in shown(app, "#pending")
+            assert "llama-3.3-70b-versatile: cooling down until " in shown(app, "#health")
+            assert "after 2 × 503" in shown(app, "#health")
             await pilot.click("#retry")
             await settle(pilot)
             await until(pilot, lambda: shown(app, "#pending") == "Nothing pending.",

@@ -251,9 +251,10 @@ class ChatScreen(Screen):
         if turn.ok:
             label = self._label(turn.model)
             if turn.fell_back:
-                failed = next((a for a in turn.attempts if a.model == turn.requested), None)
-                why = f": {failed.reason}" if failed and failed.reason else ""
-                label += f" — answered for {self._label(turn.requested)}{why}"
+                # Said at once: a model that is cooling down is not waited for.
+                why = f" ({turn.unavailable})" if turn.unavailable else ""
+                label = (f"{self._label(turn.requested)} is unavailable — answered by "
+                         f"{label}{why}")
             if turn.searches:
                 label += "  (searched history: " + ", ".join(
                     repr(describe_search(s)) for s in turn.searches) + ")"

@@ -31,6 +31,8 @@ class LogScreen(Screen):
             yield Button("Retry now", id="retry", variant="primary")
             yield Label("By model", classes="section")
             yield DataTable(id="figures", cursor_type="row", zebra_stripes=True)
+            yield Label("Models now", classes="section")
+            yield Static("", id="health", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -40,7 +42,7 @@ class LogScreen(Screen):
 
     def refresh_log(self) -> None:
         from memory import next_retry
-        from memory.log import figures, sessions
+        from memory.log import figures, model_health, sessions
 
         store = self.app.store
         logs = sessions(store)
@@ -63,6 +65,9 @@ class LogScreen(Screen):
         for row in figures(store):
             table.add_row(row.model, str(row.attempts), f"{row.success_rate:.0%}",
                           f"{row.median_latency:.2f} s", f"${row.cost:.4f}")
+        self.query_one("#health", Static).update("\n".join(
+            f"{state.model}: {state.describe()}" for state in model_health(store))
+            or "No model has been asked yet.")
 
     @work(thread=True, exclusive=True, group="log-plan", exit_on_error=False)
     def _show_plan(self) -> None:

@@ -1,0 +1,286 @@
+"""Model health, shared by every Kept process: a failing model costs seconds once.
+
+Each model is healthy, cooling down until a time (the walk gave up on it after transient
+failures, or it asked for a pause with Retry-After), or written off (its key was refused:
+lifted when the key changes, or after an hour in case the provider re-enabled it). The
+transport orders its walk by this book: cooling models go after the healthy ones, never
+dropped, so when everything else fails they still get their turn. When a cooldown ends,
+one process claims a single probe of the model; an answer lets it back in, a failure
+cools it down again for twice as long.
+
+The book also keeps each model's latest answer times, so that a deadline can follow what
+the model usually needs (`deadline`) and a hedge knows when a model is late (`p95`).
+
+One JSON file in the data dir (the caller owns the folder and passes the path). Every
+change is read-modify-write under an exclusive lock, written to a temporary file and put
+in place with an atomic rename: two Kept processes never tear it, a crash leaves the old
+or the new book, and it survives restarts. It stays small: a bounded list of answer times
+per model, and at most MAX_MODELS models. A damaged file is read as an empty book.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from catalog.models import ModelEntry
+    from catalog.transport import Attempt
+
+COOLDOWN = 120.0  # the first cooldown after the walk gave up on a model; doubles after
+MAX_COOLDOWN = 1800.0
+MAX_RETRY_AFTER = 3600.0  # a Retry-After longer than this is read as this
+REFUSED_FOR = 3600.0  # a refused key is tried again after this, even unchanged
+PROBE_HOLD = 120.0  # how long a claimed probe keeps other processes off the model
+LATENCIES = 20  # answer times kept per model
+MIN_SAMPLES = 3  # answers needed before a deadline or hedge follows them
+MIN_DEADLINE = 8.0  # a deadline that follows latency is never shorter than this
+MAX_MODELS = 100
+# The kinds that say "this model is unreachable now", as opposed to "it answered badly".
+UNREACHABLE = frozenset({"rate_limit", "server_error", "overloaded", "gateway_timeout",
+                         "connection", "timeout", "deadline", "stalled"})
+_LABELS = {"deadline": "no answer in time", "stalled": "stalled stream",
+           "connection": "connection failure", "timeout": "timeout",
+           "gateway_timeout": "upstream timeout", "overloaded": "overloaded",
+           "rate_limit": "429", "server_error": "server error", "late": "late"}
+
+
+class State(StrEnum):
+    HEALTHY = "healthy"
+    COOLING = "cooling"  # tried after the healthy models until `until`
+    PROBE = "probe"  # its cooldown ended: one try, at its place in the chain
+    REFUSED = "refused"  # its key was refused: skipped until the key changes
+
+
+@dataclass(frozen=True)
+class ModelHealth:
+    """One model's state as the book saw it, ready to be shown."""
+
+    model: str
+    state: State
+    until: float = 0.0
+    failures: int = 0  # consecutive failures that made it unreachable
+    last: str = ""  # the last of them, short: "500", "no answer in time"
+    p95: float | None = None
+    answers: int = 0
+
+    def describe(self) -> str:
+        """`cooling down until 14:32 after 3 × 500`, `healthy (p95 1.2 s)`."""
+        after = f" after {self.failures} × {self.last}" if self.failures and self.last else ""
+        at = datetime.fromtimestamp(self.until).strftime("%H:%M") if self.until else ""
+        if self.state is State.COOLING:
+            return f"cooling down until {at}{after}"
+        if self.state is State.REFUSED:
+            return "written off: its key was refused (fix it with /keys)"
+        if self.state is State.PROBE:
+            return f"cooldown over, on probation{after}"
+        speed = f" (p95 {self.p95:.1f} s over {self.answers} answers)" if self.p95 else ""
+        return f"healthy{speed}"
+
+
+def fingerprint(key: str | None) -> str:
+    """Enough of a key's hash to notice it changed; the key itself is never written."""
+    return hashlib.sha256((key or "").encode()).hexdigest()[:12]
+
+
+def _p95(values: Sequence[float]) -> float | None:
+    if len(values) < MIN_SAMPLES:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+
+
+def _label(kind: str, status: int | None) -> str:
+    return str(status) if status else _LABELS.get(kind, kind)
+
+
+class HealthBook:
+    """Per-model health in one file (None: in memory only, for a caller with no data dir).
+
+    `clock` is wall time (cooldowns are shown as clock times, and outlive the process)."""
+
+    def __init__(self, path: Path | None = None, clock: Callable[[], float] = time.time
+                 ) -> None:
+        self.path = path
+        self.clock = clock
+        self._memory: dict[str, dict[str, Any]] = {}
+
+    # --- the file ------------------------------------------------------------------------
+
+    def _read(self) -> dict[str, dict[str, Any]]:
+        if self.path is None:
+            return json.loads(json.dumps(self._memory))
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        models = data.get("models") if isinstance(data, dict) else None
+        if not isinstance(models, dict):
+            return {}
+        return {str(k): v for k, v in models.items() if isinstance(v, dict)}
+
+    def _write(self, models: dict[str, dict[str, Any]]) -> None:
+        if len(models) > MAX_MODELS:  # the least recently seen go first
+            keep = sorted(models, key=lambda m: float(models[m].get("seen", 0)))[-MAX_MODELS:]
+            models = {m: models[m] for m in keep}
+        if self.path is None:
+            self._memory = models
+            return
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"version": 1, "models": models}), encoding="utf-8")
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, self.path)
+
+    @contextlib.contextmanager
+    def _change(self) -> Iterator[dict[str, dict[str, Any]]]:
+        """The models, read under an exclusive lock and written back atomically."""
+        if self.path is None:
+            models = self._read()
+            yield models
+            self._write(models)
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path.with_name(f".{self.path.name}.lock"),
+                     os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            models = self._read()
+            yield models
+            self._write(models)
+        finally:
+            os.close(fd)
+
+    def _update(self, change: Callable[[dict[str, dict[str, Any]]], None]) -> None:
+        """Apply `change`; a book that cannot be written never stops a request."""
+        with contextlib.suppress(OSError), self._change() as models:
+            change(models)
+
+    # --- reading -------------------------------------------------------------------------
+
+    def _health(self, model: str, record: dict[str, Any] | None, now: float) -> ModelHealth:
+        record = record or {}
+        latencies = [float(x) for x in record.get("latencies", ()) if isinstance(x, int | float)]
+        p95 = _p95(latencies)
+        failures, last = int(record.get("failures", 0) or 0), str(record.get("last", ""))
+        refused_at = float(record.get("refused_at", 0) or 0)
+        if record.get("refused") and now - refused_at < REFUSED_FOR:
+            return ModelHealth(model, State.REFUSED, refused_at, failures, last, p95,
+                               len(latencies))
+        until = float(record.get("cool_until", 0) or 0)
+        probing = float(record.get("probe_until", 0) or 0)
+        if until > now or probing > now:  # cooling, or another walk is probing it
+            return ModelHealth(model, State.COOLING, max(until, probing), failures, last,
+                               p95, len(latencies))
+        if until:
+            return ModelHealth(model, State.PROBE, until, failures, last, p95, len(latencies))
+        return ModelHealth(model, State.HEALTHY, 0.0, failures, last, p95, len(latencies))
+
+    def get(self, model: str) -> ModelHealth:
+        return self._health(model, self._read().get(model), self.clock())
+
+    def all(self) -> list[ModelHealth]:
+        """Every model the book knows, the troubled ones first."""
+        now = self.clock()
+        rows = [self._health(m, r, now) for m, r in self._read().items()]
+        return sorted(rows, key=lambda h: (h.state is State.HEALTHY, h.model))
+
+    def refused(self, model: str, key: str | None) -> bool:
+        """True when this very key was refused for `model` within the last hour."""
+        record = self._read().get(model) or {}
+        return (record.get("refused") == fingerprint(key) and
+                self.clock() - float(record.get("refused_at", 0) or 0) < REFUSED_FOR)
+
+    def p95(self, model: str) -> float | None:
+        return self.get(model).p95
+
+    def deadline(self, model: str, configured: float) -> float:
+        """max(3 × p95 of its answers, 8 s), capped by `configured`: a hang is noticed in
+        seconds for a model that answers in two. `configured` until it has answered."""
+        p95 = self.p95(model)
+        return configured if p95 is None else min(configured, max(3 * p95, MIN_DEADLINE))
+
+    # --- the walk ------------------------------------------------------------------------
+
+    def order(self, entries: Sequence[ModelEntry]) -> tuple[list[ModelEntry], set[str]]:
+        """The walk: healthy models in chain order, then the cooling ones (never dropped).
+        Also the models whose cooldown is over: this walk probes them once (the claim is
+        written, so another process waits for its verdict)."""
+        now = self.clock()
+        probes: set[str] = set()
+        cooling: set[str] = set()
+
+        def claim(models: dict[str, dict[str, Any]]) -> None:
+            for entry in entries:
+                health = self._health(entry.id, models.get(entry.id), now)
+                if health.state is State.COOLING:
+                    cooling.add(entry.id)
+                elif health.state is State.PROBE:
+                    probes.add(entry.id)
+                    models[entry.id]["probe_until"] = now + PROBE_HOLD
+
+        if any(self._health(e.id, r, now).state is State.PROBE
+               for e in entries if (r := self._read().get(e.id))):
+            self._update(claim)
+        else:
+            claim(self._read())
+        ordered = [e for e in entries if e.id not in cooling] + \
+            [e for e in entries if e.id in cooling]
+        return ordered, probes
+
+    def cooling(self, model: str) -> bool:
+        return self.get(model).state is State.COOLING
+
+    def observe(self, attempt: Attempt, *, key: str | None = None,
+                retry_after: float | None = None) -> None:
+        """Learn from one attempt of a walk (every outcome but a skip)."""
+        outcome, kind = attempt.outcome.value, attempt.kind.value if attempt.kind else ""
+        now = self.clock()
+
+        def change(models: dict[str, dict[str, Any]]) -> None:
+            record = models.setdefault(attempt.model, {})
+            record["seen"] = now
+            if outcome in ("ok", "rejected"):  # it answered: reachable again
+                latencies = [*record.get("latencies", ()), round(attempt.latency, 3)]
+                record.update(latencies=latencies[-LATENCIES:], failures=0, last="",
+                              cool_until=0, cooldowns=0, probe_until=0)
+                record.pop("refused", None)
+            elif kind == "auth":
+                record.update(refused=fingerprint(key), refused_at=now)
+            elif outcome in ("retried", "failed") and kind in UNREACHABLE:
+                record["failures"] = int(record.get("failures", 0) or 0) + 1
+                record["last"] = _label(kind, attempt.status)
+                if outcome == "failed" or retry_after is not None:
+                    # The walk gave up on it (or it asked for a pause): cool it down.
+                    _cool(record, now, retry_after)
+            elif kind == "late":
+                # It lost a hedge: late twice in a row, or past the shortest deadline once,
+                # and it cools down like a model that did not answer.
+                record["failures"] = int(record.get("failures", 0) or 0) + 1
+                record["last"] = "late"
+                if record["failures"] >= 2 or attempt.latency >= MIN_DEADLINE:
+                    _cool(record, now, None)
+            elif outcome == "cancelled":
+                record["probe_until"] = 0
+            else:
+                return
+
+        self._update(change)
+
+
+def _cool(record: dict[str, Any], now: float, retry_after: float | None) -> None:
+    """Start a cooldown: twice as long as the last one, or as long as Retry-After asked."""
+    cooldowns = int(record.get("cooldowns", 0) or 0)
+    pause = min(COOLDOWN * 2 ** cooldowns, MAX_COOLDOWN)
+    if retry_after is not None:
+        pause = max(pause, min(retry_after, MAX_RETRY_AFTER))
+    record.update(cool_until=now + pause, cooldowns=cooldowns + 1, probe_until=0)

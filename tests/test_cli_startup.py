@@ -1,0 +1,55 @@
+"""CLI verbs start fast: litellm is imported only when a request will be sent."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import subprocess_env
+from tests.support import SAMPLE_MESSAGES
+
+ROOT = Path(__file__).parent.parent
+CHILD = """
+import sys
+from app.cli import main
+for argv in {argvs!r}:
+    main(argv)
+    print(" ".join(argv[:2]), "litellm" in sys.modules, file=sys.stderr)
+"""
+
+
+def run_verbs(tmp_path: Path, argvs: list[list[str]], **env: str) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", CHILD.format(argvs=argvs)], cwd=ROOT,
+                          env=subprocess_env(**env), capture_output=True, text=True,
+                          timeout=300)
+    return [line for line in done.stderr.splitlines() if line.endswith(("True", "False"))]
+
+
+def test_verbs_that_send_nothing_never_import_litellm(tmp_path) -> None:
+    transcript = tmp_path / "chat.jsonl"
+    transcript.write_text("".join(json.dumps(m) + "\n" for m in SAMPLE_MESSAGES))
+    verbs = [["log"], ["memory", "show"], ["memory", "versions"], ["memory", "grep", "Ana"],
+             ["import", str(transcript)], ["log"],
+             # a pending session, but no model has a key: no request will be sent
+             ["consolidate"]]
+    lines = run_verbs(tmp_path, verbs)
+    assert lines == [f"{' '.join(v[:2])} False" for v in verbs]
+
+
+def test_a_verb_that_sends_a_request_imports_it(tmp_path, fake) -> None:
+    from tests.fakes.provider import tool_call
+    from tests.support import FAKE_GATEWAYS, fake_keys, save_args
+
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "config.toml").write_text("".join(
+        f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n' for g in FAKE_GATEWAYS))
+    fake.default = tool_call("save_memory", save_args())
+    transcript = tmp_path / "chat.jsonl"
+    transcript.write_text("".join(json.dumps(m) + "\n" for m in SAMPLE_MESSAGES))
+    lines = run_verbs(tmp_path, [["import", str(transcript)], ["consolidate"]],
+                      KEPT_CONFIG_DIR=str(config), **fake_keys())
+    assert lines == ["import " + str(transcript) + " False", "consolidate True"]
+    assert fake.count() == 1
