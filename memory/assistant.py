@@ -19,6 +19,12 @@ from memory.search import SEARCH_HISTORY_TOOL, run_search_tool
 from memory.session import LiveSession
 
 MAX_TOOL_ROUNDS = 4
+CUT_OFF = "\n\n*[reply cut off]*"  # ends a reply whose stream broke: it says so in the journal
+
+
+class _CutOff(Exception):
+    """A reply broke off after part of it was shown: the walk stops there, so the user
+    keeps what they read instead of seeing it replaced by another model's answer."""
 
 
 @dataclass
@@ -35,6 +41,7 @@ class Turn:
     completion_tokens: int = 0
     cost: float = 0.0
     searches: list[str] = field(default_factory=list)
+    cut_off: bool = False  # part of a reply was shown and kept; `reason` says what failed
 
     @property
     def fell_back(self) -> bool:
@@ -66,8 +73,10 @@ async def answer(
 
     def attempt(record: Attempt) -> None:
         turn.attempts.append(record)
+        if record.outcome.value not in ("ok", "cancelled", "skipped") and "".join(shown).strip():
+            raise _CutOff
         if record.outcome.value not in ("ok", "cancelled"):
-            shown.clear()  # what a failed attempt streamed is replaced by the next one
+            shown.clear()
         if on_attempt is not None:
             on_attempt(record)
 
@@ -81,9 +90,18 @@ async def answer(
             prompt = system_prompt(memory_text, limit=store.settings.prompt_memory_chars,
                                    now=now)
             messages = [{"role": "system", "content": prompt}, *session.context()]
-            result = await complete(catalog, model, messages, tools=[SEARCH_HISTORY_TOOL],
-                                    stream=True, policy=policy, on_delta=delta,
-                                    on_attempt=attempt)
+            try:
+                result = await complete(catalog, model, messages, tools=[SEARCH_HISTORY_TOOL],
+                                        stream=True, policy=policy, on_delta=delta,
+                                        on_attempt=attempt)
+            except _CutOff:
+                failed = turn.attempts[-1]
+                turn.text, turn.cut_off, turn.model = clean_text("".join(shown)), True, \
+                    failed.model
+                turn.reason = f"{failed.model}: {failed.reason}"
+                session.append({"role": "assistant", "content": turn.text + CUT_OFF,
+                                "model": failed.model})
+                return turn
             turn.cost += result.cost
             if not result.ok or result.reply is None:
                 turn.reason = result.reason

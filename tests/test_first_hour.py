@@ -56,3 +56,30 @@ def test_tab_then_enter_in_one_read_completes_before_sending(fake: FakeProvider)
             assert isinstance(app.screen, HelpScreen), "Enter sent /he before Tab completed"
 
     run(scenario)
+
+
+# --- 2. a broken stream ---------------------------------------------------------------------
+
+def test_a_broken_stream_keeps_the_partial_reply_on_screen_and_in_the_journal(
+        fake: FakeProvider) -> None:
+    from app.widgets.message import MessageView
+    from tests.fakes.provider import cut
+    from tests.support import send
+
+    fake.script("gpt-4.1-mini", cut(after_chunks=6))
+
+    async def scenario():
+        app = make_app(fake)
+        async with app.run_test() as pilot:
+            await composer_ready(pilot)
+            await send(pilot, "tell me a long story")
+            reply, notice = list(app.screen.query(MessageView))[-2:]
+            assert "partial0 partial1" in reply.text and "partial5" in reply.text
+            assert reply.who.endswith("cut off")
+            assert notice.has_class("error") and "broke off" in notice.text
+            assert len(fake.requests) == 1  # no other model replaced what was read
+            last = app.session.messages[-1]
+            assert last["role"] == "assistant" and "partial5" in last["content"]
+            assert last["content"].endswith("*[reply cut off]*")
+
+    run(scenario)

@@ -228,7 +228,7 @@ class ChatScreen(Screen):
         finally:
             pumping.cancel()
             bar.activity = ""
-        await view.finish(turn.text if turn.ok else None)
+        await view.finish(turn.text if turn.ok or turn.cut_off else None)
         self._finish(turn, view)
         return turn
 
@@ -247,6 +247,11 @@ class ChatScreen(Screen):
                 label += "  (searched history: " + ", ".join(
                     repr(describe_search(s)) for s in turn.searches) + ")"
             view.set_who(label)
+        elif turn.cut_off:
+            view.set_who(f"{self._label(turn.model)} — cut off")
+            self.notice(f"The reply broke off midway ({turn.reason}); what arrived is kept "
+                        "above and in the session.\nNext step: send your message again, or "
+                        "pick another model with /model.", kind="error")
         else:
             view.remove()
             self.notice(f"No model could answer. {turn.reason}\n\nNext step: check your keys "
