@@ -144,3 +144,56 @@ def describe_search(arguments: str) -> str:
         return str(json.loads(arguments).get("pattern", ""))
     except (ValueError, AttributeError):
         return ""
+
+
+def failure_notice(catalog: Catalog, requested: str, attempts: list[Attempt]) -> str:
+    """A failed turn in three short lines: what failed, why (reasons grouped, each gateway
+    named once), and the one next step. Each attempt's own words stay in the records."""
+    from catalog import Kind
+
+    last: dict[str, Attempt] = {}
+    for record in attempts:
+        last[record.model] = record
+    no_key: list[str] = []
+    refused: list[str] = []
+    unreachable: list[str] = []
+    other: list[str] = []
+
+    def add(group: list[str], item: str) -> None:
+        if item not in group:
+            group.append(item)
+
+    for record in last.values():
+        gateway = catalog.gateways.get(record.gateway)
+        label = gateway.label if gateway else record.gateway
+        if record.kind is Kind.NO_KEY:
+            add(no_key, label)
+        elif record.kind in (Kind.AUTH, Kind.GATEWAY_DOWN):
+            add(refused, label)
+        elif record.kind is Kind.CONNECTION:
+            url = catalog.route(catalog.get(record.model)).api_base if record.model in catalog \
+                else None
+            add(unreachable, url or label)
+        else:
+            add(other, f"{record.model} {record.reason.rstrip('.')}"[:90])
+    why = [f"no key for {', '.join(no_key)}"] if no_key else []
+    if refused:
+        why.append(f"the key was refused by {', '.join(refused)}")
+    if unreachable:
+        why.append(f"nothing answers at {', '.join(unreachable)}")
+    why += other[:2] + (["…"] if len(other) > 2 else [])
+    first = last.get(requested)
+    label = catalog.get(requested).label if requested in catalog else requested
+    keyless = first is not None and first.kind is Kind.CONNECTION
+    if keyless and requested in catalog:
+        keyless = not catalog.route(catalog.get(requested)).gateway.needs_key
+    if keyless:
+        step = (f"Start the server at {unreachable[0]} (or fix its address in config.toml), "
+                "or pick another model with /model.")
+    elif no_key or refused:
+        step = "Add or fix a key with /keys, or pick another model with /model."
+    else:
+        step = "Send it again in a moment, or pick another model with /model."
+    return (f"No model could answer for {label}; your message is saved.\n"
+            f"Why: {'; '.join(why) or 'no model in its chain could be tried'}.\n"
+            f"Next: {step}")

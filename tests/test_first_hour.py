@@ -83,3 +83,62 @@ def test_a_broken_stream_keeps_the_partial_reply_on_screen_and_in_the_journal(
             assert last["content"].endswith("*[reply cut off]*")
 
     run(scenario)
+
+
+# --- 8. failure notices ---------------------------------------------------------------------
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:  # a port that was free a moment ago
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def local_app(base_url: str, env: dict[str, str] | None = None, model: str = "smollm2"):
+    """The app chatting with a user's model on the keyless local gateway at `base_url`."""
+    import tomllib
+
+    from app.main import KeptApp
+    from app.settings import AppSettings, Settings
+    from catalog import Catalog, KeyStore, config_path
+    from catalog.config import parse_catalog_config
+    from memory import MemorySettings, MemoryStore
+    from tests.support import FAST_POLICY
+
+    config = parse_catalog_config(tomllib.loads(
+        f'[gateways.local]\nbase_url = "{base_url}"\n\n[[models]]\nid = "smollm2"\n'))
+    settings = Settings(AppSettings(model=model), MemorySettings(attempt_deadline=5.0), ())
+    return KeptApp(store=MemoryStore(settings=settings.memory), settings=settings,
+                   catalog=Catalog(config=config, keys=KeyStore(environ=env or {})),
+                   policy=FAST_POLICY, config_path=config_path())
+
+
+async def failure_of(app) -> str:
+    from app.widgets.message import MessageView
+    from tests.support import send
+
+    async with app.run_test() as pilot:
+        await composer_ready(pilot)
+        await send(pilot, "hello")
+        notice = list(app.screen.query(MessageView))[-1]
+        assert notice.has_class("error")
+        return notice.text
+
+
+def test_a_no_key_failure_is_three_short_lines_with_grouped_reasons(fake) -> None:
+    text = run(lambda: failure_of(make_app(fake, env={"DEEPSEEK_API_KEY": "sk-test-1234567"})))
+    lines = text.splitlines()
+    assert len(lines) == 3 and all(len(line) < 100 for line in lines), text
+    assert lines[1].startswith("Why: no key for OpenAI, Anthropic"), text
+    assert "/keys" in lines[2]
+    assert text.count("No key for") == 0 and ".." not in text and ".;" not in text
+
+
+def test_a_refused_local_server_is_named_and_not_sent_to_keys() -> None:
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    text = run(lambda: failure_of(local_app(url)))
+    lines = text.splitlines()
+    assert len(lines) == 3, text
+    assert url in lines[1] and url in lines[2], text
+    assert "/keys" not in text

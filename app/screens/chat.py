@@ -250,13 +250,14 @@ class ChatScreen(Screen):
         elif turn.cut_off:
             view.set_who(f"{self._label(turn.model)} — cut off")
             self.notice(f"The reply broke off midway ({turn.reason}); what arrived is kept "
-                        "above and in the session.\nNext step: send your message again, or "
+                        "above and in the session.\nNext: send your message again, or "
                         "pick another model with /model.", kind="error")
         else:
             view.remove()
-            self.notice(f"No model could answer. {turn.reason}\n\nNext step: check your keys "
-                        "with /keys, or pick another model with /model. Your message is "
-                        "saved; send it again when ready.", kind="error")
+            from memory.assistant import failure_notice
+
+            self.notice(failure_notice(self.app.catalog, turn.requested, turn.attempts),
+                        kind="error")
         self.refresh_status()
         if self.app.session.needs_compaction():
             segment = self.app.session.compact()
