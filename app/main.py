@@ -39,7 +39,7 @@ class KeptApp(App):
         Binding("ctrl+r", "review_memory", "Review memory change", show=False),
     ]
 
-    memory_status: reactive[str] = reactive("Memory saved")
+    memory_status: reactive[str] = reactive("")
 
     def __init__(
         self,
@@ -169,6 +169,8 @@ class KeptApp(App):
     def on_unmount(self) -> None:
         if self.session.private:  # a private session ends with the app
             self.session.close()
+        else:
+            self.session.release()  # the next start resumes it
 
     async def action_new_session(self) -> None:
         from app.screens.chat import ChatScreen

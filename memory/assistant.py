@@ -114,7 +114,9 @@ async def answer(
             if not searches:
                 turn.text = clean_text(reply.text)
                 session.append({"role": "assistant", "content": turn.text,
-                                "model": reply.model})
+                                "model": reply.model,
+                                "tokens": turn.prompt_tokens + turn.completion_tokens,
+                                "cost": round(turn.cost, 8)})
                 turn.ok = True
                 return turn
             session.append({"role": "assistant", "content": reply.text or None,

@@ -142,3 +142,72 @@ def test_a_refused_local_server_is_named_and_not_sent_to_keys() -> None:
     assert len(lines) == 3, text
     assert url in lines[1] and url in lines[2], text
     assert "/keys" not in text
+
+
+# --- 7. the status bar ----------------------------------------------------------------------
+
+def test_a_brand_new_data_folder_does_not_say_memory_saved(fake: FakeProvider) -> None:
+    from tests.support import settle
+
+    async def scenario():
+        app = make_app(fake)
+        async with app.run_test() as pilot:
+            await settle(pilot)
+            assert app.memory_status == "No memory saved yet"
+
+    run(scenario)
+
+
+def test_a_resumed_session_counts_its_tokens_on(fake: FakeProvider) -> None:
+    from app.widgets.status_bar import StatusBar
+    from tests.support import send
+
+    async def first():
+        app = make_app(fake)
+        async with app.run_test() as pilot:
+            await composer_ready(pilot)
+            await send(pilot, "hello")
+            bar = app.screen.query_one(StatusBar)
+            return bar.tokens, bar.cost
+
+    async def second():
+        app = make_app(fake)
+        async with app.run_test() as pilot:
+            await composer_ready(pilot)
+            bar = app.screen.query_one(StatusBar)
+            return bar.tokens, bar.cost
+
+    tokens, cost = run(first)
+    assert tokens > 0
+    assert run(second) == (tokens, cost)
+
+
+def test_one_failing_memory_job_of_two_leaves_the_counter_right(fake, monkeypatch) -> None:
+    import memory.consolidation
+    from tests.support import pending_session, settle
+
+    real = memory.consolidation.consolidate
+    failed = asyncio.Event()
+    calls = []
+
+    async def first_fails(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 1:
+            failed.set()
+            raise OSError("disk went away")
+        await failed.wait()
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(memory.consolidation, "consolidate", first_fails)
+
+    async def scenario():
+        app = make_app(fake)
+        async with app.run_test() as pilot:
+            await settle(pilot)
+            for journal in (pending_session(app.store), pending_session(app.store)):
+                app.jobs.save(journal, journal.pending[0])
+            await settle(pilot)
+            assert app.jobs.running == 0
+            assert app.memory_status != "Saving memory…"
+
+    run(scenario)

@@ -44,6 +44,12 @@ class ChatScreen(Screen):
         self._tokens = 0
         self._cost = 0.0
 
+    def _used_so_far(self) -> tuple[int, float]:
+        """Tokens and cost of the session's turns: a resumed session counts on from them."""
+        answers = [m for m in self.app.session.messages if m.get("role") == "assistant"]
+        return (sum(int(m.get("tokens") or 0) for m in answers),
+                sum(float(m.get("cost") or 0.0) for m in answers))
+
     def compose(self) -> ComposeResult:
         yield VerticalScroll(id="messages")
         yield Static(id="suggestions", markup=False)
@@ -57,6 +63,7 @@ class ChatScreen(Screen):
 
     def on_mount(self) -> None:
         self.watch(self.app, "memory_status", self._memory_changed)
+        self._tokens, self._cost = self._used_so_far()
         self.show_session()
         self.query_one(Composer).focus()
 
