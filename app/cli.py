@@ -95,8 +95,7 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
     catalog, store, settings = _memory_context()
     try:
         results = asyncio.run(consolidate_pending(
-            store, catalog, args.ids or None, chat_model=settings.app.model,
-            on_attempt=lambda a: print(f"  {describe_attempt(a)}", flush=True)))
+            store, catalog, args.ids or None, chat_model=settings.app.model))
     except LookupError as exc:
         print(f"kept consolidate: {exc}", file=sys.stderr)
         return 2
@@ -109,6 +108,8 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
         return 0
     pending = 0
     for result in results:
+        for attempt in result.attempts:  # each session's attempts, then what became of it
+            print(f"  {describe_attempt(attempt)}")
         if result.proposed:
             print(f"Session {result.session}: a memory change is proposed and waits for your "
                   "review (`kept memory review`).")
@@ -151,6 +152,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kept", description="Kept: a terminal assistant that never loses what you tell it."
     )
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        number = version("kept")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        number = "unknown"
+    parser.add_argument("--version", action="version", version=f"kept {number}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     models = sub.add_parser("models", help="list the models Kept can use")
     models.add_argument("--all", action="store_true",

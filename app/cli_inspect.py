@@ -31,7 +31,7 @@ def cmd_grep(args: argparse.Namespace) -> int:
     from memory.search import Pattern
 
     try:
-        pattern = Pattern(args.pattern, regex=args.regex, ignore_case=args.ignore_case)
+        pattern = Pattern(args.pattern, regex=args.regex, ignore_case=not args.case_sensitive)
     except re.error as exc:
         print(f"kept memory grep: bad regular expression {args.pattern!r}: {exc}",
               file=sys.stderr)
@@ -197,7 +197,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction, memory_sub: argparse._SubParsersAction) -> None:
     grep = memory_sub.add_parser("grep", help="search history, archives and pending sessions")
     grep.add_argument("pattern")
-    grep.add_argument("-i", "--ignore-case", action="store_true")
+    # Case is ignored by default, as in /grep; -s matches it exactly (-i is kept for habit).
+    grep.add_argument("-i", "--ignore-case", action="store_true", help="the default")
+    grep.add_argument("-s", "--case-sensitive", action="store_true",
+                      help="match case exactly")
     grep.add_argument("-E", "--regex", action="store_true", help="a regular expression")
     grep.set_defaults(func=cmd_grep)
     versions = memory_sub.add_parser("versions", help="list MEMORY.md's versions")

@@ -19,10 +19,12 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
                  "memory in the background", "new_session"),
     SlashCommand("/private", "Private session", "Start a session that is never saved to "
                  "memory; its journal is deleted when it ends", "private_session"),
-    SlashCommand("/model", "Choose model", "Pick the model you chat with", "pick_model"),
+    SlashCommand("/model", "Choose model", "Pick the model you chat with (/model ID: that "
+                 "one)", "pick_model", takes_argument=True),
     SlashCommand("/keys", "API keys", "Set, replace, delete or test a gateway's key",
                  "keys"),
-    SlashCommand("/theme", "Change theme", "Pick a colour theme", "change_theme"),
+    SlashCommand("/theme", "Change theme", "Pick a colour theme (/theme NAME: that one)",
+                 "change_theme", takes_argument=True),
     SlashCommand("/memory", "Memory", "See and edit MEMORY.md, history and versions",
                  "memory"),
     SlashCommand("/tidy", "Tidy memory", "Rewrite MEMORY.md tidily (duplicates merged, "

@@ -69,6 +69,7 @@ class KeptApp(App):
         self.jobs = MemoryJobs(self)
         self.review = MemoryReview(self)
         self.ready_at: float | None = None
+        self._theme_chosen = False  # the theme set at start-up is not the user's choice
 
     def on_mount(self) -> None:
         for theme in KEPT_THEMES:
@@ -79,6 +80,7 @@ class KeptApp(App):
                                  f"{DEFAULT_THEME}. Pick one with /theme.")
             wanted = DEFAULT_THEME
         self.theme = wanted
+        self._theme_chosen = True
         self.call_after_refresh(self._first_frame)
 
     def get_default_screen(self) -> Screen:
@@ -111,7 +113,9 @@ class KeptApp(App):
             self.notify(str(exc), title="Settings not saved", severity="error", markup=False)
 
     def watch_theme(self, theme: str) -> None:
-        if self.is_mounted and theme != self.settings.app.theme:
+        # Only a theme the user picks is saved: an unknown one in config.toml stays there,
+        # named in a notice, for the user to fix.
+        if self._theme_chosen and theme != self.settings.app.theme:
             self._save("app", "theme", theme)
             self.settings = replace(self.settings, app=replace(self.settings.app, theme=theme))
 
@@ -151,8 +155,8 @@ class KeptApp(App):
             yield SystemCommand(command.title, f"{command.name} — {command.help}",
                                 partial(self.run_action, f"{command.action}('')"
                                         if command.takes_argument else command.action))
-        yield SystemCommand("Retry pending memory", "Save pending sessions now",
-                            self.jobs.retry_now)
+        yield SystemCommand("Save pending memory now", "Try again now to save the sessions "
+                            "whose memory is not saved yet", self.jobs.retry_now)
         yield SystemCommand("Review memory change", "See the last change to MEMORY.md (and "
                             "undo it), or decide on a proposed one (Ctrl+R)",
                             self.action_review_memory)
@@ -184,8 +188,30 @@ class KeptApp(App):
         if isinstance(self.screen, ChatScreen):
             await self.screen.action_new_session(private=True)
 
-    def action_pick_model(self) -> None:
+    def action_change_theme(self, name: str = "") -> None:
+        """/theme NAME switches at once; /theme alone opens the picker."""
+        if not name:
+            super().action_change_theme()
+        elif name in self.available_themes:
+            self.theme = name
+            self.notify(f"Theme: {name}.", title="Theme", markup=False)
+        else:
+            self.notify(f"There is no theme '{name}'; known: "
+                        f"{', '.join(sorted(self.available_themes))}.", title="Theme",
+                        severity="error", markup=False)
+
+    def action_pick_model(self, model_id: str = "") -> None:
         from app.screens.model_picker import ModelPicker
+
+        if model_id:  # /model ID: that model at once
+            if model_id in self.catalog:
+                self.set_model(model_id)
+                self.refresh_status()
+                self.notify(f"Chatting with {self.catalog.get(model_id).label}.",
+                            title="Model", markup=False)
+            else:
+                self.set_model(model_id)  # says it is unknown, with the nearest ids
+            return
 
         def chosen(model_id: str | None) -> None:
             if model_id:
@@ -231,9 +257,12 @@ class KeptApp(App):
         from app.export import export_session
 
         try:
-            path = export_session(self.session, self.catalog, argument or None)
+            path = export_session(self.session, self.catalog, argument or None,
+                                  self.store.root / "exports")
         except OSError as exc:
-            self.notify(f"Could not export: {exc.strerror or exc}", severity="error", markup=False)
+            where = argument or self.store.root / "exports"
+            self.notify(f"Could not export to {where}: {exc.strerror or exc}.",
+                        severity="error", markup=False)
             return
         self.notify(f"Session exported to {path}", title="Export", markup=False)
 

@@ -472,4 +472,5 @@ async def consolidate_pending(
                                              on_attempt=on_attempt, stream=stream,
                                              chat_model=chat_model))
         store.settle(store.find_session(journal.id))
+    store.sweep_locks()
     return results

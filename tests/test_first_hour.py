@@ -211,3 +211,143 @@ def test_one_failing_memory_job_of_two_leaves_the_counter_right(fake, monkeypatc
             assert app.memory_status != "Saving memory…"
 
     run(scenario)
+
+
+# --- 15. small ones -------------------------------------------------------------------------
+
+def test_kept_version(capsys) -> None:
+    import pytest
+
+    from app.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.startswith("kept 0.")
+
+
+def test_consolidate_prints_each_sessions_attempts_before_its_line(fake, capsys,
+                                                                  monkeypatch) -> None:
+    from app.cli import main
+    from catalog import config_path
+    from memory import MemoryStore
+    from tests.fakes.provider import http_error, tool_call
+    from tests.support import FAKE_GATEWAYS, fake_keys, pending_session, save_args
+
+    path = config_path()
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n'
+                            for g in FAKE_GATEWAYS))
+    for name, value in fake_keys().items():
+        monkeypatch.setenv(name, value)
+    fake.set_default("llama-3.3-70b-versatile", http_error(400))
+    fake.default = tool_call("save_memory", save_args())
+    store = MemoryStore().ensure()
+    first, second = pending_session(store), pending_session(store)
+    assert main(["consolidate"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    sessions = [i for i, line in enumerate(lines) if line.startswith("Session ")]
+    assert len(sessions) == 2 and {first.id, second.id} <= {
+        lines[i].split()[1].rstrip(":") for i in sessions}
+    assert lines[0].startswith("  llama-3.3-70b-versatile")
+    assert lines[sessions[0] + 1].startswith("  llama-3.3-70b-versatile"), lines
+
+
+def test_theme_and_model_commands_take_a_name(fake: FakeProvider) -> None:
+    async def scenario():
+        app = make_app(fake)
+        async with app.run_test() as pilot:
+            await composer_ready(pilot)
+            await pilot.press(*"/theme kept-light", "enter")
+            await pilot.pause()
+            assert app.theme == "kept-light"
+            await pilot.press(*"/model claude-haiku-4-5", "enter")
+            await pilot.pause()
+            assert app.model == "claude-haiku-4-5"
+            assert app.screen is app.screen_stack[0]  # no picker opened over the chat
+
+    run(scenario)
+
+
+def notices(app) -> list[str]:
+    return [str(n.message) for n in app._notifications]
+
+
+def test_export_goes_to_the_exports_folder_and_names_a_bad_path(fake, tmp_path,
+                                                                monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+
+    async def scenario():
+        app = make_app(fake)
+        async with app.run_test() as pilot:
+            await composer_ready(pilot)
+            await pilot.press(*"/export", "enter")
+            await pilot.pause()
+            exported = app.store.root / "exports" / f"kept-{app.session.id}.md"
+            assert exported.exists() and not list(tmp_path.glob("kept-*.md"))
+            assert any(str(exported) in n for n in notices(app))
+            await pilot.press(*"/export /nonexistent/x.md", "enter")
+            await pilot.pause()
+            assert any("/nonexistent/x.md" in n for n in notices(app)), notices(app)
+
+    run(scenario)
+
+
+def test_memory_grep_ignores_case_by_default_like_grep_screen(capsys) -> None:
+    from app.cli import main
+    from memory import MemoryStore
+
+    MemoryStore().ensure().append_history("[2026-11-01 09:00] Talked about Green Tea.")
+    assert main(["memory", "grep", "green tea"]) == 0
+    assert main(["memory", "grep", "-s", "green tea"]) == 1
+
+
+def test_lock_files_of_settled_sessions_do_not_pile_up(fake: FakeProvider) -> None:
+    from app.cli import main
+    from memory import MemoryStore
+    from tests.support import pending_session
+
+    store = MemoryStore().ensure()
+    journal = pending_session(store, messages=[])
+    (store.sessions_dir / f".{journal.id}.live").touch()
+    (store.sessions_dir / f".{journal.id}.claim").touch()
+    main(["consolidate"])
+    assert not list(store.sessions_dir.glob(".*")), list(store.sessions_dir.iterdir())
+
+
+def test_the_palette_offers_one_command_for_pending_memory(fake: FakeProvider) -> None:
+    async def scenario():
+        app = make_app(fake)
+        async with app.run_test() as pilot:
+            await composer_ready(pilot)
+            titles = [c.title for c in app.get_system_commands(app.screen)]
+            assert titles.count("Save pending memory now") == 1
+            assert not any("Retry pending" in t for t in titles)
+
+    run(scenario)
+
+
+def test_an_unknown_theme_in_config_is_not_rewritten(fake: FakeProvider) -> None:
+    from catalog import config_path
+
+    path = config_path()
+    path.parent.mkdir(parents=True)
+    path.write_text('[app]\ntheme = "nope"\n')
+
+    async def scenario():
+        app = make_app(fake, theme="nope")
+        async with app.run_test() as pilot:
+            await composer_ready(pilot)
+            assert app.theme == "kept-dark"
+
+    run(scenario)
+    assert path.read_text() == '[app]\ntheme = "nope"\n'
+
+
+def test_the_licence_is_an_spdx_string_so_setup_does_not_warn() -> None:
+    import tomllib
+    from pathlib import Path
+
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert isinstance(project["project"]["license"], str)
+    assert "setuptools>=77" in project["build-system"]["requires"]
