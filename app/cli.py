@@ -188,9 +188,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def data_folder_problem() -> str:
+    """One sentence when the data folder cannot be used (a file, or not writable), else ""."""
+    import os
+
+    from memory.storage import data_dir
+
+    folder = data_dir()
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if existing is None:
+        return ""
+    if not existing.is_dir():
+        what = "" if existing == folder else f" ({existing} is a file)"
+        return (f"kept: the data folder {folder} cannot be used: it is not a folder{what}; "
+                "move that file away or set KEPT_DATA_DIR to a folder.")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return (f"kept: the data folder {folder} cannot be used: {existing} is not writable "
+                "by you.")
+    return ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "func", None) is not _cmd_models and (problem := data_folder_problem()):
+        print(problem, file=sys.stderr)
+        return 2
     if getattr(args, "func", None) is None:
         from app.main import run
 

@@ -351,3 +351,26 @@ def test_the_licence_is_an_spdx_string_so_setup_does_not_warn() -> None:
     project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
     assert isinstance(project["project"]["license"], str)
     assert "setuptools>=77" in project["build-system"]["requires"]
+
+
+# --- 4. a data folder that cannot be used ---------------------------------------------------
+
+def test_every_verb_and_the_app_name_a_data_folder_that_is_a_file(tmp_path) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.conftest import subprocess_env
+
+    kept = Path(sys.executable).with_name("kept")
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    env = subprocess_env(KEPT_DATA_DIR=str(blocker), KEPT_CONFIG_DIR=str(tmp_path / "c"),
+                         PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+    for argv in ([], ["memory", "grep", "x"], ["memory", "show"], ["log"], ["doctor"],
+                 ["consolidate"], ["memory", "versions"]):
+        done = subprocess.run([str(kept), *argv], env=env, capture_output=True, text=True,
+                              timeout=120, stdin=subprocess.DEVNULL)
+        assert done.returncode == 2, (argv, done.stdout, done.stderr)
+        assert "Traceback" not in done.stderr
+        assert str(blocker) in done.stderr and done.stderr.count("\n") == 1, (argv, done.stderr)
