@@ -374,3 +374,30 @@ def test_every_verb_and_the_app_name_a_data_folder_that_is_a_file(tmp_path) -> N
         assert done.returncode == 2, (argv, done.stdout, done.stderr)
         assert "Traceback" not in done.stderr
         assert str(blocker) in done.stderr and done.stderr.count("\n") == 1, (argv, done.stderr)
+
+
+# --- 6. kept import -------------------------------------------------------------------------
+
+def test_import_rejects_a_message_with_no_text_naming_the_line(tmp_path, capsys) -> None:
+    from app.cli import main
+    from memory import MemoryStore
+
+    path = tmp_path / "chat.jsonl"
+    path.write_text('{"role":"user","content":"hi"}\n{"role":"user"}\n')
+    assert main(["import", str(path)]) == 2
+    assert f"{path}:2:" in capsys.readouterr().err
+    assert not MemoryStore().pending_sessions()
+
+
+def test_import_keeps_the_original_times(tmp_path, capsys) -> None:
+    from app.cli import main
+    from memory import MemoryStore
+
+    path = tmp_path / "chat.jsonl"
+    path.write_text('{"role":"user","content":"a","timestamp":"2026-11-20T09:15:00Z"}\n'
+                    '{"role":"assistant","content":"b","created_at":1763630160}\n'
+                    '{"role":"user","content":"c","time":"2026-11-20T09:17:00+00:00"}\n')
+    assert main(["import", str(path)]) == 0
+    (journal,) = MemoryStore().pending_sessions()
+    assert [m["time"] for m in journal.messages] == [
+        "2026-11-20T09:15:00+00:00", "2025-11-20T09:16:00+00:00", "2026-11-20T09:17:00+00:00"]
