@@ -56,7 +56,7 @@ def _memory_context():
 
     catalog = load_catalog()
     settings = load_settings()
-    for problem in (*catalog.problems, *settings.problems):
+    for problem in dict.fromkeys((*catalog.problems, *settings.problems)):
         print(f"warning: {problem}", file=sys.stderr)
     return catalog, MemoryStore(settings=settings.memory), settings
 

@@ -139,6 +139,12 @@ def _mode(path: Path) -> str:
     return f"{stat.S_IMODE(path.stat().st_mode):o}"
 
 
+def app_model_problem(model: str) -> str:
+    """The sentence for an [app] model Kept does not know (the app and doctor say the same)."""
+    return (f"config.toml: [app] model '{model}' is not a model Kept knows; using the "
+            "default. Pick one with /model.")
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     """What Kept sees: keyring, folders and permissions, keys, pending sessions, config."""
     import keyring
@@ -153,7 +159,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     store = _store()
     print(f"config: {config_path()}" + ("" if config_path().exists() else " (not created)"))
     settings = load_settings()
-    for problem in (*catalog.problems, *settings.problems):
+    found = [*catalog.problems, *settings.problems]
+    if settings.app.model not in catalog:
+        found.append(app_model_problem(settings.app.model))
+    # The catalog and the settings read the same file: a TOML error is one problem.
+    for problem in dict.fromkeys(found):
         problems += 1
         print(f"  problem: {problem}")
     for label, folder in (("data", store.root), ("sessions", store.sessions_dir),

@@ -59,11 +59,13 @@ class KeptApp(App):
         self.catalog = catalog or load_catalog(config_path)
         self.store = store or MemoryStore(settings=self.settings.memory)
         self.policy = policy
-        self.problems = [*self.catalog.problems, *self.settings.problems]
+        # Both read config.toml: a TOML error in it is one notice, not two.
+        self.problems = list(dict.fromkeys([*self.catalog.problems, *self.settings.problems]))
         self.model = self.settings.app.model
         if self.model not in self.catalog:
-            self.problems.append(f"config.toml: [app] model '{self.model}' is not a model Kept "
-                                 "knows; using the default. Pick one with /model.")
+            from app.cli_inspect import app_model_problem
+
+            self.problems.append(app_model_problem(self.model))
             self.model = type(self.settings.app)().model
         self.session = LiveSession.resume_or_start(self.store, self.model)
         self.jobs = MemoryJobs(self)

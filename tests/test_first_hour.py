@@ -401,3 +401,35 @@ def test_import_keeps_the_original_times(tmp_path, capsys) -> None:
     (journal,) = MemoryStore().pending_sessions()
     assert [m["time"] for m in journal.messages] == [
         "2026-11-20T09:15:00+00:00", "2025-11-20T09:16:00+00:00", "2026-11-20T09:17:00+00:00"]
+
+
+# --- 5. kept doctor -------------------------------------------------------------------------
+
+def test_doctor_names_an_unknown_app_model_and_a_bad_consolidation_model(capsys) -> None:
+    from app.cli import main
+    from catalog import config_path
+
+    path = config_path()
+    path.parent.mkdir(parents=True)
+    path.write_text('[app]\nmodel = "gpt-9-ultra"\n[memory]\nconsolidation_model = "nope"\n')
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "problem: config.toml: [app] model 'gpt-9-ultra' is not a model Kept knows" in out
+    assert "problem: [memory] consolidation_model: Unknown model 'nope'" in out
+
+
+def test_bad_toml_is_one_problem_in_doctor_and_one_notice_in_the_app(capsys) -> None:
+    from app.cli import main
+    from catalog import config_path
+
+    path = config_path()
+    path.parent.mkdir(parents=True)
+    path.write_text("[app\nmodel = \n")
+    assert main(["doctor"]) == 1
+    assert capsys.readouterr().out.count("is not valid TOML") == 1
+
+    from app.main import KeptApp
+
+    app = KeptApp()
+    assert sum("is not valid TOML" in p for p in app.problems) == 1
+    app.session.release()
