@@ -66,12 +66,21 @@ class KeptApp(App):
             from app.cli_inspect import app_model_problem
 
             self.problems.append(app_model_problem(self.model))
-            self.model = type(self.settings.app)().model
+            self.model = self._answerable_default()
         self.session = LiveSession.resume_or_start(self.store, self.model)
         self.jobs = MemoryJobs(self)
         self.review = MemoryReview(self)
         self.ready_at: float | None = None
         self._theme_chosen = False  # the theme set at start-up is not the user's choice
+
+    def _answerable_default(self) -> str:
+        """The default model if it can answer, else the first visible one that can (a
+        configured local model, say): never a fallback to a model with no key."""
+        default = type(self.settings.app)().model
+        for entry in (self.catalog.get(default), *self.catalog.visible()):
+            if self.catalog.route(entry).key.usable:
+                return entry.id
+        return default
 
     def on_mount(self) -> None:
         for theme in KEPT_THEMES:
@@ -129,6 +138,11 @@ class KeptApp(App):
             return
         self.model = model_id
         self._save("app", "model", model_id)
+        route = self.catalog.route(self.catalog.get(model_id))
+        if not route.key.usable:
+            self.notify(f"No key for {route.gateway.label}: {route.entry.label} cannot answer "
+                        "until you add one with /keys; its fallbacks answer meanwhile.",
+                        title="Model", severity="warning", markup=False)
 
     async def use_local_model(self, base_url: str, model: str, window: int | None) -> str:
         """Chat with `model` on a local server if a test message gets an answer; "" when

@@ -433,3 +433,40 @@ def test_bad_toml_is_one_problem_in_doctor_and_one_notice_in_the_app(capsys) -> 
     app = KeptApp()
     assert sum("is not valid TOML" in p for p in app.problems) == 1
     app.session.release()
+
+
+# --- 12. models -----------------------------------------------------------------------------
+
+def test_picking_a_model_with_no_key_warns(fake: FakeProvider) -> None:
+    async def scenario():
+        app = make_app(fake, env={"OPENAI_API_KEY": "sk-test-0123456789"})
+        async with app.run_test() as pilot:
+            await composer_ready(pilot)
+            app.set_model("claude-haiku-4-5")
+            await pilot.pause()
+            assert any("No key for Anthropic" in n for n in notices(app)), notices(app)
+
+    run(scenario)
+
+
+def test_the_picker_shows_a_local_model_as_local_not_key(fake: FakeProvider) -> None:
+    from app.screens.model_picker import ModelPicker
+
+    async def scenario():
+        app = local_app(fake.base_url("local"))
+        async with app.run_test() as pilot:
+            await composer_ready(pilot)
+            await pilot.press("ctrl+o")
+            while not isinstance(app.screen, ModelPicker):
+                await pilot.pause()
+            (option,) = [o for o in app.screen.query_one("#models").options
+                         if o.id == "smollm2"]
+            assert "local" in str(option.prompt) and "key ✓" not in str(option.prompt)
+
+    run(scenario)
+
+
+def test_an_unknown_app_model_falls_back_to_one_that_can_answer(fake) -> None:
+    app = local_app(fake.base_url("local"), model="gpt-9-ultra")
+    assert app.model == "smollm2"
+    app.session.release()

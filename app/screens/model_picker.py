@@ -30,8 +30,11 @@ class ModelPicker(Dialog[str | None]):
             line.append("● " if entry.id == self.current else "  ", style="bold")
             line.append(f"{entry.label:24}", style="bold")
             line.append(f"{entry.tier:10}{entry.gateway:10}")
-            line.append("key ✓" if key.usable else "no key", style="green" if key.usable
-                        else "red")
+            if not self.catalog.route(entry).gateway.needs_key:
+                line.append("local", style="green")
+            else:
+                line.append("key ✓" if key.usable else "no key", style="green" if key.usable
+                            else "red")
             line.append(f"\n    {entry.description}", style="dim")
             options.append(Option(line, id=entry.id))
         with Vertical(classes="dialog"):
