@@ -470,3 +470,108 @@ def test_an_unknown_app_model_falls_back_to_one_that_can_answer(fake) -> None:
     app = local_app(fake.base_url("local"), model="gpt-9-ultra")
     assert app.model == "smollm2"
     app.session.release()
+
+
+# --- 9. onboarding --------------------------------------------------------------------------
+
+def status_text(screen, selector: str) -> str:
+    return str(screen.query_one(selector).content)
+
+
+async def until(pilot, condition, what: str) -> None:
+    for _ in range(600):  # bounded: a wrong outcome fails instead of hanging
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_onboarding_tests_a_key_before_saving_it_and_picks_the_balanced_tier(
+        fake: FakeProvider, memory_keyring) -> None:
+    from textual.widgets import Input, Select
+
+    from app.screens.onboarding import OnboardingScreen
+    from tests.fakes.provider import http_error, text
+
+    fake.default = http_error(401)
+
+    async def scenario():
+        app = make_app(fake, env={}, model="claude-sonnet-4-5")
+        async with app.run_test(size=(100, 40)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, OnboardingScreen), "onboarding")
+            screen = app.screen
+            await until(pilot, lambda: isinstance(app.focused, Input), "a focused field")
+            assert app.focused.id == "key"  # the first keystroke is not lost
+            screen.query_one("#gateway", Select).value = "openai"
+            await pilot.press(*"sk-bad-0123456789", "enter")
+            await until(pilot, lambda: "not saved" in status_text(screen, "#onboarding-status"),
+                        "the refusal")
+            assert memory_keyring.secrets == {}
+            fake.default = text("ok")
+            screen.query_one("#key", Input).value = "sk-good-0123456789"
+            await pilot.press("enter")
+            await until(pilot, lambda: app.screen is not screen, "the key to be saved")
+            assert memory_keyring.secrets == {("kept", "openai"): "sk-good-0123456789"}
+            assert app.catalog.get(app.model).tier == "balanced"
+
+    run(scenario)
+
+
+# --- 10. /keys ------------------------------------------------------------------------------
+
+def test_keys_opens_on_the_gateway_list_tests_cheaply_and_confirms_delete(
+        fake: FakeProvider, memory_keyring) -> None:
+    from textual.widgets import OptionList
+
+    from app.screens.keys import KeysScreen
+    from tests.fakes.provider import http_error
+
+    memory_keyring.secrets[("kept", "openai")] = "sk-old-0123456789"
+
+    async def scenario():
+        app = make_app(fake)
+        async with app.run_test(size=(100, 40)) as pilot:
+            await composer_ready(pilot)
+            await pilot.press(*"/keys", "enter")
+            await until(pilot, lambda: isinstance(app.screen, KeysScreen), "/keys")
+            screen = app.screen
+            assert isinstance(app.focused, OptionList)
+            names = [g.name for g in screen.gateways]
+            await pilot.press("down")
+            assert screen._selected().name == names[1]
+            while screen._selected().name != "openai":
+                await pilot.press("down")
+            fake.default = http_error(401)
+            await pilot.click("#test")
+            await until(pilot, lambda: "did not answer" in status_text(screen, "#key-status"),
+                        "the test")
+            said = status_text(screen, "#key-status")
+            assert "check it with /keys" not in said
+            model = fake.requests[-1].body["model"]
+            assert model != "o3" and model == min(
+                (e for e in app.catalog.entries if e.gateway == "openai"),
+                key=lambda e: app.catalog.pricing(e).input_per_token
+                + app.catalog.pricing(e).output_per_token).id
+            screen.query_one("#delete").press()
+            await pilot.pause()
+            assert ("kept", "openai") in memory_keyring.secrets
+            assert "again" in status_text(screen, "#key-status")
+            screen.query_one("#delete").press()
+            await until(pilot, lambda: ("kept", "openai") not in memory_keyring.secrets,
+                        "the deletion")
+
+    run(scenario)
+
+
+def test_keys_offers_no_save_without_a_keyring(fake: FakeProvider) -> None:
+    from app.screens.keys import KeysScreen
+
+    async def scenario():
+        app = make_app(fake)
+        async with app.run_test() as pilot:
+            await composer_ready(pilot)
+            await pilot.press(*"/keys", "enter")
+            await until(pilot, lambda: isinstance(app.screen, KeysScreen), "/keys")
+            assert not app.screen.query("#save")
+
+    run(scenario)
