@@ -123,7 +123,8 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
         journal = store.find_session(result.session)
         due = next_retry(journal, result.segment) if result.segment else None
         when = f" Next retry after {due.astimezone():%H:%M}." if due else ""
-        print(f"Session {result.session}: still pending, nothing lost. {result.reason}.{when}")
+        print(f"Session {result.session}: still pending, nothing lost. "
+              f"{result.reason.rstrip('.')}.{when}")
     return 1 if pending else 0
 
 

@@ -106,6 +106,11 @@ class KeptApp(App):
             self.notify(problem, title="Settings", severity="warning", timeout=10, markup=False)
         self.jobs.start()
         self.run_worker(self._check_keys, thread=True, group="keys", exit_on_error=False)
+        # litellm takes seconds to import: load it now, off the loop, so that the first
+        # reply is no slower than the next ones.
+        from catalog.llm import litellm
+
+        self.run_worker(litellm, thread=True, group="warm-up", exit_on_error=False)
 
     def _check_keys(self) -> None:
         """Onboarding when no model can be reached (keyring look-ups can be slow)."""

@@ -575,3 +575,56 @@ def test_keys_offers_no_save_without_a_keyring(fake: FakeProvider) -> None:
             assert not app.screen.query("#save")
 
     run(scenario)
+
+
+# --- 11. the first reply is not slower than the rest ----------------------------------------
+
+WARM_CHILD = """
+import asyncio, sys
+from tests.support import make_app
+async def main():
+    app = make_app(None, env={"OPENAI_API_KEY": "sk-test-0123456789"})
+    async with app.run_test() as pilot:
+        while app.ready_at is None:
+            await pilot.pause()
+        for worker in list(app.workers):
+            if worker.group == "warm-up":
+                await worker.wait()
+        print("litellm" in sys.modules)
+asyncio.run(main())
+"""
+
+CONSOLIDATE_CHILD = """
+import sys
+from app.cli import main
+from memory import MemoryStore
+from tests.support import pending_session
+pending_session(MemoryStore().ensure())
+main(["consolidate"])
+print("litellm" in sys.modules)
+"""
+
+
+def child(code: str, tmp_path) -> str:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.conftest import subprocess_env
+
+    env = subprocess_env(KEPT_DATA_DIR=os.environ["KEPT_DATA_DIR"],
+                         KEPT_CONFIG_DIR=os.environ["KEPT_CONFIG_DIR"],
+                         PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=300, cwd=Path(__file__).parents[1])
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()[-1]
+
+
+def test_litellm_is_loaded_in_the_background_once_the_first_screen_is_up(tmp_path) -> None:
+    assert child(WARM_CHILD, tmp_path) == "True"
+
+
+def test_consolidate_with_nothing_to_send_does_not_load_litellm(tmp_path) -> None:
+    assert child(CONSOLIDATE_CHILD, tmp_path) == "False"
