@@ -628,3 +628,38 @@ def test_litellm_is_loaded_in_the_background_once_the_first_screen_is_up(tmp_pat
 
 def test_consolidate_with_nothing_to_send_does_not_load_litellm(tmp_path) -> None:
     assert child(CONSOLIDATE_CHILD, tmp_path) == "False"
+
+
+# --- 14. /memory ----------------------------------------------------------------------------
+
+def test_memory_tabs_by_number_history_by_date_and_angle_brackets_shown(fake) -> None:
+    from textual.widgets import Markdown, TabbedContent
+
+    from app.screens.memory import MemoryScreen, shown
+    from memory import MemoryStore
+
+    store = MemoryStore().ensure()
+    store.append_history("[2026-11-30 09:00] First of the day.")
+    store.append_history("[2026-11-20 08:00] Imported: about the <transcript> tag.")
+    store.append_history("[2026-11-30 18:00] Last of the day.")
+
+    async def scenario():
+        app = make_app(fake)
+        async with app.run_test() as pilot:
+            await composer_ready(pilot)
+            await pilot.press(*"/memory", "enter")
+            await until(pilot, lambda: isinstance(app.screen, MemoryScreen), "/memory")
+            tabs = app.screen.query_one(TabbedContent)
+            await pilot.press("2")
+            assert tabs.active == "history-tab"
+            await pilot.press("3")
+            assert tabs.active == "versions-tab"
+            await pilot.press("1")
+            assert tabs.active == "memory-tab"
+            source = app.screen.query_one("#history-view", Markdown).source
+            days = [line[1:11] for line in source.split("\n\n")]
+            assert days == ["2026-11-30", "2026-11-30", "2026-11-20"], source
+            assert "\\<transcript>" in source
+
+    run(scenario)
+    assert shown("a <b> `<c>`\n```\n<d>\n```") == "a \\<b> `<c>`\n```\n<d>\n```"
