@@ -34,8 +34,9 @@ class KeysScreen(Dialog[None]):
             yield Label("API keys", classes="dialog-title")
             yield OptionList(*self._options(), id="gateways")
             no_keyring = self.app.catalog.keys.keyring_problem is not None
-            yield Input(placeholder="Paste the key, then Enter to test and save it",
-                        password=True, id="key", disabled=no_keyring)
+            yield Input(placeholder="No OS keyring: set the key in your environment"
+                        if no_keyring else "Paste the key, then Enter", password=True,
+                        id="key", disabled=no_keyring)
             with Horizontal(classes="buttons"):
                 if not no_keyring:  # nowhere to save a key: only testing is offered
                     yield Button("Save", id="save", variant="primary")
@@ -52,13 +53,14 @@ class KeysScreen(Dialog[None]):
         for gateway in self.gateways:
             found = self.app.catalog.keys.lookup(gateway)
             line = Text()
-            line.append(f"{gateway.label:16}", style="bold")
+            # At most 48 columns: one line per gateway at 60 columns.
+            line.append(f"{gateway.label:14}", style="bold")
             if found.usable:
-                line.append(f"{'key from ' + str(found.source):20}", style="green")
+                line.append(f"{'key from ' + str(found.source):17}", style="green")
             else:
-                line.append(f"{'no key':20}", style="red")
+                line.append(f"{'no key':17}", style="red")
             if gateway.env_var:
-                line.append(f"env: {gateway.env_var}", style="dim")
+                line.append(gateway.env_var, style="dim")
             options.append(Option(line, id=gateway.name))
         return options
 
@@ -87,8 +89,9 @@ class KeysScreen(Dialog[None]):
 
     @on(OptionList.OptionHighlighted)
     def highlighted(self) -> None:
-        self.query_one(Input).placeholder = (f"Paste the {self._selected().label} key, then "
-                                             "Enter to test and save it")
+        key = self.query_one(Input)
+        if not key.disabled:  # Enter tests the key, then saves it
+            key.placeholder = f"Paste the {self._selected().label} key, then Enter"
         self._confirm_delete = None
 
     @on(OptionList.OptionSelected)

@@ -131,9 +131,8 @@ class MemoryScreen(Screen):
         highlighted = versions.highlighted
         versions.clear_options()
         for version in reversed(store.versions()):
-            by = version.source
-            if version.session:
-                by += f" · {version.model}"
+            # The model that wrote it says "consolidation" already; a row stays one line.
+            by = version.model if version.session and version.model else version.source
             when = version.time[:16].replace("T", " ")
             versions.add_option(Option(f"{version.number:>3}  {when}  {by}",
                                        id=str(version.number)))
