@@ -663,3 +663,32 @@ def test_memory_tabs_by_number_history_by_date_and_angle_brackets_shown(fake) ->
 
     run(scenario)
     assert shown("a <b> `<c>`\n```\n<d>\n```") == "a \\<b> `<c>`\n```\n<d>\n```"
+
+
+# --- 3. /keys fits ----------------------------------------------------------------------------
+
+def test_keys_result_and_buttons_are_in_sight_at_60x20(fake: FakeProvider) -> None:
+    from textual.containers import VerticalScroll
+    from textual.widgets import Button
+
+    from app.screens.keys import KeysScreen
+
+    async def scenario():
+        app = make_app(fake)
+        async with app.run_test(size=(60, 20)) as pilot:
+            await composer_ready(pilot)
+            await pilot.press(*"/keys", "enter")
+            await until(pilot, lambda: isinstance(app.screen, KeysScreen), "/keys")
+            screen = app.screen
+            dialog = screen.query_one(VerticalScroll)
+            while not (isinstance(app.focused, Button) and app.focused.id == "test"):
+                await pilot.press("tab")
+            await pilot.pause()
+            assert dialog.region.contains_region(app.focused.region), "Tab left Test unseen"
+            await pilot.press("enter")
+            await until(pilot, lambda: "works" in status_text(screen, "#key-status"), "test")
+            await pilot.pause()
+            status = screen.query_one("#key-status")
+            assert dialog.region.contains_region(status.region), "the result is off-screen"
+
+    run(scenario)
