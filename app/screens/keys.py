@@ -16,6 +16,7 @@ from textual.widgets.option_list import Option
 from app.keytest import try_key
 from app.screens.dialog import Dialog
 from catalog import Gateway, KeyStoreError
+from catalog.keys import key_problem
 
 if TYPE_CHECKING:
     from app.main import KeptApp
@@ -106,6 +107,9 @@ class KeysScreen(Dialog[None]):
         value = self.query_one(Input).value
         if not value.strip():
             self._say(f"Paste the {gateway.label} key first.")
+            return
+        if problem := key_problem(value, f"The {gateway.name} key"):  # before any request
+            self._say(problem)
             return
         self._say(f"Testing the {gateway.label} key…")
         problem = await try_key(self.app, gateway, value.strip())

@@ -94,6 +94,11 @@ class OnboardingScreen(Dialog[None]):
         if not value:
             self._say(f"Paste your {gateway.label} key first.")
             return
+        from catalog.keys import key_problem
+
+        if problem := key_problem(value, f"The {gateway.name} key"):  # before any request
+            self._say(problem)
+            return
         self._say(f"Testing the {gateway.label} key…")
         problem = await try_key(self.app, gateway, value)
         if problem:  # found now, not on the first message
