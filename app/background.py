@@ -47,7 +47,8 @@ class MemoryJobs:
             try:
                 await job
             except Exception as exc:  # the session stays pending: nothing is lost
-                self.running = 0
+                # `running` is not touched here: the job's own `finally` already counted it
+                # down, and another job may still be running.
                 self.app.notify(f"Memory could not be saved: {type(exc).__name__}: "
                                 f"{clean_text(str(exc))}. "
                                 "The session stays pending.", title="Memory",
@@ -171,4 +172,11 @@ class MemoryJobs:
         elif pending:
             self.app.memory_status = f"{pending} pending"
         else:
-            self.app.memory_status = self.last_saved or "Memory saved"
+            self.app.memory_status = self.last_saved or (
+                "Memory saved" if self._ever_saved() else "No memory saved yet")
+
+    def _ever_saved(self) -> bool:
+        """A brand-new data folder has nothing saved: it must not say "Memory saved"."""
+        store = self.app.store
+        return any(path.exists() and path.stat().st_size > 0
+                   for path in (store.history_path, store.memory_path))

@@ -72,7 +72,7 @@ def _memory_context():
 
     catalog = load_catalog()
     settings = load_settings()
-    for problem in (*catalog.problems, *settings.problems):
+    for problem in dict.fromkeys((*catalog.problems, *settings.problems)):
         print(f"warning: {problem}", file=sys.stderr)
     return catalog, MemoryStore(settings=settings.memory), settings
 
@@ -127,12 +127,39 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
         return cmd_dry_run(store, catalog, settings.app.model)
     progress = Progress(len(args.ids) if args.ids else
                         sum(len(j.pending) for j in store.pending_sessions()))
+
+    def report(result) -> None:
+        """Each session's attempts, then what became of it, as soon as it is done."""
+        for attempt in result.attempts:
+            print(f"  {describe_attempt(attempt)}")
+        print(_outcome(result), flush=True)
+        progress(result)
+
+    def _outcome(result) -> str:
+        if result.proposed:
+            return (f"Session {result.session}: a memory change is proposed and waits for "
+                    "your review (`kept memory review`).")
+        if result.saved:
+            by = f" by {result.model}" if result.model else ""
+            return (f"Session {result.session}: saved{by} ({result.elapsed:.1f} s, "
+                    f"${result.cost:.4f}).")
+        if result.estimate:
+            return (f"Session {result.session}: not saved yet, nothing lost: "
+                    f"{result.estimate} with `kept consolidate --yes {result.session}`.")
+        journal = store.find_session(result.session)
+        due = next_retry(journal, result.segment) if result.segment else None
+        when = f" Next retry after {due.astimezone():%H:%M}." if due else ""
+        if result.segment and held(journal, result.segment):
+            when = (" Every model refused it several times in a row, so the app no longer "
+                    "retries it on its own; `kept consolidate` tries again.")
+        return (f"Session {result.session}: still pending, nothing lost. "
+                f"{result.reason.rstrip('.')}.{when}")
+
     try:
         store.ensure()  # a folder Kept may not write: said once, before any request
         results = asyncio.run(consolidate_pending(
             store, catalog, args.ids or None, chat_model=settings.app.model,
-            on_attempt=lambda a: print(f"  {describe_attempt(a)}", flush=True),
-            max_parts=None if args.yes else ASK_ABOVE_PARTS, on_result=progress))
+            max_parts=None if args.yes else ASK_ABOVE_PARTS, on_result=report))
     except KeyboardInterrupt:
         print(f"\n{progress.interrupted()}", file=sys.stderr)
         return 130
@@ -148,30 +175,7 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
     if not results:
         print("Nothing to consolidate: no session is pending.")
         return 0
-    pending = 0
-    for result in results:
-        if result.proposed:
-            print(f"Session {result.session}: a memory change is proposed and waits for your "
-                  "review (`kept memory review`).")
-            continue
-        if result.saved:
-            by = f" by {result.model}" if result.model else ""
-            print(f"Session {result.session}: saved{by} ({result.elapsed:.1f} s, "
-                  f"${result.cost:.4f}).")
-            continue
-        pending += 1
-        if result.estimate:
-            print(f"Session {result.session}: not saved yet, nothing lost: {result.estimate} "
-                  f"with `kept consolidate --yes {result.session}`.")
-            continue
-        journal = store.find_session(result.session)
-        due = next_retry(journal, result.segment) if result.segment else None
-        when = f" Next retry after {due.astimezone():%H:%M}." if due else ""
-        if result.segment and held(journal, result.segment):
-            when = (" Every model refused it several times in a row, so the app no longer "
-                    "retries it on its own; `kept consolidate` tries again.")
-        print(f"Session {result.session}: still pending, nothing lost. {result.reason}.{when}")
-    return 1 if pending else 0
+    return 1 if any(not r.saved and not r.proposed for r in results) else 0
 
 
 def _cmd_memory(args: argparse.Namespace) -> int:
@@ -203,6 +207,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kept", description="Kept: a terminal assistant that never loses what you tell it."
     )
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        number = version("kept")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        number = "unknown"
+    parser.add_argument("--version", action="version", version=f"kept {number}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     models = sub.add_parser("models", help="list the models Kept can use")
     models.add_argument("--all", action="store_true",
@@ -243,9 +254,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def data_folder_problem() -> str:
+    """One sentence when the data folder cannot be used (a file, or not writable), else ""."""
+    import os
+
+    from memory.storage import data_dir
+
+    folder = data_dir()
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if existing is None:
+        return ""
+    if not existing.is_dir():
+        what = "" if existing == folder else f" ({existing} is a file)"
+        return (f"kept: the data folder {folder} cannot be used: it is not a folder{what}; "
+                "move that file away or set KEPT_DATA_DIR to a folder.")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return (f"kept: the data folder {folder} cannot be used: {existing} is not writable "
+                "by you.")
+    return ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "func", None) is not _cmd_models and (problem := data_folder_problem()):
+        print(problem, file=sys.stderr)
+        return 2
     if getattr(args, "func", None) is None:
         from app.main import run
 

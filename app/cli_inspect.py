@@ -40,7 +40,7 @@ def cmd_grep(args: argparse.Namespace) -> int:
             return 2
 
     try:
-        pattern = Pattern(args.pattern, regex=args.regex, ignore_case=args.ignore_case)
+        pattern = Pattern(args.pattern, regex=args.regex, ignore_case=not args.case_sensitive)
     except re.error as exc:
         print(f"kept memory grep: bad regular expression {args.pattern!r}: {exc}",
               file=sys.stderr)
@@ -167,6 +167,12 @@ def _mode(path: Path) -> str:
     return f"{stat.S_IMODE(path.stat().st_mode):o}"
 
 
+def app_model_problem(model: str) -> str:
+    """The sentence for an [app] model Kept does not know (the app and doctor say the same)."""
+    return (f"config.toml: [app] model '{model}' is not a model Kept knows; using the "
+            "default. Pick one with /model.")
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     """What Kept sees: keyring, folders and permissions, keys, pending sessions, config."""
     import keyring
@@ -181,7 +187,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     store = _store()
     print(f"config: {config_path()}" + ("" if config_path().exists() else " (not created)"))
     settings = load_settings()
-    for problem in (*catalog.problems, *settings.problems):
+    found = [*catalog.problems, *settings.problems]
+    if settings.app.model not in catalog:
+        found.append(app_model_problem(settings.app.model))
+    # The catalog and the settings read the same file: a TOML error is one problem.
+    for problem in dict.fromkeys(found):
         problems += 1
         print(f"  problem: {problem}")
     for label, folder in (("data", store.root), ("sessions", store.sessions_dir),
@@ -233,7 +243,10 @@ def register(sub: argparse._SubParsersAction, memory_sub: argparse._SubParsersAc
     grep = memory_sub.add_parser("grep", help="search history, archives and every session's "
                                  "transcript, newest first")
     grep.add_argument("pattern")
-    grep.add_argument("-i", "--ignore-case", action="store_true")
+    # Case is ignored by default, as in /grep; -s matches it exactly (-i is kept for habit).
+    grep.add_argument("-i", "--ignore-case", action="store_true", help="the default")
+    grep.add_argument("-s", "--case-sensitive", action="store_true",
+                      help="match case exactly")
     grep.add_argument("-E", "--regex", action="store_true", help="a regular expression")
     grep.add_argument("--since", metavar="DATE", help="only matches from DATE on (YYYY-MM-DD)")
     grep.add_argument("--until", metavar="DATE", help="only matches up to DATE (inclusive)")

@@ -21,10 +21,12 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
                  "memory; its journal is deleted when it ends", "private_session"),
     SlashCommand("/sessions", "Sessions", "Every session, newest first: open, continue, "
                  "export or delete one (F2)", "sessions"),
-    SlashCommand("/model", "Choose model", "Pick the model you chat with", "pick_model"),
+    SlashCommand("/model", "Choose model", "Pick the model you chat with (/model ID: that "
+                 "one)", "pick_model", takes_argument=True),
     SlashCommand("/keys", "API keys", "Set, replace, delete or test a gateway's key",
                  "keys"),
-    SlashCommand("/theme", "Change theme", "Pick a colour theme", "change_theme"),
+    SlashCommand("/theme", "Change theme", "Pick a colour theme (/theme NAME: that one)",
+                 "change_theme", takes_argument=True),
     SlashCommand("/memory", "Memory", "See and edit MEMORY.md, history and versions",
                  "memory"),
     SlashCommand("/remember", "Remember this", "Add a line to MEMORY.md now, no model call "

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from catalog import Catalog
 from memory import Journal, LiveSession
-from memory.storage import atomic_write
+from memory.storage import atomic_write, ensure_dir
 
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
 
@@ -35,10 +35,11 @@ def session_markdown(session: LiveSession | Journal, catalog: Catalog) -> str:
     return "\n".join(lines)
 
 
-def export_session(session: LiveSession | Journal, catalog: Catalog, target: str | None
-                   ) -> Path:
-    """Write the session to `target` (a file or folder; default: the current folder)."""
-    path = Path(target).expanduser() if target else Path.cwd()
+def export_session(session: LiveSession | Journal, catalog: Catalog, target: str | None,
+                   exports: Path) -> Path:
+    """Write the session to `target` (a file or folder), by default into `exports` (the
+    data folder's exports/, never whatever folder Kept was started from)."""
+    path = Path(target).expanduser() if target else ensure_dir(exports)
     if path.is_dir():
         path = path / f"kept-{session.id}.md"
     atomic_write(path, session_markdown(session, catalog), follow=True)  # the user's choice

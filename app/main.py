@@ -40,7 +40,7 @@ class KeptApp(App):
         Binding("ctrl+r", "review_memory", "Review memory change", show=False),
     ]
 
-    memory_status: reactive[str] = reactive("Memory saved")
+    memory_status: reactive[str] = reactive("")
 
     def __init__(
         self,
@@ -60,17 +60,29 @@ class KeptApp(App):
         self.catalog = catalog or load_catalog(config_path)
         self.store = store or MemoryStore(settings=self.settings.memory)
         self.policy = policy
-        self.problems = [*self.catalog.problems, *self.settings.problems]
+        # Both read config.toml: a TOML error in it is one notice, not two.
+        self.problems = list(dict.fromkeys([*self.catalog.problems, *self.settings.problems]))
         self.model = self.settings.app.model
         if self.model not in self.catalog:
-            self.problems.append(f"config.toml: [app] model '{self.model}' is not a model Kept "
-                                 "knows; using the default. Pick one with /model.")
-            self.model = type(self.settings.app)().model
+            from app.cli_inspect import app_model_problem
+
+            self.problems.append(app_model_problem(self.model))
+            self.model = self._answerable_default()
         self.session = LiveSession.resume_or_start(self.store, self.model)
         self.problems.extend(self.store.skipped.values())
         self.jobs = MemoryJobs(self)
         self.review = MemoryReview(self)
         self.ready_at: float | None = None
+        self._theme_chosen = False  # the theme set at start-up is not the user's choice
+
+    def _answerable_default(self) -> str:
+        """The default model if it can answer, else the first visible one that can (a
+        configured local model, say): never a fallback to a model with no key."""
+        default = type(self.settings.app)().model
+        for entry in (self.catalog.get(default), *self.catalog.visible()):
+            if self.catalog.route(entry).key.usable:
+                return entry.id
+        return default
 
     def on_mount(self) -> None:
         for theme in KEPT_THEMES:
@@ -81,6 +93,7 @@ class KeptApp(App):
                                  f"{DEFAULT_THEME}. Pick one with /theme.")
             wanted = DEFAULT_THEME
         self.theme = wanted
+        self._theme_chosen = True
         self.call_after_refresh(self._first_frame)
 
     def get_default_screen(self) -> Screen:
@@ -95,6 +108,11 @@ class KeptApp(App):
             self.notify(problem, title="Settings", severity="warning", timeout=10, markup=False)
         self.jobs.start()
         self.run_worker(self._check_keys, thread=True, group="keys", exit_on_error=False)
+        # litellm takes seconds to import: load it now, off the loop, so that the first
+        # reply is no slower than the next ones.
+        from catalog.llm import litellm
+
+        self.run_worker(litellm, thread=True, group="warm-up", exit_on_error=False)
 
     def _check_keys(self) -> None:
         """Onboarding when no model can be reached (keyring look-ups can be slow)."""
@@ -113,7 +131,9 @@ class KeptApp(App):
             self.notify(str(exc), title="Settings not saved", severity="error", markup=False)
 
     def watch_theme(self, theme: str) -> None:
-        if self.is_mounted and theme != self.settings.app.theme:
+        # Only a theme the user picks is saved: an unknown one in config.toml stays there,
+        # named in a notice, for the user to fix.
+        if self._theme_chosen and theme != self.settings.app.theme:
             self._save("app", "theme", theme)
             self.settings = replace(self.settings, app=replace(self.settings.app, theme=theme))
 
@@ -125,6 +145,11 @@ class KeptApp(App):
             return
         self.model = model_id
         self._save("app", "model", model_id)
+        route = self.catalog.route(self.catalog.get(model_id))
+        if not route.key.usable:
+            self.notify(f"No key for {route.gateway.label}: {route.entry.label} cannot answer "
+                        "until you add one with /keys; its fallbacks answer meanwhile.",
+                        title="Model", severity="warning", markup=False)
 
     async def use_local_model(self, base_url: str, model: str, window: int | None) -> str:
         """Chat with `model` on a local server if a test message gets an answer; "" when
@@ -153,8 +178,8 @@ class KeptApp(App):
             yield SystemCommand(command.title, f"{command.name} — {command.help}",
                                 partial(self.run_action, f"{command.action}('')"
                                         if command.takes_argument else command.action))
-        yield SystemCommand("Retry pending memory", "Save pending sessions now",
-                            self.jobs.retry_now)
+        yield SystemCommand("Save pending memory now", "Try again now to save the sessions "
+                            "whose memory is not saved yet", self.jobs.retry_now)
         yield SystemCommand("Review memory change", "See the last change to MEMORY.md (and "
                             "undo it), or decide on a proposed one (Ctrl+R)",
                             self.action_review_memory)
@@ -197,6 +222,8 @@ class KeptApp(App):
     def on_unmount(self) -> None:
         if self.session.private:  # a private session ends with the app
             self.session.close()
+        else:
+            self.session.release()  # the next start resumes it
 
     async def action_new_session(self) -> None:
         from app.screens.chat import ChatScreen
@@ -210,8 +237,30 @@ class KeptApp(App):
         if isinstance(self.screen, ChatScreen):
             await self.screen.action_new_session(private=True)
 
-    def action_pick_model(self) -> None:
+    def action_change_theme(self, name: str = "") -> None:
+        """/theme NAME switches at once; /theme alone opens the picker."""
+        if not name:
+            super().action_change_theme()
+        elif name in self.available_themes:
+            self.theme = name
+            self.notify(f"Theme: {name}.", title="Theme", markup=False)
+        else:
+            self.notify(f"There is no theme '{name}'; known: "
+                        f"{', '.join(sorted(self.available_themes))}.", title="Theme",
+                        severity="error", markup=False)
+
+    def action_pick_model(self, model_id: str = "") -> None:
         from app.screens.model_picker import ModelPicker
+
+        if model_id:  # /model ID: that model at once
+            if model_id in self.catalog:
+                self.set_model(model_id)
+                self.refresh_status()
+                self.notify(f"Chatting with {self.catalog.get(model_id).label}.",
+                            title="Model", markup=False)
+            else:
+                self.set_model(model_id)  # says it is unknown, with the nearest ids
+            return
 
         def chosen(model_id: str | None) -> None:
             if model_id:
@@ -270,9 +319,12 @@ class KeptApp(App):
         from app.export import export_session
 
         try:
-            path = export_session(self.session, self.catalog, argument or None)
+            path = export_session(self.session, self.catalog, argument or None,
+                                  self.store.root / "exports")
         except OSError as exc:
-            self.notify(f"Could not export: {exc.strerror or exc}", severity="error", markup=False)
+            where = argument or self.store.root / "exports"
+            self.notify(f"Could not export to {where}: {exc.strerror or exc}.",
+                        severity="error", markup=False)
             return
         self.notify(f"Session exported to {path}", title="Export", markup=False)
 

@@ -20,6 +20,12 @@ from memory.search import SEARCH_HISTORY_TOOL, run_search_tool
 from memory.session import LiveSession
 
 MAX_TOOL_ROUNDS = 4
+CUT_OFF = "\n\n*[reply cut off]*"  # ends a reply whose stream broke: it says so in the journal
+
+
+class _CutOff(Exception):
+    """A reply broke off after part of it was shown: the walk stops there, so the user
+    keeps what they read instead of seeing it replaced by another model's answer."""
 
 
 @dataclass
@@ -37,6 +43,7 @@ class Turn:
     cost: float = 0.0
     searches: list[str] = field(default_factory=list)
     unavailable: str = ""  # why the requested model did not answer, when another did
+    cut_off: bool = False  # part of a reply was shown and kept; `reason` says what failed
 
     @property
     def fell_back(self) -> bool:
@@ -68,8 +75,10 @@ async def answer(
 
     def attempt(record: Attempt) -> None:
         turn.attempts.append(record)
+        if record.outcome.value not in ("ok", "cancelled", "skipped") and "".join(shown).strip():
+            raise _CutOff
         if record.outcome.value not in ("ok", "cancelled"):
-            shown.clear()  # what a failed attempt streamed is replaced by the next one
+            shown.clear()
         if on_attempt is not None:
             on_attempt(record)
 
@@ -88,9 +97,18 @@ async def answer(
             prompt = system_prompt(memory_text, limit=store.settings.prompt_memory_chars,
                                    now=now, instructions=instructions)
             messages = [{"role": "system", "content": prompt}, *session.context()]
-            result = await complete(catalog, model, messages, tools=[SEARCH_HISTORY_TOOL],
-                                    stream=True, policy=policy, on_delta=delta,
-                                    on_attempt=attempt, health=health)
+            try:
+                result = await complete(catalog, model, messages, tools=[SEARCH_HISTORY_TOOL],
+                                        stream=True, policy=policy, on_delta=delta,
+                                        on_attempt=attempt, health=health)
+            except _CutOff:
+                failed = turn.attempts[-1]
+                turn.text, turn.cut_off, turn.model = clean_text("".join(shown)), True, \
+                    failed.model
+                turn.reason = f"{failed.model}: {failed.reason}"
+                session.append({"role": "assistant", "content": turn.text + CUT_OFF,
+                                "model": failed.model})
+                return turn
             turn.cost += result.cost
             if not result.ok or result.reply is None:
                 turn.reason = result.reason
@@ -105,7 +123,9 @@ async def answer(
             if not searches:
                 turn.text = clean_text(reply.text)
                 session.append({"role": "assistant", "content": turn.text,
-                                "model": reply.model})
+                                "model": reply.model,
+                                "tokens": turn.prompt_tokens + turn.completion_tokens,
+                                "cost": round(turn.cost, 8)})
                 turn.ok = True
                 return turn
             session.append({"role": "assistant", "content": reply.text or None,
@@ -146,3 +166,56 @@ def describe_search(arguments: str) -> str:
         return clean_text(str(json.loads(arguments).get("pattern", "")))
     except (ValueError, AttributeError):
         return ""
+
+
+def failure_notice(catalog: Catalog, requested: str, attempts: list[Attempt]) -> str:
+    """A failed turn in three short lines: what failed, why (reasons grouped, each gateway
+    named once), and the one next step. Each attempt's own words stay in the records."""
+    from catalog import Kind
+
+    last: dict[str, Attempt] = {}
+    for record in attempts:
+        last[record.model] = record
+    no_key: list[str] = []
+    refused: list[str] = []
+    unreachable: list[str] = []
+    other: list[str] = []
+
+    def add(group: list[str], item: str) -> None:
+        if item not in group:
+            group.append(item)
+
+    for record in last.values():
+        gateway = catalog.gateways.get(record.gateway)
+        label = gateway.label if gateway else record.gateway
+        if record.kind is Kind.NO_KEY:
+            add(no_key, label)
+        elif record.kind in (Kind.AUTH, Kind.GATEWAY_DOWN):
+            add(refused, label)
+        elif record.kind is Kind.CONNECTION:
+            url = catalog.route(catalog.get(record.model)).api_base if record.model in catalog \
+                else None
+            add(unreachable, url or label)
+        else:
+            add(other, f"{record.model} {record.reason.rstrip('.')}"[:90])
+    why = [f"no key for {', '.join(no_key)}"] if no_key else []
+    if refused:
+        why.append(f"the key was refused by {', '.join(refused)}")
+    if unreachable:
+        why.append(f"nothing answers at {', '.join(unreachable)}")
+    why += other[:2] + (["…"] if len(other) > 2 else [])
+    first = last.get(requested)
+    label = catalog.get(requested).label if requested in catalog else requested
+    keyless = first is not None and first.kind is Kind.CONNECTION
+    if keyless and requested in catalog:
+        keyless = not catalog.route(catalog.get(requested)).gateway.needs_key
+    if keyless:
+        step = (f"Start the server at {unreachable[0]} (or fix its address in config.toml), "
+                "or pick another model with /model.")
+    elif no_key or refused:
+        step = "Add or fix a key with /keys, or pick another model with /model."
+    else:
+        step = "Send it again in a moment, or pick another model with /model."
+    return (f"No model could answer for {label}; your message is saved.\n"
+            f"Why: {'; '.join(why) or 'no model in its chain could be tried'}.\n"
+            f"Next: {step}")

@@ -587,7 +587,7 @@ async def consolidate_pending(
             except Exception as exc:  # this session's failure; the next one goes on
                 result = _failed(journal, segment, f"{type(exc).__name__}: {exc}")
             results.append(result)
-            if on_result is not None:
+            if on_result is not None and result.reason != BUSY:  # BUSY: reported below
                 on_result(result)
         with contextlib.suppress(LookupError, OSError):
             await asyncio.to_thread(lambda j=journal: store.settle(store.find_session(j.id)))
@@ -606,6 +606,9 @@ async def consolidate_pending(
             except Exception as exc:
                 after = _failed(journal, result.segment, f"{type(exc).__name__}: {exc}")
         results[index] = after
+        if on_result is not None:
+            on_result(after)
+    await asyncio.to_thread(store.sweep_locks)
     return results
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from memory.journal import (
     FORMAT_VERSION,
@@ -34,8 +36,18 @@ def import_transcript(store: MemoryStore, path: str | Path) -> tuple[Journal, li
                 raise record
             if "kept" in record or "mark" in record:
                 continue
-            messages.append(clean_message(record))
+            message = clean_message(record)
+            if message["role"] in ("user", "assistant") and not (message["content"] or "") \
+                    .strip() and not message.get("tool_calls"):
+                raise ValueError(f"{path}:{number}: a {message['role']} message with no text; "
+                                 "nothing was imported")
+            when = _time_of(record)
+            if when:
+                message["time"] = when
+            messages.append(message)
         except ValueError as exc:
+            if str(exc).startswith(f"{path}:"):
+                raise
             warnings.append(f"{path}:{number}: skipped ({exc}).")
     if not messages:
         raise ValueError(f"{path} holds no message to import.")
@@ -53,3 +65,24 @@ def import_transcript(store: MemoryStore, path: str | Path) -> tuple[Journal, li
     atomic_write(target, "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":"))
                                  + "\n" for r in lines))
     return load(target), warnings
+
+
+TIME_KEYS = ("time", "timestamp", "created_at")  # what chat exports commonly call it
+
+
+def _time_of(record: dict[str, Any]) -> str | None:
+    """The message's own time as ISO 8601 (from an ISO string or Unix seconds), so an
+    imported session keeps when it was said, not when it was imported."""
+    for key in TIME_KEYS:
+        value = record.get(key)
+        try:
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                return datetime.fromtimestamp(value, UTC).isoformat(timespec="seconds")
+            if isinstance(value, str) and value.strip():
+                when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+                if when.tzinfo is None:
+                    when = when.replace(tzinfo=UTC)
+                return when.isoformat(timespec="seconds")
+        except (ValueError, OverflowError, OSError):
+            continue
+    return None

@@ -36,7 +36,9 @@ log = logging.getLogger(__name__)
 
 HEADER_KIND = "session"
 FORMAT_VERSION = 1
-MESSAGE_KEYS = {"role", "content", "time", "tool_calls", "tool_call_id", "name", "model"}
+# tokens and cost: what a turn used, on its answer, so a resumed session counts on from it.
+MESSAGE_KEYS = {"role", "content", "time", "tool_calls", "tool_call_id", "name", "model",
+                "tokens", "cost"}
 ROLES = {"system", "user", "assistant", "tool"}
 TEXT_KEYS = ("time", "name", "model", "tool_call_id")
 

@@ -503,6 +503,16 @@ class MemoryStore:
                 continue
         raise LookupError(f"No session '{session_id}' in {self.sessions_dir}.")
 
+    def sweep_locks(self) -> None:
+        """Delete the lock files (.ID.live, .ID.claim) of sessions that left sessions/: no
+        one locks a settled session again, and they would pile up otherwise."""
+        if not self.sessions_dir.is_dir():
+            return
+        for lock in [*self.sessions_dir.glob(".*.live"), *self.sessions_dir.glob(".*.claim")]:
+            session_id = lock.name[1:].rsplit(".", 1)[0]
+            if not (self.sessions_dir / f"{session_id}.jsonl").exists():
+                lock.unlink(missing_ok=True)
+
     def settle(self, journal: Journal) -> None:
         """Move a closed, fully consolidated journal to done/, read-only. Idempotent, and
         safe when another process settles the same journal at the same time."""

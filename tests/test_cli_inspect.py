@@ -23,7 +23,7 @@ def store() -> MemoryStore:
 
 
 def test_grep_prints_file_line_text_like_grep(store, capsys) -> None:
-    assert main(["memory", "grep", "tea"]) == 0
+    assert main(["memory", "grep", "-s", "tea"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out == [  # newest first
         "HISTORY.md:4:Second line: more tea.",

@@ -37,10 +37,11 @@ class Terminal:
         return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True,
                               text=True, check=False).stdout
 
-    def start(self, command: list[str], env: dict[str, str]) -> None:
+    def start(self, command: list[str], env: dict[str, str],
+              size: tuple[int, int] = (100, 30)) -> None:
         exports = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
         subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", "new-session", "-d",
-                        "-s", "kept", "-x", "100", "-y", "30", *exports, *command],
+                        "-s", "kept", "-x", str(size[0]), "-y", str(size[1]), *exports, *command],
                        check=True)
         self.tmux("set-option", "-t", "kept", "remain-on-exit", "on")
 

@@ -181,3 +181,111 @@ def test_sessions_screen(snap_compare, fake: FakeProvider, theme: str, dialog: b
         await pilot.pause()
 
     assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=SIZE)
+
+
+# --- every screen at the two small sizes a laptop split or a phone gives (one theme) -------
+
+SMALL = [(80, 24), (60, 20)]
+
+
+async def _composer_ready(pilot) -> None:
+    while not isinstance(pilot.app.focused, Composer):  # keys before focus are lost
+        await pilot.pause()
+    pilot.app.focused.cursor_blink = False
+
+
+def _typing(*keys: str, wait: bool = False):
+    async def before(pilot) -> None:
+        await _composer_ready(pilot)
+        await pilot.press(*keys)
+        if wait:
+            await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+    return before
+
+
+@pytest.mark.parametrize("size", SMALL, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_small_chat(snap_compare, fake: FakeProvider, size) -> None:
+    fake.default = text(REPLY, chunks=16)
+
+    async def before(pilot) -> None:
+        await _composer_ready(pilot)
+        await send(pilot, "Write a greeting function")
+
+    assert snap_compare(app_for(fake, THEMES[0]), run_before=before, terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SMALL, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("command", ["/model", "/keys", "/memory", "/log", "/grep tea",
+                                     "/private"], ids=lambda c: c[1:].replace(" ", "-"))
+def test_small_screens(snap_compare, fake: FakeProvider, size, command: str) -> None:
+    seed_memory()
+    assert snap_compare(app_for(fake, THEMES[0]), terminal_size=size,
+                        run_before=_typing(*command, "enter",
+                                           wait=command.startswith(("/log", "/grep"))))
+
+
+@pytest.mark.parametrize("size", SMALL, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_small_help(snap_compare, fake: FakeProvider, size) -> None:
+    assert snap_compare(app_for(fake, THEMES[0]), terminal_size=size,
+                        run_before=_typing("f1"))
+
+
+@pytest.mark.parametrize("size", SMALL, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_small_onboarding(snap_compare, size) -> None:
+    async def before(pilot) -> None:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+    assert snap_compare(app_for(None, THEMES[0]), run_before=before, terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SMALL, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_small_change_dialog(snap_compare, fake: FakeProvider, size) -> None:
+    from app.screens.change import ChangeDialog
+    from memory.review import unified
+
+    old = "# About Ana\n- Lives in Zürich\n- Drinks green tea\n"
+    new = "# About Ana\n- Lives in Lisbon\n- Drinks green tea\n- Plays the cello\n"
+
+    async def before(pilot) -> None:
+        pilot.app.push_screen(ChangeDialog(
+            "Proposed memory change: +2 −1 lines", unified(old, new, "MEMORY.md now",
+                                                            "proposed"), new,
+            [("accept", "Accept"), ("reject", "Reject"), ("later", "Decide later")],
+            note="Session 20261102-183000-a1b2c3 · llama-3.3-70b-versatile", editable=True))
+        await pilot.pause()
+
+    assert snap_compare(app_for(fake, THEMES[0]), run_before=before, terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SMALL, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_small_conflict_dialog(snap_compare, fake: FakeProvider, size) -> None:
+    from app.screens.conflict import ConflictDialog
+
+    async def before(pilot) -> None:
+        pilot.app.push_screen(ConflictDialog("# Me\n- my edit\n", "# Me\n- saved meanwhile\n"))
+        await pilot.pause()
+
+    assert snap_compare(app_for(fake, THEMES[0]), run_before=before, terminal_size=size)
+
+
+@pytest.mark.parametrize("size", [(120, 30), (80, 24)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_versions_fit_on_one_line(snap_compare, fake: FakeProvider, size) -> None:
+    from memory import MemoryStore
+
+    seed_memory()
+    store = MemoryStore()
+    store.save_version(b"# About Ana\n", "consolidation", time="2026-11-20T09:15:00+00:00",
+                       session="20261120-091500-a1b2c3", model="llama3.2")
+    store.save_version(b"# About Ana\n\n- Lives in Lisbon\n", "consolidation",
+                       time="2026-11-30T10:00:00+00:00", session="20261130-100000-d4e5f6",
+                       model="llama-4-scout-17b-16e-instruct")
+    store.save_version(b"# Me\n", "edit", time="2026-11-30T11:00:00+00:00")
+
+    async def before(pilot) -> None:
+        await _composer_ready(pilot)
+        await pilot.press(*"/memory", "enter", "3")
+        await pilot.pause()
+
+    assert snap_compare(app_for(fake, THEMES[0]), run_before=before, terminal_size=size)

@@ -45,6 +45,12 @@ class ChatScreen(Screen):
         self._tokens = 0
         self._cost = 0.0
 
+    def _used_so_far(self) -> tuple[int, float]:
+        """Tokens and cost of the session's turns: a resumed session counts on from them."""
+        answers = [m for m in self.app.session.messages if m.get("role") == "assistant"]
+        return (sum(int(m.get("tokens") or 0) for m in answers),
+                sum(float(m.get("cost") or 0.0) for m in answers))
+
     def compose(self) -> ComposeResult:
         yield VerticalScroll(id="messages")
         yield Static(id="suggestions", markup=False)
@@ -58,6 +64,7 @@ class ChatScreen(Screen):
 
     def on_mount(self) -> None:
         self.watch(self.app, "memory_status", self._memory_changed)
+        self._tokens, self._cost = self._used_so_far()
         self.show_session()
         self.query_one(Composer).focus()
 
@@ -239,7 +246,7 @@ class ChatScreen(Screen):
         finally:
             pumping.cancel()
             bar.activity = ""
-        await view.finish(turn.text if turn.ok else None)
+        await view.finish(turn.text if turn.ok or turn.cut_off else None)
         self._finish(turn, view)
         return turn
 
@@ -259,11 +266,17 @@ class ChatScreen(Screen):
                 label += "  (searched history: " + ", ".join(
                     repr(describe_search(s)) for s in turn.searches) + ")"
             view.set_who(label)
+        elif turn.cut_off:
+            view.set_who(f"{self._label(turn.model)} — cut off")
+            self.notice(f"The reply broke off midway ({turn.reason}); what arrived is kept "
+                        "above and in the session.\nNext: send your message again, or "
+                        "pick another model with /model.", kind="error")
         else:
             view.remove()
-            self.notice(f"No model could answer. {turn.reason}\n\nNext step: check your keys "
-                        "with /keys, or pick another model with /model. Your message is "
-                        "saved; send it again when ready.", kind="error")
+            from memory.assistant import failure_notice
+
+            self.notice(failure_notice(self.app.catalog, turn.requested, turn.attempts),
+                        kind="error")
         self.refresh_status()
         if self.app.session.needs_compaction():
             segment = self.app.session.compact()

@@ -9,12 +9,14 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from app.keytest import try_key
 from app.screens.dialog import Dialog
-from catalog import Gateway, KeyStoreError, complete
+from catalog import Gateway, KeyStoreError
+from catalog.keys import key_problem
 
 if TYPE_CHECKING:
     from app.main import KeptApp
@@ -29,14 +31,17 @@ class KeysScreen(Dialog[None]):
 
     def compose(self) -> ComposeResult:
         self.gateways = [g for g in self.app.catalog.gateways.values() if g.needs_key]
-        with Vertical(classes="dialog"):
+        with VerticalScroll(classes="dialog"):
             yield Label("API keys", classes="dialog-title")
             yield OptionList(*self._options(), id="gateways")
-            yield Input(placeholder="Paste the key for the highlighted gateway", password=True,
-                        id="key")
+            no_keyring = self.app.catalog.keys.keyring_problem is not None
+            yield Input(placeholder="No OS keyring: set the key in your environment"
+                        if no_keyring else "Paste the key, then Enter", password=True,
+                        id="key", disabled=no_keyring)
             with Horizontal(classes="buttons"):
-                yield Button("Save", id="save", variant="primary")
-                yield Button("Delete", id="delete", variant="error")
+                if not no_keyring:  # nowhere to save a key: only testing is offered
+                    yield Button("Save", id="save", variant="primary")
+                    yield Button("Delete", id="delete", variant="error")
                 yield Button("Test", id="test")
                 yield Button("Close", id="close")
             yield Static("", id="key-status", markup=False)
@@ -49,13 +54,14 @@ class KeysScreen(Dialog[None]):
         for gateway in self.gateways:
             found = self.app.catalog.keys.lookup(gateway)
             line = Text()
-            line.append(f"{gateway.label:16}", style="bold")
+            # At most 48 columns: one line per gateway at 60 columns.
+            line.append(f"{gateway.label:14}", style="bold")
             if found.usable:
-                line.append(f"{'key from ' + str(found.source):20}", style="green")
+                line.append(f"{'key from ' + str(found.source):17}", style="green")
             else:
-                line.append(f"{'no key':20}", style="red")
+                line.append(f"{'no key':17}", style="red")
             if gateway.env_var:
-                line.append(f"env: {gateway.env_var}", style="dim")
+                line.append(gateway.env_var, style="dim")
             options.append(Option(line, id=gateway.name))
         return options
 
@@ -71,17 +77,45 @@ class KeysScreen(Dialog[None]):
         return self.gateways[index]
 
     def _say(self, text: str) -> None:
-        self.query_one("#key-status", Static).update(text)
+        status = self.query_one("#key-status", Static)
+        status.update(text)
+        self.call_after_refresh(status.scroll_visible)  # a short terminal must show it
 
     def on_mount(self) -> None:
-        self.query_one(OptionList).highlighted = 0
-        self.query_one(Input).focus()
+        gateways = self.query_one(OptionList)
+        gateways.highlighted = 0
+        # The list first: the arrows choose the gateway before any key is typed for it.
+        gateways.focus()
+        self._confirm_delete: str | None = None
+
+    @on(OptionList.OptionHighlighted)
+    def highlighted(self) -> None:
+        key = self.query_one(Input)
+        if not key.disabled:  # Enter tests the key, then saves it
+            key.placeholder = f"Paste the {self._selected().label} key, then Enter"
+        self._confirm_delete = None
+
+    @on(OptionList.OptionSelected)
+    def chosen(self) -> None:
+        if not self.query_one(Input).disabled:
+            self.query_one(Input).focus()
 
     @on(Input.Submitted)
     @on(Button.Pressed, "#save")
     async def save(self) -> None:
         gateway = self._selected()
         value = self.query_one(Input).value
+        if not value.strip():
+            self._say(f"Paste the {gateway.label} key first.")
+            return
+        if problem := key_problem(value, f"The {gateway.name} key"):  # before any request
+            self._say(problem)
+            return
+        self._say(f"Testing the {gateway.label} key…")
+        problem = await try_key(self.app, gateway, value.strip())
+        if problem:
+            self._say(f"{problem} The key was not saved.")
+            return
         try:
             # A locked keyring may ask to be unlocked: never on the screen's loop.
             await asyncio.to_thread(self.app.catalog.keys.set, gateway, value)
@@ -95,6 +129,11 @@ class KeysScreen(Dialog[None]):
     @on(Button.Pressed, "#delete")
     async def delete(self) -> None:
         gateway = self._selected()
+        if self._confirm_delete != gateway.name:
+            self._confirm_delete = gateway.name
+            self._say(f"Press Delete again to delete the {gateway.label} key.")
+            return
+        self._confirm_delete = None
         try:
             removed = await asyncio.to_thread(self.app.catalog.keys.delete, gateway)
         except KeyStoreError as exc:
@@ -107,25 +146,13 @@ class KeysScreen(Dialog[None]):
     @on(Button.Pressed, "#test")
     def test(self) -> None:
         gateway = self._selected()
-        models = [e for e in self.app.catalog.visible() if e.gateway == gateway.name]
-        if not models:
-            self._say(f"No model uses the {gateway.label} gateway.")
-            return
-        self._say(f"Testing {gateway.label} with {models[-1].label}…")
-        self._test(models[-1].id, gateway.label)
+        self._say(f"Testing {gateway.label}…")
+        self._test(gateway)
 
     @work(exclusive=True, group="key-test", exit_on_error=False)
-    async def _test(self, model_id: str, label: str) -> None:
-        from catalog.llm import litellm
-
-        await asyncio.to_thread(litellm)
-        result = await complete(self.app.catalog, model_id,
-                                [{"role": "user", "content": "Reply with: ok"}],
-                                walk_chain=False, max_tokens=5, policy=self.app.policy)
-        if result.ok:
-            self._say(f"{label} works: {result.attempts[-1].latency:.1f} s.")
-        else:
-            self._say(f"{label} failed: {result.attempts[-1].reason if result.attempts else ''}")
+    async def _test(self, gateway: Gateway) -> None:
+        problem = await try_key(self.app, gateway)
+        self._say(problem or f"{gateway.label} works.")
 
     @on(Button.Pressed, "#close")
     def close(self) -> None:

@@ -39,6 +39,22 @@ if TYPE_CHECKING:
     from memory.provenance import BlameLine
 
 
+def shown(text: str) -> str:
+    """Markdown that shows every character typed: `<transcript>` would be taken for HTML
+    and vanish, so angle brackets are escaped (not in code, where a backslash would show)."""
+    import re
+
+    out, fenced = [], False
+    for line in text.split("\n"):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced:
+            line = "".join(part if part.startswith("`") else part.replace("<", "\\<")
+                           for part in re.split(r"(`[^`]*`)", line))
+        out.append(line)
+    return "\n".join(out)
+
+
 class MemoryScreen(Screen):
     BINDINGS = [
         Binding("escape", "leave", "Back"),
@@ -46,6 +62,10 @@ class MemoryScreen(Screen):
         Binding("ctrl+e", "external_edit", "Edit in $EDITOR"),
         Binding("ctrl+s", "save", "Save", show=False),
         Binding("b", "where_from", "Where from"),
+        # A tab from anywhere on the screen, not only once the tab bar has focus.
+        *(Binding(str(n), f"tab('{tab}')", tab, show=False) for n, tab in enumerate(
+            ("memory-tab", "instructions-tab", "history-tab", "versions-tab", "blame-tab"),
+            start=1)),
     ]
 
     app: KeptApp
@@ -82,6 +102,14 @@ class MemoryScreen(Screen):
                     yield Static("", id="blame-detail", markup=False)
         yield Footer()
 
+    def action_tab(self, tab: str) -> None:
+        if self.editing:
+            return
+        if tab == "blame-tab":
+            self.action_where_from()
+        else:
+            self.query_one(TabbedContent).active = tab
+
     def on_mount(self) -> None:
         self.query_one("#editor").display = False
         self.reload()
@@ -109,28 +137,29 @@ class MemoryScreen(Screen):
             text, status = "*MEMORY.md cannot be read.*", str(exc)
         else:
             # A file anyone can edit: its escapes never reach the terminal.
-            text = clean_text(memory.text).strip() or \
+            text = shown(memory.text.strip()) or \
                 "*MEMORY.md is empty: nothing has been saved yet.*"
             status = memory.problem or f"MEMORY.md · {len(memory.raw):,} bytes"
         self.query_one("#memory-view", Markdown).update(text)
         if not self.editing:
             self.query_one("#memory-status", Static).update(
-                f"{status} · e: edit here · ctrl+e: edit in $EDITOR")
-        instructions = store.read_instructions().text.strip() or (
+                f"{status} · e: edit here · ctrl+e: edit in $EDITOR · 1–5: tabs")
+        instructions = shown(store.read_instructions().text.strip()) or (
             "*INSTRUCTIONS.md is empty. Press e to write what Kept should always do: tone, "
             "language, format. It goes into every prompt, above the memory.*")
         self.query_one("#instructions-view", Markdown).update(instructions)
-        entries = list(reversed(store.all_history_entries()))
-        history = clean_text("\n\n".join(e.text for e in entries)) or "*No history yet.*"
+        # Newest first by date, not by file order: an imported session has an older date.
+        entries = sorted(store.all_history_entries(), key=lambda e: e.stamp, reverse=True)
+        history = "\n\n".join(shown(e.text) for e in entries) or "*No history yet.*"
         self.query_one("#history-view", Markdown).update(history)
         versions = self.query_one("#versions", OptionList)
         highlighted = versions.highlighted
         versions.clear_options()
         for version in reversed(store.versions()):
-            by = version.source
-            if version.session:
-                by += f" · {version.model}"
-            versions.add_option(Option(f"{version.number:>4}  {version.time[:16]}  {by}",
+            # The model that wrote it says "consolidation" already; a row stays one line.
+            by = version.model if version.session and version.model else version.source
+            when = version.time[:16].replace("T", " ")
+            versions.add_option(Option(f"{version.number:>3}  {when}  {by}",
                                        id=str(version.number)))
         if versions.option_count:
             versions.highlighted = highlighted if highlighted is not None else 0

@@ -27,18 +27,23 @@ class ModelPicker(Dialog[str | None]):
         for entry in self.catalog.visible():
             key = self.catalog.route(entry).key
             line = Text()
+            # One line of at most 48 columns, so that "no key" never wraps at 60.
             line.append("● " if entry.id == self.current else "  ", style="bold")
-            line.append(f"{entry.label:24}", style="bold")
+            line.append(f"{entry.label:22}", style="bold")
             line.append(f"{entry.tier:10}{entry.gateway:10}")
-            line.append("key ✓" if key.usable else "no key", style="green" if key.usable
-                        else "red")
-            line.append(f"\n    {entry.description}", style="dim")
+            if not self.catalog.route(entry).gateway.needs_key:
+                line.append("local", style="green")
+            else:
+                line.append("key ✓" if key.usable else "no key", style="green" if key.usable
+                            else "red")
+            line.append(f"\n  {entry.description}", style="dim")
             options.append(Option(line, id=entry.id))
         with Vertical(classes="dialog"):
             yield Label("Choose a model", classes="dialog-title")
+            # Above the list: a long list on a short terminal cannot push it out of sight.
+            yield Label("Enter to choose · Esc to close · a model without a key falls back "
+                        "to the next in its chain", classes="hint picker-hint")
             yield OptionList(*options, id="models")
-            yield Label("Enter to choose · Esc to close · models without a key fall back "
-                        "to the next one in their chain", classes="hint")
 
     def on_mount(self) -> None:
         models = self.query_one(OptionList)

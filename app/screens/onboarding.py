@@ -86,11 +86,26 @@ class OnboardingScreen(Dialog[None]):
     @on(Button.Pressed, "#save-key")
     @on(Input.Submitted, "#key")
     async def save_key(self) -> None:
+        from app.keytest import try_key
+
         name = self.query_one("#gateway", Select).value
         gateway = self.app.catalog.gateways[str(name)]
+        value = self.query_one("#key", Input).value.strip()
+        if not value:
+            self._say(f"Paste your {gateway.label} key first.")
+            return
+        from catalog.keys import key_problem
+
+        if problem := key_problem(value, f"The {gateway.name} key"):  # before any request
+            self._say(problem)
+            return
+        self._say(f"Testing the {gateway.label} key…")
+        problem = await try_key(self.app, gateway, value)
+        if problem:  # found now, not on the first message
+            self._say(f"{problem} The key was not saved; check it and try again.")
+            return
         try:
-            await asyncio.to_thread(self.app.catalog.keys.set, gateway,
-                                    self.query_one("#key", Input).value)
+            await asyncio.to_thread(self.app.catalog.keys.set, gateway, value)
         except KeyStoreError as exc:
             self._say(str(exc))
             return
@@ -98,7 +113,9 @@ class OnboardingScreen(Dialog[None]):
                         markup=False)
         models = [e for e in self.app.catalog.visible() if e.gateway == gateway.name]
         if models and self.app.catalog.get(self.app.model).gateway != gateway.name:
-            self.app.set_model(models[0].id)
+            # The balanced tier: a frontier model as the default would surprise the bill.
+            balanced = [e for e in models if e.tier == "balanced"]
+            self.app.set_model((balanced or models)[0].id)
         self.app.refresh_status()
         self.dismiss(None)
 

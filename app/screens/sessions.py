@@ -173,7 +173,8 @@ class SessionsScreen(Screen):
             return
         try:
             journal = self.app.store.find_session(summary.id)
-            path = export_session(journal, self.app.catalog, None)
+            path = export_session(journal, self.app.catalog, None,
+                                  self.app.store.root / "exports")
         except (OSError, LookupError) as exc:
             self.app.notify(f"Could not export: {getattr(exc, 'strerror', None) or exc}",
                             severity="error", markup=False)

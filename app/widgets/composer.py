@@ -5,17 +5,35 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from textual import events
+from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
+
+
+@dataclass(frozen=True)
+class _KeyName:
+    """A key name in the shape the parser's table holds (`Keys` members have `.value`)."""
+
+    value: str
+
+
+# Alt+Enter in xterm-style terminals (and tmux's `send-keys M-Enter`) is ESC CR, or ESC LF.
+# Textual 8's parser does not know that pair: it reissues it character by character and
+# CR maps to a plain "enter", whatever the Alt, so Alt+Enter would send the message.
+# Teaching the parser the pair here makes it "alt+enter" (tests/test_e2e.py pins it).
+ANSI_SEQUENCES_KEYS.setdefault("\x1b\r", (_KeyName("alt+enter"),))  # type: ignore[index]
+ANSI_SEQUENCES_KEYS.setdefault("\x1b\n", (_KeyName("alt+enter"),))  # type: ignore[index]
+
+
+NEWLINE_KEYS = ("ctrl+j", "shift+enter", "alt+enter")
 
 
 class Composer(TextArea):
     """Enter sends; Shift+Enter, Alt+Enter or Ctrl+J adds a line; Up/Down recall prompts."""
 
     BINDINGS = [
-        Binding("ctrl+j,shift+enter,alt+enter", "newline", "New line", show=False),
-        Binding("tab", "complete", "Complete command", show=False),
+        Binding(",".join(NEWLINE_KEYS), "newline", "New line", show=False),
     ]
 
     @dataclass
@@ -34,6 +52,18 @@ class Composer(TextArea):
             event.stop()
             event.prevent_default()
             self._submit()
+            return
+        # These two at once, not through a binding: keys read together with them (an Enter
+        # after a Tab, text typed after Alt+Enter) must find their effect already applied.
+        if event.key == "tab":
+            event.stop()
+            event.prevent_default()
+            self.action_complete()
+            return
+        if event.key in NEWLINE_KEYS:
+            event.stop()
+            event.prevent_default()
+            self.action_newline()
             return
         if event.key == "up" and self.cursor_location[0] == 0 and self.prompts:
             event.stop()

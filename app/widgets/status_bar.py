@@ -23,4 +23,4 @@ class StatusBar(Static):
             parts.insert(0, "PRIVATE · never saved to memory")
         if self.activity:
             parts.insert(0, self.activity)
-        return "  ·  ".join(p for p in parts if p)
+        return " · ".join(p for p in parts if p)
