@@ -162,7 +162,7 @@ async def _ask(session: LiveSession, catalog, model: str, question: str,
     except BaseException:
         output.close(None)
         raise
-    output.close(turn.text if turn.ok else None)
+    output.close(turn.text if turn.ok or turn.cut_off else None)
     if args.timing and output.first is not None:
         print(f"kept ask: first token after {output.first - started:.3f} s", file=sys.stderr)
     if turn.fell_back:
@@ -171,6 +171,10 @@ async def _ask(session: LiveSession, catalog, model: str, question: str,
         segment = session.close()  # a private session's journal is deleted here
         if segment is not None and not args.no_save:
             save_in_background(session.id)
+    if turn.cut_off:  # what arrived is above, and in the journal marked as cut off
+        print(f"\nkept ask: the reply was cut off ({turn.reason.rstrip('.')}); what arrived "
+              f"is kept in session {session.id}.", file=sys.stderr)
+        return NO_ANSWER
     if not turn.ok:
         print(f"kept ask: no model could answer. {turn.reason.rstrip('.')}. Your question is "
               f"saved in session {session.id}.", file=sys.stderr)

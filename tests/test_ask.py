@@ -92,15 +92,22 @@ def test_no_model_answering_exits_1_and_keeps_the_question(configured, capsys) -
     assert journal.messages[0]["content"] == "Anyone there?" and journal.state == "pending"
 
 
-def test_a_model_failing_mid_stream_is_said_on_stderr(configured, capsys) -> None:
+def test_a_model_failing_mid_stream_keeps_what_arrived_and_says_so(configured,
+                                                                   capsys) -> None:
     from tests.fakes.provider import cut
 
     configured.script("gpt-4.1-mini", cut(after_chunks=2))
-    configured.set_default("claude-haiku-4-5", text("The whole answer."))  # its fallback
-    assert main(["ask", "-m", "gpt-4.1-mini", "Hi", "--no-save"]) == 0
+    configured.set_default("claude-haiku-4-5", text("The whole answer."))
+    assert main(["ask", "-m", "gpt-4.1-mini", "Hi", "--no-save"]) == 1
     out, err = capsys.readouterr()
-    assert out.endswith("The whole answer.\n") and "starts again below" in err
-    assert "answered by" in err
+    assert out.strip() and "The whole answer." not in out  # the partial reply, not a new one
+    assert "kept ask: the reply was cut off (gpt-4.1-mini: the stream broke off" in err
+    from memory.assistant import CUT_OFF
+    from memory.journal import load
+
+    (path,) = MemoryStore().sessions_dir.rglob("*.jsonl")
+    reply = load(path).messages[-1]
+    assert reply["role"] == "assistant" and reply["content"].endswith(CUT_OFF)
 
 
 def test_private_asks_leave_nothing(configured, capsys) -> None:

@@ -37,12 +37,19 @@ def in_keyring_session(tmp_path: Path, *commands: list[str]) -> list[str]:
     return [(tmp_path / f"out{i}.txt").read_text() for i in range(len(commands))]
 
 
-def test_a_key_set_in_the_app_is_read_back_from_the_secret_service(tmp_path: Path) -> None:
+def test_a_key_set_in_the_app_is_read_back_from_the_secret_service(tmp_path: Path,
+                                                                   fake) -> None:
     secret = "gsk-real-secret-service-4242"
+    # Kept tests a key before it stores it: Groq's endpoint is the loopback fake here.
+    config = Path(os.environ["KEPT_CONFIG_DIR"]) / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'[gateways.groq]\nbase_url = "{fake.base_url("groq")}"\n')
     child = str(ROOT / "tests" / "secret_service_child.py")
     set_out, get_out = in_keyring_session(
         tmp_path, [sys.executable, child, "set", secret], [sys.executable, child, "get"])
     assert "Saved the Groq key in the OS keyring." in set_out
+    (test,) = [r for r in fake.requests if r.gateway == "groq"]
+    assert test.headers["authorization"] == f"Bearer {secret}"
     backend, value = get_out.split()
     assert backend == "keyring.backends.SecretService"
     assert value == secret

@@ -155,7 +155,10 @@ def test_export_and_delete_saying_what_stays(tmp_path, monkeypatch) -> None:
             options.highlighted = next(i for i, s in enumerate(screen.shown) if s.id == tea)
             await pilot.press("e")
             await pilot.pause()
-            assert "green tea is lovely." in (tmp_path / f"kept-{tea}.md").read_text()
+            # Into the data folder's exports/, never the folder Kept was started from.
+            exported = store.root / "exports" / f"kept-{tea}.md"
+            assert "green tea is lovely." in exported.read_text()
+            assert not (tmp_path / f"kept-{tea}.md").exists()
             await pilot.press("d")
             await pilot.pause()
             assert isinstance(app.screen, DeleteDialog)
