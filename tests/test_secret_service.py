@@ -37,7 +37,13 @@ def in_keyring_session(tmp_path: Path, *commands: list[str]) -> list[str]:
     return [(tmp_path / f"out{i}.txt").read_text() for i in range(len(commands))]
 
 
-def test_a_key_set_in_the_app_is_read_back_from_the_secret_service(tmp_path: Path) -> None:
+def test_a_key_set_in_the_app_is_read_back_from_the_secret_service(tmp_path: Path,
+                                                                   fake) -> None:
+    from catalog import config_path
+
+    # The key is tested before it is saved: Groq's address is the fake provider's.
+    config_path().parent.mkdir(parents=True, exist_ok=True)
+    config_path().write_text(f'[gateways.groq]\nbase_url = "{fake.base_url("groq")}"\n')
     secret = "gsk-real-secret-service-4242"
     child = str(ROOT / "tests" / "secret_service_child.py")
     set_out, get_out = in_keyring_session(
