@@ -30,9 +30,14 @@ async def set_key(value: str) -> None:
 
         keys.query_one(OptionList).highlighted = names.index("groq")
         keys.query_one("#key").focus()
-        await pilot.press(*value, "enter")
-        await pilot.pause()
-        print(str(keys.query_one("#key-status").render()))
+        await pilot.press(*value, "enter")  # tested first (the fake answers), then saved
+        status = ""
+        for _ in range(1200):
+            status = str(keys.query_one("#key-status").render())
+            if "Saved" in status or "not saved" in status or "refused" in status:
+                break
+            await pilot.pause(0.05)
+        print(status)
 
 
 def get_key() -> None:
