@@ -104,3 +104,31 @@ async def settle(pilot) -> None:
     await pilot.pause()
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
+
+
+def configure_fake(fake: FakeProvider, monkeypatch, extra: str = "") -> FakeProvider:
+    """config.toml pointing every gateway at the fake, fast retries, `extra` tables, and a
+    key for every gateway in the environment: what a CLI test's `kept` reads."""
+    from catalog import config_path
+
+    lines = [f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n' for g in FAKE_GATEWAYS]
+    lines.append("[transport]\nbackoff = 0.001\nmax_backoff = 0.01\nattempt_deadline = 5.0\n")
+    if extra:
+        lines.append(extra)
+    path = config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines))
+    for name, value in fake_keys().items():
+        monkeypatch.setenv(name, value)
+    return fake
+
+
+async def until(pilot, condition, what: str, timeout: float = 60.0) -> None:
+    """Let the app run until `condition()` holds (a file event or a worker takes its own
+    time); the deadline is far above the work, for a busy machine."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await pilot.pause(0.05)

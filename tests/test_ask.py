@@ -9,22 +9,14 @@ import time
 import pytest
 
 from app.cli import main
-from catalog import config_path
 from memory import LiveSession, MemoryStore
 from tests.fakes.provider import FakeProvider, http_error, text, tool_call
-from tests.support import FAKE_GATEWAYS, fake_keys, save_args
+from tests.support import configure_fake, save_args
 
 
 @pytest.fixture
 def configured(fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> FakeProvider:
-    lines = [f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n' for g in FAKE_GATEWAYS]
-    lines.append("[transport]\nbackoff = 0.001\nmax_backoff = 0.01\nattempt_deadline = 5.0\n")
-    lines.append('[app]\nmodel = "gpt-4.1-mini"\n')
-    path = config_path()
-    path.parent.mkdir(parents=True)
-    path.write_text("\n".join(lines))
-    for name, value in fake_keys().items():
-        monkeypatch.setenv(name, value)
+    configure_fake(fake, monkeypatch, '[app]\nmodel = "gpt-4.1-mini"\n')
     fake.default = tool_call("save_memory", save_args("Asked about tea from the shell."))
     MemoryStore().ensure().write_memory("- Name: Ana\n- Drinks green tea\n")
     return fake

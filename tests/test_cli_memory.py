@@ -8,22 +8,15 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from catalog import config_path
 from memory import MemoryStore
 from tests.fakes.provider import FakeProvider, http_error, text, tool_call
-from tests.support import FAKE_GATEWAYS, SAMPLE_MESSAGES, fake_keys, save_args
+from tests.support import SAMPLE_MESSAGES, configure_fake, save_args
 
 
 @pytest.fixture
 def configured(fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> FakeProvider:
     """config.toml pointing every gateway at the fake, fast retries, keys in the env."""
-    lines = [f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n' for g in FAKE_GATEWAYS]
-    lines.append("[transport]\nbackoff = 0.001\nmax_backoff = 0.01\nattempt_deadline = 5.0\n")
-    path = config_path()
-    path.parent.mkdir(parents=True)
-    path.write_text("\n".join(lines))
-    for name, value in fake_keys().items():
-        monkeypatch.setenv(name, value)
+    configure_fake(fake, monkeypatch)
     return fake
 
 

@@ -12,12 +12,11 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from catalog import config_path
 from memory import MemoryStore
 from memory import imports as importing
 from memory.imports import ExportError, json_array
 from tests.fakes.provider import FakeProvider, tool_call
-from tests.support import FAKE_GATEWAYS, fake_keys, save_args
+from tests.support import configure_fake, save_args
 
 T0 = 1_700_000_000.0  # 2023-11-14 22:13:20 UTC
 
@@ -215,13 +214,7 @@ def test_the_array_is_read_in_pieces_whatever_their_size(monkeypatch) -> None:
 
 @pytest.fixture
 def configured(fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> FakeProvider:
-    lines = [f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n' for g in FAKE_GATEWAYS]
-    lines.append("[transport]\nbackoff = 0.001\nmax_backoff = 0.01\nattempt_deadline = 5.0\n")
-    path = config_path()
-    path.parent.mkdir(parents=True)
-    path.write_text("\n".join(lines))
-    for name, value in fake_keys().items():
-        monkeypatch.setenv(name, value)
+    configure_fake(fake, monkeypatch)
     fake.default = tool_call("save_memory", save_args("We talked."))
     return fake
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
 
 from textual.widgets import Markdown, OptionList, TextArea
 
@@ -14,19 +12,13 @@ from app.screens.memory import MemoryScreen
 from app.screens.search import SearchScreen
 from memory import MemoryStore
 from tests.fakes.provider import FakeProvider, http_error, tool_call
-from tests.support import make_app, pending_session, save_args, settle
+from tests.support import make_app, pending_session, save_args, settle, until
 
 
 def run(scenario):
     return asyncio.run(scenario())
 
 
-async def until(pilot, condition: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
-    """Let the app run until `condition` holds (a file event takes its own time to come)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.05)
 
 
 def shown(app, selector: str) -> str:

@@ -9,17 +9,15 @@ import json
 import pytest
 
 from app.cli import main
-from catalog import config_path
 from memory import MemorySettings, MemoryStore, consolidate_pending
 from memory.review import StaleProposal, accept, line_change, proposals, reject
 from memory.settings import Review, parse_memory_settings
 from memory.tidy import apply_tidy, tidy
 from tests.fakes.provider import FakeProvider, text, tool_call
 from tests.support import (
-    FAKE_GATEWAYS,
     FAST_POLICY,
+    configure_fake,
     fake_catalog,
-    fake_keys,
     pending_session,
     save_args,
 )
@@ -125,14 +123,7 @@ def test_review_setting_is_validated() -> None:
 
 @pytest.fixture
 def configured(fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> FakeProvider:
-    lines = [f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n' for g in FAKE_GATEWAYS]
-    lines.append("[transport]\nbackoff = 0.001\nmax_backoff = 0.01\nattempt_deadline = 5.0\n")
-    lines.append('[memory]\nreview = "before"\n')
-    path = config_path()
-    path.parent.mkdir(parents=True)
-    path.write_text("\n".join(lines))
-    for name, value in fake_keys().items():
-        monkeypatch.setenv(name, value)
+    configure_fake(fake, monkeypatch, '[memory]\nreview = "before"\n')
     return fake
 
 

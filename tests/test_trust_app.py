@@ -4,8 +4,6 @@ proposals reviewed with Ctrl+R, /tidy, and /memory's "where from" view."""
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
 
 from textual.widgets import OptionList, TextArea
 
@@ -15,7 +13,7 @@ from app.screens.transcript import TranscriptScreen
 from memory import MemorySettings
 from memory.settings import Review
 from tests.fakes.provider import FakeProvider, text, tool_call
-from tests.support import make_app, save_args, send, settle
+from tests.support import make_app, save_args, send, settle, until
 
 MEMORY = "# About the user\n- Name: Ana\n"
 
@@ -24,11 +22,6 @@ def run(scenario):
     return asyncio.run(scenario())
 
 
-async def until(pilot, condition: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.05)
 
 
 def notices(app) -> list[str]:
