@@ -96,7 +96,7 @@ def test_a_first_hour_at_80x24_shows_every_screen_whole(fake: FakeProvider,
         terminal.keys("Enter")
         terminal.wait_until(lambda s: "Name: Ana" in s and "1–5: tabs" in s,
                             "/memory with its keys in sight")
-        terminal.keys("2")
+        terminal.keys("3")  # 1 MEMORY.md, 2 INSTRUCTIONS.md, 3 History
         terminal.wait_until(lambda s: "Ana said hello at 80x24." in s, "the history tab")
         terminal.keys("Escape")
         terminal.wait_until(lambda s: "Message Kept" in s, "the chat again")
