@@ -49,10 +49,14 @@ class MemoryJobs:
             except Exception as exc:  # the session stays pending: nothing is lost
                 # `running` is not touched here: the job's own `finally` already counted it
                 # down, and another job may still be running.
-                self.app.notify(f"Memory could not be saved: {type(exc).__name__}: "
-                                f"{clean_text(str(exc))}. "
-                                "The session stays pending.", title="Memory",
-                                severity="error", markup=False)
+                self.app.notify(
+                    f"Memory could not be saved: {type(exc).__name__}: "
+                    f"{clean_text(str(exc))}. "
+                    "The session stays pending.",
+                    title="Memory",
+                    severity="error",
+                    markup=False,
+                )
                 self.refresh_status()
 
         self.app.run_worker(guarded(), group="memory", exclusive=False, exit_on_error=False)
@@ -76,9 +80,14 @@ class MemoryJobs:
             from memory.consolidation import ASK_ABOVE_PARTS, consolidate_pending
 
             results = await consolidate_pending(
-                self.app.store, self.app.catalog, only_due=only_due, policy=self.app.policy,
-                include_held=include_held, chat_model=self.app.model,
-                max_parts=None if include_held else ASK_ABOVE_PARTS)  # asked: go ahead
+                self.app.store,
+                self.app.catalog,
+                only_due=only_due,
+                policy=self.app.policy,
+                include_held=include_held,
+                chat_model=self.app.model,
+                max_parts=None if include_held else ASK_ABOVE_PARTS,
+            )  # asked: go ahead
         finally:
             self.running -= 1
         for result in results:
@@ -102,8 +111,12 @@ class MemoryJobs:
                     f"Session {journal.id} was refused by every model {HOLD_AFTER} times in "
                     f"a row ({reason}), so Kept no longer retries it on its own. It stays "
                     "pending, nothing lost: fix the cause, then Retry pending memory (or "
-                    "Retry now in /log).", title="Memory", severity="warning", timeout=30,
-                    markup=False)
+                    "Retry now in /log).",
+                    title="Memory",
+                    severity="warning",
+                    timeout=30,
+                    markup=False,
+                )
 
     def save(self, journal: Journal, segment: Segment) -> None:
         """Consolidate one segment in the background."""
@@ -116,9 +129,15 @@ class MemoryJobs:
             await asyncio.to_thread(litellm)
             from memory.consolidation import ASK_ABOVE_PARTS, consolidate
 
-            result = await consolidate(self.app.store, self.app.catalog, journal, segment,
-                                       policy=self.app.policy, chat_model=self.app.model,
-                                       max_parts=ASK_ABOVE_PARTS)
+            result = await consolidate(
+                self.app.store,
+                self.app.catalog,
+                journal,
+                segment,
+                policy=self.app.policy,
+                chat_model=self.app.model,
+                max_parts=ASK_ABOVE_PARTS,
+            )
         finally:
             self.running -= 1
         if result.saved:
@@ -128,22 +147,33 @@ class MemoryJobs:
 
     def _report(self, result: Consolidation) -> None:
         if result.estimate:
-            self.app.notify(f"Session {result.session} is long: {result.estimate} with "
-                            "Retry pending memory (or Retry now in /log). It stays pending, "
-                            "nothing lost.", title="Memory", severity="warning", timeout=30,
-                            markup=False)
+            self.app.notify(
+                f"Session {result.session} is long: {result.estimate} with "
+                "Retry pending memory (or Retry now in /log). It stays pending, "
+                "nothing lost.",
+                title="Memory",
+                severity="warning",
+                timeout=30,
+                markup=False,
+            )
             return
         if result.proposed:
             if result.model:  # newly proposed, not one already waiting
                 self.app.review.proposed(result)
         elif result.saved and result.model:
-            self.last_saved = (f"Memory saved ({result.model}, {result.elapsed:.1f} s, "
-                               f"${result.cost:.4f})")
+            self.last_saved = (
+                f"Memory saved ({result.model}, {result.elapsed:.1f} s, ${result.cost:.4f})"
+            )
             self.app.review.saved(result)
         elif not result.saved:
             self.last_saved = "Memory not saved yet — will retry"
-            self.app.notify(f"Memory not saved yet — will retry. {result.reason}",
-                            title="Memory", severity="warning", timeout=8, markup=False)
+            self.app.notify(
+                f"Memory not saved yet — will retry. {result.reason}",
+                title="Memory",
+                severity="warning",
+                timeout=8,
+                markup=False,
+            )
 
     def refresh_status(self) -> None:
         """saving… / Memory saved (…) / Memory not saved yet — will retry / N pending.
@@ -151,8 +181,13 @@ class MemoryJobs:
         if self.running:
             self.app.memory_status = "Saving memory…"
             return
-        self.app.run_worker(self._count_pending, thread=True, group="memory-status",
-                            exclusive=True, exit_on_error=False)
+        self.app.run_worker(
+            self._count_pending,
+            thread=True,
+            group="memory-status",
+            exclusive=True,
+            exit_on_error=False,
+        )
 
     def _count_pending(self) -> None:
         from memory.review import proposals
@@ -165,18 +200,22 @@ class MemoryJobs:
         if self.running:
             self.app.memory_status = "Saving memory…"
         elif waiting:
-            self.app.memory_status = f"{waiting} memory change{'s' if waiting > 1 else ''} " \
-                "to review (Ctrl+R)"
+            self.app.memory_status = (
+                f"{waiting} memory change{'s' if waiting > 1 else ''} to review (Ctrl+R)"
+            )
         elif self.last_saved.startswith("Memory not saved") and pending:
             self.app.memory_status = f"{self.last_saved} ({pending} pending)"
         elif pending:
             self.app.memory_status = f"{pending} pending"
         else:
             self.app.memory_status = self.last_saved or (
-                "Memory saved" if self._ever_saved() else "No memory saved yet")
+                "Memory saved" if self._ever_saved() else "No memory saved yet"
+            )
 
     def _ever_saved(self) -> bool:
         """A brand-new data folder has nothing saved: it must not say "Memory saved"."""
         store = self.app.store
-        return any(path.exists() and path.stat().st_size > 0
-                   for path in (store.history_path, store.memory_path))
+        return any(
+            path.exists() and path.stat().st_size > 0
+            for path in (store.history_path, store.memory_path)
+        )

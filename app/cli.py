@@ -18,20 +18,23 @@ def _cmd_models(args: argparse.Namespace) -> int:
     for entry in entries:
         key = catalog.route(entry).key
         pricing = catalog.pricing(entry)
-        rows.append((
-            entry.id + (" (hidden)" if entry.hidden else ""),
-            entry.label,
-            entry.tier,
-            entry.gateway,
-            f"yes ({key.source})" if key.usable else "no",
-            f"{pricing.input_per_token * 1e6:.2f}" if pricing else "?",
-            f"{pricing.output_per_token * 1e6:.2f}" if pricing else "?",
-            f"{pricing.context_window:,}" if pricing else "?",
-        ))
+        rows.append(
+            (
+                entry.id + (" (hidden)" if entry.hidden else ""),
+                entry.label,
+                entry.tier,
+                entry.gateway,
+                f"yes ({key.source})" if key.usable else "no",
+                f"{pricing.input_per_token * 1e6:.2f}" if pricing else "?",
+                f"{pricing.output_per_token * 1e6:.2f}" if pricing else "?",
+                f"{pricing.context_window:,}" if pricing else "?",
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
-              .rstrip())
+        print(
+            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        )
     if args.all:
         print("\nChains (each model, then what it falls back to):")
         for entry in entries:
@@ -103,7 +106,8 @@ def describe_attempt(attempt) -> str:
     if attempt.outcome is Outcome.OK:
         return f"{attempt.model} ✓ {attempt.latency:.1f} s ${attempt.cost:.4f}"
     suffix = {Outcome.RETRIED: " (retrying)", Outcome.SKIPPED: " (skipped)"}.get(
-        attempt.outcome, "")
+        attempt.outcome, ""
+    )
     return f"{attempt.model} → {attempt.reason}{suffix}"
 
 
@@ -125,8 +129,9 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
     catalog, store, settings = _memory_context()
     if args.dry_run:
         return cmd_dry_run(store, catalog, settings.app.model)
-    progress = Progress(len(args.ids) if args.ids else
-                        sum(len(j.pending) for j in store.pending_sessions()))
+    progress = Progress(
+        len(args.ids) if args.ids else sum(len(j.pending) for j in store.pending_sessions())
+    )
 
     def report(result) -> None:
         """Each session's attempts, then what became of it, as soon as it is done."""
@@ -137,29 +142,45 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
 
     def _outcome(result) -> str:
         if result.proposed:
-            return (f"Session {result.session}: a memory change is proposed and waits for "
-                    "your review (`kept memory review`).")
+            return (
+                f"Session {result.session}: a memory change is proposed and waits for "
+                "your review (`kept memory review`)."
+            )
         if result.saved:
             by = f" by {result.model}" if result.model else ""
-            return (f"Session {result.session}: saved{by} ({result.elapsed:.1f} s, "
-                    f"${result.cost:.4f}).")
+            return (
+                f"Session {result.session}: saved{by} ({result.elapsed:.1f} s, ${result.cost:.4f})."
+            )
         if result.estimate:
-            return (f"Session {result.session}: not saved yet, nothing lost: "
-                    f"{result.estimate} with `kept consolidate --yes {result.session}`.")
+            return (
+                f"Session {result.session}: not saved yet, nothing lost: "
+                f"{result.estimate} with `kept consolidate --yes {result.session}`."
+            )
         journal = store.find_session(result.session)
         due = next_retry(journal, result.segment) if result.segment else None
         when = f" Next retry after {due.astimezone():%H:%M}." if due else ""
         if result.segment and held(journal, result.segment):
-            when = (" Every model refused it several times in a row, so the app no longer "
-                    "retries it on its own; `kept consolidate` tries again.")
-        return (f"Session {result.session}: still pending, nothing lost. "
-                f"{result.reason.rstrip('.')}.{when}")
+            when = (
+                " Every model refused it several times in a row, so the app no longer "
+                "retries it on its own; `kept consolidate` tries again."
+            )
+        return (
+            f"Session {result.session}: still pending, nothing lost. "
+            f"{result.reason.rstrip('.')}.{when}"
+        )
 
     try:
         store.ensure()  # a folder Kept may not write: said once, before any request
-        results = asyncio.run(consolidate_pending(
-            store, catalog, args.ids or None, chat_model=settings.app.model,
-            max_parts=None if args.yes else ASK_ABOVE_PARTS, on_result=report))
+        results = asyncio.run(
+            consolidate_pending(
+                store,
+                catalog,
+                args.ids or None,
+                chat_model=settings.app.model,
+                max_parts=None if args.yes else ASK_ABOVE_PARTS,
+                on_result=report,
+            )
+        )
     except KeyboardInterrupt:
         print(f"\n{progress.interrupted()}", file=sys.stderr)
         return 130
@@ -167,8 +188,11 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
         print(f"kept consolidate: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"kept consolidate: {os_error(exc)}; nothing was lost, and pending sessions "
-              "stay pending.", file=sys.stderr)
+        print(
+            f"kept consolidate: {os_error(exc)}; nothing was lost, and pending sessions "
+            "stay pending.",
+            file=sys.stderr,
+        )
         return 2
     for sentence in store.skipped.values():
         print(f"warning: {sentence}", file=sys.stderr)
@@ -193,8 +217,10 @@ def _cmd_memory(args: argparse.Namespace) -> int:
     if memory.problem:
         print(f"warning: {memory.problem}", file=sys.stderr)
     if not memory.text.strip():
-        print(f"MEMORY.md is empty: nothing has been saved yet ({store.memory_path}).",
-              file=sys.stderr)
+        print(
+            f"MEMORY.md is empty: nothing has been saved yet ({store.memory_path}).",
+            file=sys.stderr,
+        )
         return 0
     from memory.sanitize import clean_text
 
@@ -216,33 +242,47 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"kept {number}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     models = sub.add_parser("models", help="list the models Kept can use")
-    models.add_argument("--all", action="store_true",
-                        help="include the hidden consolidation models and every chain")
+    models.add_argument(
+        "--all", action="store_true", help="include the hidden consolidation models and every chain"
+    )
     models.set_defaults(func=_cmd_models)
 
-    imp = sub.add_parser("import", help="turn a transcript (journal format), or another "
-                         "tool's export, into pending sessions")
-    imp.add_argument("file", help="a .jsonl transcript (one message per line; prints the "
-                     "session id), ChatGPT's or Claude.ai's conversations.json, llm's logs.db")
-    imp.add_argument("--from", dest="source", default="jsonl",
-                     choices=("jsonl", "chatgpt", "claude", "llm"),
-                     help="what the file is (default: a Kept journal, jsonl)")
+    imp = sub.add_parser(
+        "import",
+        help="turn a transcript (journal format), or another tool's export, into pending sessions",
+    )
+    imp.add_argument(
+        "file",
+        help="a .jsonl transcript (one message per line; prints the "
+        "session id), ChatGPT's or Claude.ai's conversations.json, llm's logs.db",
+    )
+    imp.add_argument(
+        "--from",
+        dest="source",
+        default="jsonl",
+        choices=("jsonl", "chatgpt", "claude", "llm"),
+        help="what the file is (default: a Kept journal, jsonl)",
+    )
     imp.set_defaults(func=_cmd_import)
 
     cons = sub.add_parser("consolidate", help="save pending sessions into memory now")
     cons.add_argument("ids", nargs="*", metavar="ID", help="session ids (default: all pending)")
-    cons.add_argument("--yes", action="store_true",
-                      help="go ahead with sessions that need many requests (the estimate is "
-                      "shown without it)")
-    cons.add_argument("--dry-run", action="store_true", help="say how many sessions and "
-                      "messages are pending and the estimated cost; save nothing")
+    cons.add_argument(
+        "--yes",
+        action="store_true",
+        help="go ahead with sessions that need many requests (the estimate is shown without it)",
+    )
+    cons.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="say how many sessions and messages are pending and the estimated cost; save nothing",
+    )
     cons.set_defaults(func=_cmd_consolidate)
 
     mem = sub.add_parser("memory", help="show, search, version and restore MEMORY.md")
     mem_sub = mem.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
     mem_sub.add_parser("show", help="print MEMORY.md").set_defaults(func=_cmd_memory)
-    mem_sub.add_parser("path", help="print the path of MEMORY.md").set_defaults(
-        func=_cmd_memory)
+    mem_sub.add_parser("path", help="print the path of MEMORY.md").set_defaults(func=_cmd_memory)
 
     from app.cli_ask import register as register_ask
     from app.cli_inspect import register
@@ -266,11 +306,12 @@ def data_folder_problem() -> str:
         return ""
     if not existing.is_dir():
         what = "" if existing == folder else f" ({existing} is a file)"
-        return (f"kept: the data folder {folder} cannot be used: it is not a folder{what}; "
-                "move that file away or set KEPT_DATA_DIR to a folder.")
+        return (
+            f"kept: the data folder {folder} cannot be used: it is not a folder{what}; "
+            "move that file away or set KEPT_DATA_DIR to a folder."
+        )
     if not os.access(existing, os.W_OK | os.X_OK):
-        return (f"kept: the data folder {folder} cannot be used: {existing} is not writable "
-                "by you.")
+        return f"kept: the data folder {folder} cannot be used: {existing} is not writable by you."
     return ""
 
 
@@ -287,8 +328,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
-        print(f"kept {args.command}: interrupted; nothing was lost (a file being written "
-              "is only put in place once complete).", file=sys.stderr)
+        print(
+            f"kept {args.command}: interrupted; nothing was lost (a file being written "
+            "is only put in place once complete).",
+            file=sys.stderr,
+        )
         return 130
     except OSError as exc:  # a file Kept cannot read or write: one sentence, never a traceback
         print(f"kept {args.command}: {os_error(exc)}.", file=sys.stderr)

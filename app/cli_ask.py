@@ -21,8 +21,10 @@ def _question(parts: list[str]) -> str:
     for part in parts:
         if part == "-":
             if sys.stdin is None or sys.stdin.isatty():
-                raise ValueError("`-` reads the question from stdin, but nothing is piped "
-                                 "in: `echo text | kept ask -`")
+                raise ValueError(
+                    "`-` reads the question from stdin, but nothing is piped "
+                    "in: `echo text | kept ask -`"
+                )
             pieces.append(sys.stdin.read())
         else:
             pieces.append(part)
@@ -41,8 +43,12 @@ class Output:
             from rich.console import Console
             from rich.live import Live
 
-            self._live = Live(console=Console(), auto_refresh=True, refresh_per_second=12,
-                              vertical_overflow="visible")
+            self._live = Live(
+                console=Console(),
+                auto_refresh=True,
+                refresh_per_second=12,
+                vertical_overflow="visible",
+            )
             self._live.start()
 
     def feed(self, piece: str) -> None:
@@ -92,12 +98,18 @@ def save_in_background(session_id: str) -> None:
     import subprocess
 
     try:
-        subprocess.Popen([sys.executable, "-m", "app.cli", "consolidate", session_id],
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True)
+        subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "consolidate", session_id],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     except OSError as exc:  # pending, nothing lost: the next start of Kept saves it
-        print(f"kept ask: memory is saved later ({exc.strerror}); `kept consolidate` saves "
-              "it now.", file=sys.stderr)
+        print(
+            f"kept ask: memory is saved later ({exc.strerror}); `kept consolidate` saves it now.",
+            file=sys.stderr,
+        )
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -113,12 +125,16 @@ def cmd_ask(args: argparse.Namespace) -> int:
         print(f"kept ask: {exc}", file=sys.stderr)
         return USAGE
     if not question:
-        print("kept ask: the question is empty: `kept ask \"question\"` or "
-              "`echo text | kept ask -`", file=sys.stderr)
+        print(
+            'kept ask: the question is empty: `kept ask "question"` or `echo text | kept ask -`',
+            file=sys.stderr,
+        )
         return USAGE
     if args.private and args.continue_:
-        print("kept ask: --private starts a session of its own; it cannot --continue one.",
-              file=sys.stderr)
+        print(
+            "kept ask: --private starts a session of its own; it cannot --continue one.",
+            file=sys.stderr,
+        )
         return USAGE
     catalog, store, settings = _memory_context()
     model = args.model or settings.app.model
@@ -129,22 +145,29 @@ def cmd_ask(args: argparse.Namespace) -> int:
         return USAGE
     session = _session(store, model, args)
     if session is None:
-        print("kept ask: the live session is open in a Kept window; ask there, or without "
-              "--continue.", file=sys.stderr)
+        print(
+            "kept ask: the live session is open in a Kept window; ask there, or without "
+            "--continue.",
+            file=sys.stderr,
+        )
         return USAGE
     try:
         return asyncio.run(_ask(session, catalog, model, question, args))
     except KeyboardInterrupt:
         # The reply was cancelled; what was shown of it is in the journal.
-        print("\nkept ask: cancelled; the question (and what was shown of the reply) is "
-              f"kept in session {session.id}.", file=sys.stderr)
+        print(
+            "\nkept ask: cancelled; the question (and what was shown of the reply) is "
+            f"kept in session {session.id}.",
+            file=sys.stderr,
+        )
         return 130
     finally:
         session.release()
 
 
-async def _ask(session: LiveSession, catalog, model: str, question: str,
-               args: argparse.Namespace) -> int:
+async def _ask(
+    session: LiveSession, catalog, model: str, question: str, args: argparse.Namespace
+) -> int:
     from catalog import Outcome
     from memory.assistant import answer
 
@@ -157,8 +180,7 @@ async def _ask(session: LiveSession, catalog, model: str, question: str,
 
     started = time.monotonic()
     try:
-        turn = await answer(session, catalog, model, on_delta=output.feed,
-                            on_attempt=on_attempt)
+        turn = await answer(session, catalog, model, on_delta=output.feed, on_attempt=on_attempt)
     except BaseException:
         output.close(None)
         raise
@@ -172,28 +194,52 @@ async def _ask(session: LiveSession, catalog, model: str, question: str,
         if segment is not None and not args.no_save:
             save_in_background(session.id)
     if turn.cut_off:  # what arrived is above, and in the journal marked as cut off
-        print(f"\nkept ask: the reply was cut off ({turn.reason.rstrip('.')}); what arrived "
-              f"is kept in session {session.id}.", file=sys.stderr)
+        print(
+            f"\nkept ask: the reply was cut off ({turn.reason.rstrip('.')}); what arrived "
+            f"is kept in session {session.id}.",
+            file=sys.stderr,
+        )
         return NO_ANSWER
     if not turn.ok:
-        print(f"kept ask: no model could answer. {turn.reason.rstrip('.')}. Your question is "
-              f"saved in session {session.id}.", file=sys.stderr)
+        print(
+            f"kept ask: no model could answer. {turn.reason.rstrip('.')}. Your question is "
+            f"saved in session {session.id}.",
+            file=sys.stderr,
+        )
         return NO_ANSWER
     return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    ask = sub.add_parser("ask", help="ask one question from the shell; the answer streams "
-                         "to stdout, with MEMORY.md in the prompt")
-    ask.add_argument("question", nargs="+", help="the question; `-` reads it from stdin "
-                     "(both: stdin's text, then the words)")
+    ask = sub.add_parser(
+        "ask",
+        help="ask one question from the shell; the answer streams "
+        "to stdout, with MEMORY.md in the prompt",
+    )
+    ask.add_argument(
+        "question",
+        nargs="+",
+        help="the question; `-` reads it from stdin (both: stdin's text, then the words)",
+    )
     ask.add_argument("-m", "--model", help="the model to ask (default: the chat model)")
-    ask.add_argument("--continue", dest="continue_", action="store_true",
-                     help="add the exchange to the live session instead of a new one")
-    ask.add_argument("--private", action="store_true",
-                     help="off the record: never saved to memory, its journal deleted")
-    ask.add_argument("--no-save", action="store_true", help="leave the session pending "
-                     "instead of saving it to memory now (`kept consolidate` saves it)")
-    ask.add_argument("--timing", action="store_true",
-                     help="print the time to the first token on stderr")
+    ask.add_argument(
+        "--continue",
+        dest="continue_",
+        action="store_true",
+        help="add the exchange to the live session instead of a new one",
+    )
+    ask.add_argument(
+        "--private",
+        action="store_true",
+        help="off the record: never saved to memory, its journal deleted",
+    )
+    ask.add_argument(
+        "--no-save",
+        action="store_true",
+        help="leave the session pending "
+        "instead of saving it to memory now (`kept consolidate` saves it)",
+    )
+    ask.add_argument(
+        "--timing", action="store_true", help="print the time to the first token on stderr"
+    )
     ask.set_defaults(func=cmd_ask)

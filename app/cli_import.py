@@ -26,35 +26,47 @@ def cmd_import_export(args: argparse.Namespace, store) -> int:
     def progress(report: ImportReport) -> None:
         if tty:
             done = report.imported + report.already + report.empty + len(report.damaged or [])
-            print(f"\r  {done:,} conversations read, {report.imported:,} imported",
-                  end="", file=sys.stderr, flush=True)
+            print(
+                f"\r  {done:,} conversations read, {report.imported:,} imported",
+                end="",
+                file=sys.stderr,
+                flush=True,
+            )
 
     try:
         report = import_export(store, source, args.file, on_progress=progress)
     except OSError as exc:
-        print(f"kept import: {exc.filename or args.file}: {exc.strerror or exc}",
-              file=sys.stderr)
+        print(f"kept import: {exc.filename or args.file}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     if tty:
         print(file=sys.stderr)
     for damaged in report.damaged or []:
-        print(f"kept import: {args.file}: {damaged.where} was not imported: {damaged.reason}.",
-              file=sys.stderr)
+        print(
+            f"kept import: {args.file}: {damaged.where} was not imported: {damaged.reason}.",
+            file=sys.stderr,
+        )
     if report.stopped:
-        print(f"kept import: {report.stopped} Every conversation before it is imported; "
-              "importing the file again skips them.", file=sys.stderr)
+        print(
+            f"kept import: {report.stopped} Every conversation before it is imported; "
+            "importing the file again skips them.",
+            file=sys.stderr,
+        )
     nothing = not (report.imported or report.already or report.empty)
     if report.stopped and nothing:
         return 2
-    print(f"Imported {report.imported:,} {NAMES[source]} conversations "
-          f"({report.messages:,} messages) as pending sessions.")
+    print(
+        f"Imported {report.imported:,} {NAMES[source]} conversations "
+        f"({report.messages:,} messages) as pending sessions."
+    )
     if report.already:
         print(f"{report.already:,} were imported before and were skipped.")
     if report.empty:
         print(f"{report.empty:,} held no message with text.")
     if report.imported:
-        print("`kept consolidate --dry-run` says what saving them to memory would cost; "
-              "`kept consolidate` does it, oldest first.")
+        print(
+            "`kept consolidate --dry-run` says what saving them to memory would cost; "
+            "`kept consolidate` does it, oldest first."
+        )
     return 1 if report.damaged or report.stopped else 0
 
 
@@ -68,14 +80,17 @@ def cmd_dry_run(store, catalog, chat_model: str) -> int:
     print(f"{estimate.sessions:,} sessions ({estimate.messages:,} messages) are pending.")
     tokens = f"{estimate.input_tokens:,} tokens in, {estimate.output_tokens:,} out"
     if estimate.model is None:
-        print(f"Estimated: {tokens}; but no model can save memory now: add a key with "
-              "`keyring set kept <gateway>` (or /keys), or set up a local server.")
+        print(
+            f"Estimated: {tokens}; but no model can save memory now: add a key with "
+            "`keyring set kept <gateway>` (or /keys), or set up a local server."
+        )
         return 1
     cost = f"${estimate.cost:.2f}" if estimate.cost is not None else "an unknown cost"
-    print(f"Estimated: {tokens}, {cost} with {estimate.model} (a rough figure: about 4 "
-          "characters a token).")
-    print("`kept consolidate` saves them, oldest first; Ctrl+C stops it and the next run "
-          "goes on.")
+    print(
+        f"Estimated: {tokens}, {cost} with {estimate.model} (a rough figure: about 4 "
+        "characters a token)."
+    )
+    print("`kept consolidate` saves them, oldest first; Ctrl+C stops it and the next run goes on.")
     return 0
 
 
@@ -99,13 +114,17 @@ class Progress:
         width = 24
         filled = round(width * self.done / self.total)
         bar = "█" * filled + "·" * (width - filled)
-        line = (f"[{bar}] {self.done:,}/{self.total:,} sessions · {_duration(left)} left · "
-                f"${self.cost:.4f} so far")
+        line = (
+            f"[{bar}] {self.done:,}/{self.total:,} sessions · {_duration(left)} left · "
+            f"${self.cost:.4f} so far"
+        )
         print(line, file=sys.stderr, flush=True)
 
     def interrupted(self) -> str:
-        return (f"Stopped after {self.done:,} of {self.total:,} sessions; nothing is lost: "
-                "`kept consolidate` goes on from there.")
+        return (
+            f"Stopped after {self.done:,} of {self.total:,} sessions; nothing is lost: "
+            "`kept consolidate` goes on from there."
+        )
 
 
 def _duration(seconds: float) -> str:

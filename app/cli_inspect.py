@@ -35,15 +35,17 @@ def cmd_grep(args: argparse.Namespace) -> int:
 
     for flag, value in (("--since", args.since), ("--until", args.until)):
         if value and not _DAY.match(value):
-            print(f"kept memory grep: {flag} takes a date, YYYY-MM-DD (or YYYY-MM, YYYY), "
-                  f"not {value!r}", file=sys.stderr)
+            print(
+                f"kept memory grep: {flag} takes a date, YYYY-MM-DD (or YYYY-MM, YYYY), "
+                f"not {value!r}",
+                file=sys.stderr,
+            )
             return 2
 
     try:
         pattern = Pattern(args.pattern, regex=args.regex, ignore_case=not args.case_sensitive)
     except re.error as exc:
-        print(f"kept memory grep: bad regular expression {args.pattern!r}: {exc}",
-              file=sys.stderr)
+        print(f"kept memory grep: bad regular expression {args.pattern!r}: {exc}", file=sys.stderr)
         return 2
     except ValueError as exc:
         print(f"kept memory grep: {exc}", file=sys.stderr)
@@ -56,8 +58,9 @@ def cmd_grep(args: argparse.Namespace) -> int:
     names: dict[Path, str] = {}
     errors: list[str] = []
     try:
-        found = _print_matches(store, pattern, colour, names, errors, args.since or "",
-                               args.until or "")
+        found = _print_matches(
+            store, pattern, colour, names, errors, args.since or "", args.until or ""
+        )
     except BrokenPipeError:  # `kept memory grep x | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
@@ -66,8 +69,9 @@ def cmd_grep(args: argparse.Namespace) -> int:
     return 2 if errors else (0 if found else 1)
 
 
-def _print_matches(store, pattern, colour: bool, names: dict[Path, str],
-                   errors: list[str], since: str, until: str) -> bool:
+def _print_matches(
+    store, pattern, colour: bool, names: dict[Path, str], errors: list[str], since: str, until: str
+) -> bool:
     from memory.search import grep
 
     if colour:
@@ -75,8 +79,7 @@ def _print_matches(store, pattern, colour: bool, names: dict[Path, str],
 
     found = False
     write = sys.stdout.write
-    for match in grep(store, pattern, details=False, errors=errors, since=since,
-                      until=until):
+    for match in grep(store, pattern, details=False, errors=errors, since=since, until=until):
         found = True
         name = names.get(match.file)
         if name is None:
@@ -86,8 +89,10 @@ def _print_matches(store, pattern, colour: bool, names: dict[Path, str],
         text = clean_text(match.text) if colour else match.text
         if colour:
             spans = pattern.spans(text)
-            write(f"{MAGENTA}{name}{RESET}:{GREEN}{match.line}{RESET}:{DIM}{said}{RESET}"
-                  f"{_highlight(text, spans)}\n")
+            write(
+                f"{MAGENTA}{name}{RESET}:{GREEN}{match.line}{RESET}:{DIM}{said}{RESET}"
+                f"{_highlight(text, spans)}\n"
+            )
         else:
             write(f"{name}:{match.line}:{said}{text}\n")
     sys.stdout.flush()
@@ -146,15 +151,19 @@ def cmd_log(args: argparse.Namespace) -> int:
                 when = "refused by every model again and again: retried only by hand"
             failures = journal.failures.get(segment, [])
             last = f"; last failure: {failures[-1].reason}" if failures else ""
-            print(f"  {journal.id} [{segment}] {len(journal.segment_messages(segment))} "
-                  f"messages, {when}{last}")
+            print(
+                f"  {journal.id} [{segment}] {len(journal.segment_messages(segment))} "
+                f"messages, {when}{last}"
+            )
         print("  (`kept consolidate` retries them now)")
     rows = figures(store)
     if rows:
         print(f"\n{'MODEL':32} {'ATTEMPTS':>8} {'SAVED':>6} {'MEDIAN':>8} {'COST':>9}")
         for row in rows:
-            print(f"{row.model:32} {row.attempts:8d} {row.success_rate:6.0%} "
-                  f"{row.median_latency:7.2f}s ${row.cost:8.4f}")
+            print(
+                f"{row.model:32} {row.attempts:8d} {row.success_rate:6.0%} "
+                f"{row.median_latency:7.2f}s ${row.cost:8.4f}"
+            )
     states = model_health(store)
     if states:
         print("\nModels now:")
@@ -169,8 +178,10 @@ def _mode(path: Path) -> str:
 
 def app_model_problem(model: str) -> str:
     """The sentence for an [app] model Kept does not know (the app and doctor say the same)."""
-    return (f"config.toml: [app] model '{model}' is not a model Kept knows; using the "
-            "default. Pick one with /model.")
+    return (
+        f"config.toml: [app] model '{model}' is not a model Kept knows; using the "
+        "default. Pick one with /model."
+    )
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -194,8 +205,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     for problem in dict.fromkeys(found):
         problems += 1
         print(f"  problem: {problem}")
-    for label, folder in (("data", store.root), ("sessions", store.sessions_dir),
-                          ("versions", store.versions_dir)):
+    for label, folder in (
+        ("data", store.root),
+        ("sessions", store.sessions_dir),
+        ("versions", store.versions_dir),
+    ):
         if not folder.exists():
             print(f"{label}: {folder} (not created yet)")
             continue
@@ -211,8 +225,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         if path.is_file() and not path.is_symlink():
             mode = _mode(path)
             problems += mode != "600"
-            print(f"{path.name}: {path.stat().st_size:,} bytes, mode {mode}"
-                  + ("" if mode == "600" else "  ← should be 600"))
+            print(
+                f"{path.name}: {path.stat().st_size:,} bytes, mode {mode}"
+                + ("" if mode == "600" else "  ← should be 600")
+            )
     for gateway in catalog.gateways.values():
         found = catalog.keys.lookup(gateway)
         if found.source == "not needed":
@@ -240,13 +256,13 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction, memory_sub: argparse._SubParsersAction) -> None:
-    grep = memory_sub.add_parser("grep", help="search history, archives and every session's "
-                                 "transcript, newest first")
+    grep = memory_sub.add_parser(
+        "grep", help="search history, archives and every session's transcript, newest first"
+    )
     grep.add_argument("pattern")
     # Case is ignored by default, as in /grep; -s matches it exactly (-i is kept for habit).
     grep.add_argument("-i", "--ignore-case", action="store_true", help="the default")
-    grep.add_argument("-s", "--case-sensitive", action="store_true",
-                      help="match case exactly")
+    grep.add_argument("-s", "--case-sensitive", action="store_true", help="match case exactly")
     grep.add_argument("-E", "--regex", action="store_true", help="a regular expression")
     grep.add_argument("--since", metavar="DATE", help="only matches from DATE on (YYYY-MM-DD)")
     grep.add_argument("--until", metavar="DATE", help="only matches up to DATE (inclusive)")

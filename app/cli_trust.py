@@ -20,8 +20,10 @@ def cmd_blame(args: argparse.Namespace) -> int:
     store = _store()
     lines = blame(store)
     if not lines:
-        print(f"MEMORY.md is empty: nothing has been saved yet ({store.memory_path}).",
-              file=sys.stderr)
+        print(
+            f"MEMORY.md is empty: nothing has been saved yet ({store.memory_path}).",
+            file=sys.stderr,
+        )
         return 0
     rows = []
     for line in lines:
@@ -30,8 +32,15 @@ def cmd_blame(args: argparse.Namespace) -> int:
             rows.append(("-", "", "edited by you (not yet versioned)", "", line.text))
             continue
         who = version.session or version.source
-        rows.append((f"v{version.number}", version.time[:16].replace("T", " "), who,
-                     version.model or "", line.text))
+        rows.append(
+            (
+                f"v{version.number}",
+                version.time[:16].replace("T", " "),
+                who,
+                version.model or "",
+                line.text,
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     colour = sys.stdout.isatty()
     for row in rows:
@@ -48,8 +57,10 @@ def cmd_undo(args: argparse.Namespace) -> int:
     except (LookupError, ValueError) as exc:
         print(f"kept memory undo: {exc}", file=sys.stderr)
         return 2
-    print(f"Version {args.number} undone: MEMORY.md is as it was before it (saved as "
-          f"version {number}). The history entry stays.")
+    print(
+        f"Version {args.number} undone: MEMORY.md is as it was before it (saved as "
+        f"version {number}). The history entry stays."
+    )
     return 0
 
 
@@ -71,29 +82,35 @@ def cmd_review(args: argparse.Namespace) -> int:
     if chosen:
         mine = [p for p in waiting if p.session == chosen]
         if not mine:
-            print(f"kept memory review: no change of session '{chosen}' waits for review; "
-                  "`kept memory review` lists them.", file=sys.stderr)
+            print(
+                f"kept memory review: no change of session '{chosen}' waits for review; "
+                "`kept memory review` lists them.",
+                file=sys.stderr,
+            )
             return 2
         for proposal in mine:
             if args.reject:
                 reject(store, proposal)
-                print(f"Rejected: session {proposal.session} [{proposal.segment}] leaves "
-                      "memory unchanged.")
+                print(
+                    f"Rejected: session {proposal.session} [{proposal.segment}] leaves "
+                    "memory unchanged."
+                )
                 continue
             try:
                 accept(store, proposal)
             except StaleProposal as exc:
                 print(f"kept memory review: {exc}", file=sys.stderr)
                 return 1
-            print(f"Accepted: session {proposal.session} [{proposal.segment}] "
-                  f"({proposal.change}).")
+            print(f"Accepted: session {proposal.session} [{proposal.segment}] ({proposal.change}).")
         return 0
     if not waiting:
         print("No memory change waits for review.")
         return 0
     for proposal in waiting:
-        print(f"Session {proposal.session} [{proposal.segment}] by {proposal.model}: "
-              f"{proposal.change}")
+        print(
+            f"Session {proposal.session} [{proposal.segment}] by {proposal.model}: "
+            f"{proposal.change}"
+        )
         print(f"  history entry: {proposal.history_entry}")
         print(unified(proposal.base_text, proposal.memory_update, "MEMORY.md", "proposed"))
         print(f"  (`kept memory review --accept {proposal.session}` or --reject)\n")
@@ -109,9 +126,14 @@ def cmd_tidy(args: argparse.Namespace) -> int:
     from memory.tidy import apply_tidy, tidy
 
     catalog, store, settings = _memory_context()
-    result = asyncio.run(tidy(store, catalog, chat_model=settings.app.model,
-                              on_attempt=lambda a: print(f"  {describe_attempt(a)}",
-                                                         file=sys.stderr, flush=True)))
+    result = asyncio.run(
+        tidy(
+            store,
+            catalog,
+            chat_model=settings.app.model,
+            on_attempt=lambda a: print(f"  {describe_attempt(a)}", file=sys.stderr, flush=True),
+        )
+    )
     if not result.ok:
         print(f"kept memory tidy: MEMORY.md was not tidied: {result.reason}.", file=sys.stderr)
         return 1
@@ -122,31 +144,42 @@ def cmd_tidy(args: argparse.Namespace) -> int:
     print(unified(old, result.text, "MEMORY.md", f"tidied by {result.model}"))
     print(f"\n{result.summary} ({line_change(old, result.text)})")
     if not (args.yes or (sys.stdin.isatty() and _ask("Write this tidied MEMORY.md?"))):
-        print("Not applied: MEMORY.md is unchanged." + ("" if sys.stdin.isatty() else
-              " (`kept memory tidy --yes` accepts without asking.)"))
+        print(
+            "Not applied: MEMORY.md is unchanged."
+            + ("" if sys.stdin.isatty() else " (`kept memory tidy --yes` accepts without asking.)")
+        )
         return 1
     if not apply_tidy(store, result):
-        print("kept memory tidy: MEMORY.md changed while it was being tidied; nothing was "
-              "written. Run it again.", file=sys.stderr)
+        print(
+            "kept memory tidy: MEMORY.md changed while it was being tidied; nothing was "
+            "written. Run it again.",
+            file=sys.stderr,
+        )
         return 1
     print("MEMORY.md tidied; the previous text is a version (`kept memory versions`).")
     return 0
 
 
 def register(memory_sub: argparse._SubParsersAction) -> None:
-    blame = memory_sub.add_parser("blame", help="MEMORY.md with the version, date, session and "
-                                  "model that last wrote each line")
+    blame = memory_sub.add_parser(
+        "blame",
+        help="MEMORY.md with the version, date, session and model that last wrote each line",
+    )
     blame.set_defaults(func=cmd_blame)
     undo = memory_sub.add_parser("undo", help="put back the MEMORY.md that version N replaced")
     undo.add_argument("number", type=int, metavar="N")
     undo.set_defaults(func=cmd_undo)
-    review = memory_sub.add_parser("review", help="changes waiting for your review (review = "
-                                   "\"before\"): show, accept or reject them")
+    review = memory_sub.add_parser(
+        "review",
+        help='changes waiting for your review (review = "before"): show, accept or reject them',
+    )
     choice = review.add_mutually_exclusive_group()
     choice.add_argument("--accept", metavar="SESSION", help="accept that session's change")
     choice.add_argument("--reject", metavar="SESSION", help="reject that session's change")
     review.set_defaults(func=cmd_review)
-    tidy = memory_sub.add_parser("tidy", help="have the consolidation chain tidy MEMORY.md; "
-                                 "shown as a diff to accept or reject")
+    tidy = memory_sub.add_parser(
+        "tidy",
+        help="have the consolidation chain tidy MEMORY.md; shown as a diff to accept or reject",
+    )
     tidy.add_argument("--yes", action="store_true", help="accept without asking")
     tidy.set_defaults(func=cmd_tidy)

@@ -15,32 +15,81 @@ class SlashCommand:
 
 
 SLASH_COMMANDS: tuple[SlashCommand, ...] = (
-    SlashCommand("/new", "New session", "Start a new session; the finished one is saved to "
-                 "memory in the background", "new_session"),
-    SlashCommand("/private", "Private session", "Start a session that is never saved to "
-                 "memory; its journal is deleted when it ends", "private_session"),
-    SlashCommand("/sessions", "Sessions", "Every session, newest first: open, continue, "
-                 "export or delete one (F2)", "sessions"),
-    SlashCommand("/model", "Choose model", "Pick the model you chat with (/model ID: that "
-                 "one)", "pick_model", takes_argument=True),
-    SlashCommand("/keys", "API keys", "Set, replace, delete or test a gateway's key",
-                 "keys"),
-    SlashCommand("/theme", "Change theme", "Pick a colour theme (/theme NAME: that one)",
-                 "change_theme", takes_argument=True),
-    SlashCommand("/memory", "Memory", "See and edit MEMORY.md, history and versions",
-                 "memory"),
-    SlashCommand("/remember", "Remember this", "Add a line to MEMORY.md now, no model call "
-                 "(/remember TEXT)", "remember", takes_argument=True),
-    SlashCommand("/tidy", "Tidy memory", "Rewrite MEMORY.md tidily (duplicates merged, "
-                 "contradictions resolved); shown as a diff to accept or reject", "tidy"),
-    SlashCommand("/grep", "Search history", "Search history and every session's words, "
-                 "newest first (/grep PATTERN)", "grep", takes_argument=True),
-    SlashCommand("/log", "Consolidation log", "How each session was saved; pending ones; "
-                 "figures per model", "log"),
-    SlashCommand("/export", "Export session", "Save this session as a Markdown file "
-                 "(optionally /export PATH)", "export", takes_argument=True),
-    SlashCommand("/copy", "Copy last reply", "Copy the last reply (/copy code: its last "
-                 "code block)", "copy", takes_argument=True),
+    SlashCommand(
+        "/new",
+        "New session",
+        "Start a new session; the finished one is saved to memory in the background",
+        "new_session",
+    ),
+    SlashCommand(
+        "/private",
+        "Private session",
+        "Start a session that is never saved to memory; its journal is deleted when it ends",
+        "private_session",
+    ),
+    SlashCommand(
+        "/sessions",
+        "Sessions",
+        "Every session, newest first: open, continue, export or delete one (F2)",
+        "sessions",
+    ),
+    SlashCommand(
+        "/model",
+        "Choose model",
+        "Pick the model you chat with (/model ID: that one)",
+        "pick_model",
+        takes_argument=True,
+    ),
+    SlashCommand("/keys", "API keys", "Set, replace, delete or test a gateway's key", "keys"),
+    SlashCommand(
+        "/theme",
+        "Change theme",
+        "Pick a colour theme (/theme NAME: that one)",
+        "change_theme",
+        takes_argument=True,
+    ),
+    SlashCommand("/memory", "Memory", "See and edit MEMORY.md, history and versions", "memory"),
+    SlashCommand(
+        "/remember",
+        "Remember this",
+        "Add a line to MEMORY.md now, no model call (/remember TEXT)",
+        "remember",
+        takes_argument=True,
+    ),
+    SlashCommand(
+        "/tidy",
+        "Tidy memory",
+        "Rewrite MEMORY.md tidily (duplicates merged, "
+        "contradictions resolved); shown as a diff to accept or reject",
+        "tidy",
+    ),
+    SlashCommand(
+        "/grep",
+        "Search history",
+        "Search history and every session's words, newest first (/grep PATTERN)",
+        "grep",
+        takes_argument=True,
+    ),
+    SlashCommand(
+        "/log",
+        "Consolidation log",
+        "How each session was saved; pending ones; figures per model",
+        "log",
+    ),
+    SlashCommand(
+        "/export",
+        "Export session",
+        "Save this session as a Markdown file (optionally /export PATH)",
+        "export",
+        takes_argument=True,
+    ),
+    SlashCommand(
+        "/copy",
+        "Copy last reply",
+        "Copy the last reply (/copy code: its last code block)",
+        "copy",
+        takes_argument=True,
+    ),
     SlashCommand("/help", "Help", "Commands and keys", "help"),
     SlashCommand("/quit", "Quit", "Leave Kept (nothing is lost)", "quit"),
 )

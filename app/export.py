@@ -35,8 +35,9 @@ def session_markdown(session: LiveSession | Journal, catalog: Catalog) -> str:
     return "\n".join(lines)
 
 
-def export_session(session: LiveSession | Journal, catalog: Catalog, target: str | None,
-                   exports: Path) -> Path:
+def export_session(
+    session: LiveSession | Journal, catalog: Catalog, target: str | None, exports: Path
+) -> Path:
     """Write the session to `target` (a file or folder), by default into `exports` (the
     data folder's exports/, never whatever folder Kept was started from)."""
     path = Path(target).expanduser() if target else ensure_dir(exports)

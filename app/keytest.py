@@ -28,7 +28,7 @@ class _TrialKeys(KeyStore):
 
 
 async def try_key(app: KeptApp, gateway: Gateway, value: str | None = None) -> str:
-    """"" when the gateway answers with `value` (or its current key), else a sentence
+    """ "" when the gateway answers with `value` (or its current key), else a sentence
     saying why not. The cheapest model is asked, for five tokens: a test costs nothing."""
     from catalog.llm import litellm
 
@@ -46,8 +46,14 @@ async def try_key(app: KeptApp, gateway: Gateway, value: str | None = None) -> s
         return pricing.input_per_token + pricing.output_per_token if pricing else float("inf")
 
     cheapest = min(models, key=price)
-    result = await complete(catalog, cheapest.id, [{"role": "user", "content": "Reply: ok"}],
-                            walk_chain=False, max_tokens=5, policy=app.policy)
+    result = await complete(
+        catalog,
+        cheapest.id,
+        [{"role": "user", "content": "Reply: ok"}],
+        walk_chain=False,
+        max_tokens=5,
+        policy=app.policy,
+    )
     if result.ok:
         return ""
     reason = result.attempts[-1].reason if result.attempts else "no answer"

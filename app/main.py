@@ -89,8 +89,10 @@ class KeptApp(App):
             self.register_theme(theme)
         wanted = self.settings.app.theme
         if wanted not in self.available_themes:
-            self.problems.append(f"config.toml: [app] theme '{wanted}' is unknown; using "
-                                 f"{DEFAULT_THEME}. Pick one with /theme.")
+            self.problems.append(
+                f"config.toml: [app] theme '{wanted}' is unknown; using "
+                f"{DEFAULT_THEME}. Pick one with /theme."
+            )
             wanted = DEFAULT_THEME
         self.theme = wanted
         self._theme_chosen = True
@@ -147,9 +149,13 @@ class KeptApp(App):
         self._save("app", "model", model_id)
         route = self.catalog.route(self.catalog.get(model_id))
         if not route.key.usable:
-            self.notify(f"No key for {route.gateway.label}: {route.entry.label} cannot answer "
-                        "until you add one with /keys; its fallbacks answer meanwhile.",
-                        title="Model", severity="warning", markup=False)
+            self.notify(
+                f"No key for {route.gateway.label}: {route.entry.label} cannot answer "
+                "until you add one with /keys; its fallbacks answer meanwhile.",
+                title="Model",
+                severity="warning",
+                markup=False,
+            )
 
     async def use_local_model(self, base_url: str, model: str, window: int | None) -> str:
         """Chat with `model` on a local server if a test message gets an answer; "" when
@@ -175,14 +181,24 @@ class KeptApp(App):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         for command in SLASH_COMMANDS:
-            yield SystemCommand(command.title, f"{command.name} — {command.help}",
-                                partial(self.run_action, f"{command.action}('')"
-                                        if command.takes_argument else command.action))
-        yield SystemCommand("Save pending memory now", "Try again now to save the sessions "
-                            "whose memory is not saved yet", self.jobs.retry_now)
-        yield SystemCommand("Review memory change", "See the last change to MEMORY.md (and "
-                            "undo it), or decide on a proposed one (Ctrl+R)",
-                            self.action_review_memory)
+            yield SystemCommand(
+                command.title,
+                f"{command.name} — {command.help}",
+                partial(
+                    self.run_action,
+                    f"{command.action}('')" if command.takes_argument else command.action,
+                ),
+            )
+        yield SystemCommand(
+            "Save pending memory now",
+            "Try again now to save the sessions whose memory is not saved yet",
+            self.jobs.retry_now,
+        )
+        yield SystemCommand(
+            "Review memory change",
+            "See the last change to MEMORY.md (and undo it), or decide on a proposed one (Ctrl+R)",
+            self.action_review_memory,
+        )
 
     def new_session(self, *, private: bool = False) -> None:
         """Close this session (it is saved in the background, or deleted if private) and
@@ -200,8 +216,10 @@ class KeptApp(App):
 
         if session_id == self.session.id:
             return ""
-        if any(isinstance(s, ChatScreen) and s._reply is not None and s._reply.is_running
-               for s in self.screen_stack):
+        if any(
+            isinstance(s, ChatScreen) and s._reply is not None and s._reply.is_running
+            for s in self.screen_stack
+        ):
             return "Kept is still answering: wait for the reply, or press Esc to cancel it."
         try:
             live = LiveSession.reopen(self.store, session_id)
@@ -245,9 +263,12 @@ class KeptApp(App):
             self.theme = name
             self.notify(f"Theme: {name}.", title="Theme", markup=False)
         else:
-            self.notify(f"There is no theme '{name}'; known: "
-                        f"{', '.join(sorted(self.available_themes))}.", title="Theme",
-                        severity="error", markup=False)
+            self.notify(
+                f"There is no theme '{name}'; known: {', '.join(sorted(self.available_themes))}.",
+                title="Theme",
+                severity="error",
+                markup=False,
+            )
 
     def action_pick_model(self, model_id: str = "") -> None:
         from app.screens.model_picker import ModelPicker
@@ -256,8 +277,11 @@ class KeptApp(App):
             if model_id in self.catalog:
                 self.set_model(model_id)
                 self.refresh_status()
-                self.notify(f"Chatting with {self.catalog.get(model_id).label}.",
-                            title="Model", markup=False)
+                self.notify(
+                    f"Chatting with {self.catalog.get(model_id).label}.",
+                    title="Model",
+                    markup=False,
+                )
             else:
                 self.set_model(model_id)  # says it is unknown, with the nearest ids
             return
@@ -303,12 +327,10 @@ class KeptApp(App):
         self.push_screen(LogScreen())
 
     def action_review_memory(self) -> None:
-        self.run_worker(self.review.open(), group="review", exclusive=True,
-                        exit_on_error=False)
+        self.run_worker(self.review.open(), group="review", exclusive=True, exit_on_error=False)
 
     def action_tidy(self) -> None:
-        self.run_worker(self.review.tidy(), group="review", exclusive=True,
-                        exit_on_error=False)
+        self.run_worker(self.review.tidy(), group="review", exclusive=True, exit_on_error=False)
 
     def action_help(self) -> None:
         from app.screens.help import HelpScreen
@@ -319,20 +341,27 @@ class KeptApp(App):
         from app.export import export_session
 
         try:
-            path = export_session(self.session, self.catalog, argument or None,
-                                  self.store.root / "exports")
+            path = export_session(
+                self.session, self.catalog, argument or None, self.store.root / "exports"
+            )
         except OSError as exc:
             where = argument or self.store.root / "exports"
-            self.notify(f"Could not export to {where}: {exc.strerror or exc}.",
-                        severity="error", markup=False)
+            self.notify(
+                f"Could not export to {where}: {exc.strerror or exc}.",
+                severity="error",
+                markup=False,
+            )
             return
         self.notify(f"Session exported to {path}", title="Export", markup=False)
 
     def action_copy(self, argument: str = "") -> None:
         from app.export import last_code_block
 
-        replies = [m["content"] for m in self.session.messages
-                   if m.get("role") == "assistant" and m.get("content")]
+        replies = [
+            m["content"]
+            for m in self.session.messages
+            if m.get("role") == "assistant" and m.get("content")
+        ]
         if not replies:
             self.notify("There is no reply to copy yet.", severity="warning", markup=False)
             return

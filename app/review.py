@@ -21,8 +21,13 @@ class MemoryReview:
         self.last_version: int | None = None  # the change Ctrl+R shows
 
     def _say(self, message: str, severity: str = "information") -> None:
-        self.app.notify(message, title="Memory", severity=severity,  # type: ignore[arg-type]
-                        timeout=10, markup=False)
+        self.app.notify(
+            message,
+            title="Memory",
+            severity=severity,  # type: ignore[arg-type]
+            timeout=10,
+            markup=False,
+        )
 
     # --- after a consolidation -----------------------------------------------------------
 
@@ -40,8 +45,9 @@ class MemoryReview:
             self._say(f"Memory updated: {change}. Ctrl+R shows the change and can undo it.")
 
     def proposed(self, result: Consolidation) -> None:
-        self._say("A memory change is waiting for your review: Ctrl+R to accept, edit or "
-                  "reject it.")
+        self._say(
+            "A memory change is waiting for your review: Ctrl+R to accept, edit or reject it."
+        )
 
     # --- Ctrl+R --------------------------------------------------------------------------
 
@@ -70,8 +76,7 @@ class MemoryReview:
         from memory.review import line_change, unified, version_texts
 
         old, new = version_texts(self.app.store, version)
-        by = f"session {version.session}, {version.model}" if version.session \
-            else version.source
+        by = f"session {version.session}, {version.model}" if version.session else version.source
         title = f"Memory updated: {line_change(old, new)} (version {version.number}, {by})"
 
         def chosen(decision: Decision | None) -> None:
@@ -82,15 +87,23 @@ class MemoryReview:
             except (LookupError, ValueError) as exc:
                 self._say(str(exc), "warning")
                 return
-            self._say(f"Change undone: MEMORY.md is as it was before version "
-                      f"{version.number} (saved as version {number}). The history entry "
-                      "stays.")
+            self._say(
+                f"Change undone: MEMORY.md is as it was before version "
+                f"{version.number} (saved as version {number}). The history entry "
+                "stays."
+            )
 
         from app.screens.change import ChangeDialog
 
-        self.app.push_screen(ChangeDialog(
-            title, unified(old, new, "before", f"version {version.number}"), new,
-            [("keep", "Keep it"), ("undo", "Undo this change")]), chosen)
+        self.app.push_screen(
+            ChangeDialog(
+                title,
+                unified(old, new, "before", f"version {version.number}"),
+                new,
+                [("keep", "Keep it"), ("undo", "Undo this change")],
+            ),
+            chosen,
+        )
 
     def _review(self, proposal: Proposal, more: int) -> None:
         from memory.review import StaleProposal, accept, reject, unified
@@ -109,8 +122,10 @@ class MemoryReview:
                     self._say("Memory change accepted and saved.")
                 elif decision.choice == "reject":
                     reject(store, proposal)
-                    self._say("Memory change rejected: MEMORY.md and HISTORY.md are "
-                              "unchanged; the session's journal is kept.")
+                    self._say(
+                        "Memory change rejected: MEMORY.md and HISTORY.md are "
+                        "unchanged; the session's journal is kept."
+                    )
             except StaleProposal as exc:
                 self._say(str(exc), "warning")
                 self.app.jobs.retry_now()
@@ -118,12 +133,17 @@ class MemoryReview:
 
         from app.screens.change import ChangeDialog
 
-        self.app.push_screen(ChangeDialog(
-            f"Proposed memory change: {proposal.change}",
-            unified(proposal.base_text, proposal.memory_update, "MEMORY.md now", "proposed"),
-            proposal.memory_update,
-            [("accept", "Accept"), ("reject", "Reject"), ("later", "Decide later")],
-            note=note, editable=True), chosen)
+        self.app.push_screen(
+            ChangeDialog(
+                f"Proposed memory change: {proposal.change}",
+                unified(proposal.base_text, proposal.memory_update, "MEMORY.md now", "proposed"),
+                proposal.memory_update,
+                [("accept", "Accept"), ("reject", "Reject"), ("later", "Decide later")],
+                note=note,
+                editable=True,
+            ),
+            chosen,
+        )
 
     # --- /tidy ---------------------------------------------------------------------------
 
@@ -133,8 +153,9 @@ class MemoryReview:
 
         self._say("Tidying MEMORY.md: the consolidation chain is rewriting it…")
         await asyncio.to_thread(litellm)
-        result = await tidy(self.app.store, self.app.catalog, policy=self.app.policy,
-                            chat_model=self.app.model)
+        result = await tidy(
+            self.app.store, self.app.catalog, policy=self.app.policy, chat_model=self.app.model
+        )
         if not result.ok:
             self._say(f"MEMORY.md was not tidied: {result.reason}.", "warning")
             return
@@ -152,13 +173,22 @@ class MemoryReview:
             if apply_tidy(self.app.store, result, decision.text):
                 self._say("MEMORY.md tidied; the previous text is a version.")
             else:
-                self._say("MEMORY.md changed while it was being tidied, so the tidy was not "
-                          "applied. Run /tidy again.", "warning")
+                self._say(
+                    "MEMORY.md changed while it was being tidied, so the tidy was not "
+                    "applied. Run /tidy again.",
+                    "warning",
+                )
 
         from app.screens.change import ChangeDialog
 
-        self.app.push_screen(ChangeDialog(
-            f"Tidy MEMORY.md: {line_change(old, result.text)} (by {result.model})",
-            unified(old, result.text, "MEMORY.md now", "tidied"), result.text,
-            [("accept", "Accept"), ("reject", "Reject")], note=result.summary,
-            editable=True), chosen)
+        self.app.push_screen(
+            ChangeDialog(
+                f"Tidy MEMORY.md: {line_change(old, result.text)} (by {result.model})",
+                unified(old, result.text, "MEMORY.md now", "tidied"),
+                result.text,
+                [("accept", "Accept"), ("reject", "Reject")],
+                note=result.summary,
+                editable=True,
+            ),
+            chosen,
+        )

@@ -39,16 +39,20 @@ class Settings:
 
 
 def parse_app_settings(data: dict[str, Any], where: str) -> tuple[AppSettings, list[str]]:
-    problems = [f"{where}: unknown table or key '{key}'; known: {', '.join(TOP_LEVEL)}."
-                for key in data if key not in TOP_LEVEL]
+    problems = [
+        f"{where}: unknown table or key '{key}'; known: {', '.join(TOP_LEVEL)}."
+        for key in data
+        if key not in TOP_LEVEL
+    ]
     table = data.get("app", {})
     if not isinstance(table, dict):
         return AppSettings(), [*problems, f"{where}: 'app' must be a table ([app])."]
     values: dict[str, Any] = {}
     for key, value in table.items():
         if key not in APP_KEYS:
-            problems.append(f"{where}: [app] has an unknown key '{key}'; known keys: "
-                            f"{', '.join(APP_KEYS)}.")
+            problems.append(
+                f"{where}: [app] has an unknown key '{key}'; known keys: {', '.join(APP_KEYS)}."
+            )
         elif not isinstance(value, APP_KEYS[key]) or not str(value).strip():
             problems.append(f"{where}: [app] {key} must be a non-empty string, not {value!r}.")
         else:
@@ -76,8 +80,9 @@ def save_setting(table: str, key: str, value: Any, path: Path | None = None) -> 
     except FileNotFoundError:
         document = tomlkit.document()
     except Exception as exc:  # a broken file is the user's: never overwrite it
-        raise ValueError(f"{path} could not be updated because it does not parse ({exc}); "
-                         "fix it first.") from None
+        raise ValueError(
+            f"{path} could not be updated because it does not parse ({exc}); fix it first."
+        ) from None
     if table not in document:
         document[table] = tomlkit.table()
     document[table][key] = value
@@ -85,8 +90,9 @@ def save_setting(table: str, key: str, value: Any, path: Path | None = None) -> 
     atomic_write(path, tomlkit.dumps(document), follow=True)  # a dotfiles link stays a link
 
 
-def add_local_model(model_id: str, base_url: str, path: Path | None = None,
-                    context_window: int | None = None) -> None:
+def add_local_model(
+    model_id: str, base_url: str, path: Path | None = None, context_window: int | None = None
+) -> None:
     """Point the local gateway at a server and add one model of the user's on it."""
     import tomlkit
 
@@ -107,8 +113,9 @@ def add_local_model(model_id: str, base_url: str, path: Path | None = None,
     atomic_write(path, tomlkit.dumps(document), follow=True)
 
 
-def consolidation_plan_of(catalog: Catalog, settings: Settings, *, check: bool
-                          ) -> tuple[ChainPlan | None, str]:
+def consolidation_plan_of(
+    catalog: Catalog, settings: Settings, *, check: bool
+) -> tuple[ChainPlan | None, str]:
     """The effective consolidation chain for these settings (its local servers asked
     whether they answer when `check`), or None and the sentence that says what is wrong."""
     from catalog import UnknownModelError

@@ -61,8 +61,10 @@ class Catalog:
             self._entries[entry.id] = entry
         for entry in self.config.user_models:
             if entry.id in self._entries:
-                problems.append(f"config.toml: model '{entry.id}' is already in the catalog; "
-                                "give your model another id.")
+                problems.append(
+                    f"config.toml: model '{entry.id}' is already in the catalog; "
+                    "give your model another id."
+                )
                 continue
             self._entries[entry.id] = entry
         self.gateways: dict[str, Gateway] = {
@@ -100,11 +102,14 @@ class Catalog:
             if nxt is None:
                 return Chain(tuple(models), "no further fallback")
             if nxt in seen:
-                return Chain(tuple(models), f"{models[-1].id} falls back to {nxt}, "
-                                            "already in the chain")
+                return Chain(
+                    tuple(models), f"{models[-1].id} falls back to {nxt}, already in the chain"
+                )
             if nxt not in self._entries:
-                return Chain(tuple(models), f"{models[-1].id} falls back to unknown model "
-                                            f"'{nxt}'; fix its fallback")
+                return Chain(
+                    tuple(models),
+                    f"{models[-1].id} falls back to unknown model '{nxt}'; fix its fallback",
+                )
             seen.add(nxt)
             models.append(self._entries[nxt])
 
@@ -124,7 +129,8 @@ class Catalog:
             litellm_model=f"{gateway.protocol.value}/{entry.provider_model}",
             api_base=gateway.base_url,
             # A gateway whose table is wrong is unusable, like one without a key.
-            key=KeyLookup(gateway.name, None, None, broken) if broken
+            key=KeyLookup(gateway.name, None, None, broken)
+            if broken
             else self.keys.lookup(gateway),
         )
 

@@ -58,8 +58,9 @@ class ChainPlan:
 
     def lines(self, limit: int = 50) -> list[str]:
         """The walk in order (✓ in it, ? server not answering), then what was left out."""
-        ordered = [m for m in self.members if m.included] + \
-            [m for m in self.members if not m.included]
+        ordered = [m for m in self.members if m.included] + [
+            m for m in self.members if not m.included
+        ]
         rows = [m.line() for m in ordered[:limit]]
         if len(ordered) > limit:
             rows.append(f"… and {len(ordered) - limit:,} more")
@@ -82,13 +83,17 @@ def check_servers(catalog: Catalog, plan: ChainPlan, timeout: float = 2.0) -> Ch
         members.append(member)
     fix = plan.fix
     if not fix and not any(m.included and not m.unreachable for m in members):
-        fix = ("No model can save memory now: start your local server, add a key with "
-               "/keys, or fix [gateways.local] base_url in config.toml.")
+        fix = (
+            "No model can save memory now: start your local server, add a key with "
+            "/keys, or fix [gateways.local] base_url in config.toml."
+        )
     return ChainPlan(tuple(members), fix)
 
 
-NO_MODEL_FIX = ("No model can save memory: add a key with /keys (or `export GROQ_API_KEY=…`), "
-                "or point Kept at a local server from the welcome screen.")
+NO_MODEL_FIX = (
+    "No model can save memory: add a key with /keys (or `export GROQ_API_KEY=…`), "
+    "or point Kept at a local server from the welcome screen."
+)
 
 
 def _keyless(catalog: Catalog, entry: ModelEntry) -> bool:
@@ -122,8 +127,9 @@ def _extra_hosted(catalog: Catalog, members: list[Member]) -> list[Member]:
     return extra
 
 
-def consolidation_plan(catalog: Catalog, chosen: str | None = None,
-                       chat_model: str | None = None) -> ChainPlan:
+def consolidation_plan(
+    catalog: Catalog, chosen: str | None = None, chat_model: str | None = None
+) -> ChainPlan:
     """The chain that saves memory: `chosen` ([memory] consolidation_model) when set, else
     the built-in chain of models that have keys; local models at the end, or first when no
     hosted gateway has a key. Raises UnknownModelError for an unknown `chosen`."""

@@ -52,8 +52,9 @@ def read_toml(path: Path) -> tuple[dict[str, Any], list[str]]:
     except tomllib.TOMLDecodeError as exc:
         return {}, [f"{path} is not valid TOML ({exc}); fix it. Using the defaults."]
     except RecursionError:
-        return {}, [f"{path} nests arrays or tables too deeply to read; fix it. Using the "
-                    "defaults."]
+        return {}, [
+            f"{path} nests arrays or tables too deeply to read; fix it. Using the defaults."
+        ]
 
 
 TRANSPORT_FIELDS: dict[str, tuple[type, float, float]] = {
@@ -67,8 +68,18 @@ TRANSPORT_FIELDS: dict[str, tuple[type, float, float]] = {
     "stall_timeout": (float, 0.1, 3600.0),
 }
 GATEWAY_FIELDS = {"base_url"}
-MODEL_FIELDS = {"id", "label", "api_model", "gateway", "fallback", "context_window", "tier",
-                "description", "deadline", "structured_output"}
+MODEL_FIELDS = {
+    "id",
+    "label",
+    "api_model",
+    "gateway",
+    "fallback",
+    "context_window",
+    "tier",
+    "description",
+    "deadline",
+    "structured_output",
+}
 # How a server takes a JSON schema for its reply (see catalog.structured); "off" calls tools.
 STRUCTURED_OUTPUT = ("auto", "json_schema", "json_object", "off")
 
@@ -86,17 +97,21 @@ class CatalogConfig:
 
 def valid_url(value: object) -> bool:
     """An http(s) URL with a host, no credentials in it, no space or control character."""
-    if not isinstance(value, str) or clean_text(value) != value or \
-            any(ch.isspace() for ch in value):
+    if (
+        not isinstance(value, str)
+        or clean_text(value) != value
+        or any(ch.isspace() for ch in value)
+    ):
         return False
     parsed = urlparse(value)
-    return parsed.scheme in ("http", "https") and bool(parsed.hostname) and \
-        "@" not in parsed.netloc
+    return parsed.scheme in ("http", "https") and bool(parsed.hostname) and "@" not in parsed.netloc
 
 
 def _broken(name: str, where: str) -> str:
-    return (f"[gateways.{name}] in {where} is not valid, so Kept sends nothing through "
-            f"{name} until it is fixed (it never falls back to the default endpoint).")
+    return (
+        f"[gateways.{name}] in {where} is not valid, so Kept sends nothing through "
+        f"{name} until it is fixed (it never falls back to the default endpoint)."
+    )
 
 
 _GATEWAY_MENTION = re.compile(r"\bgateways\b")
@@ -132,8 +147,9 @@ def parse_catalog_config(data: dict[str, Any], where: str = CONFIG_FILE) -> Cata
             broken[name] = _broken(name, where)
             continue
         for key in sorted(set(table) - GATEWAY_FIELDS):
-            problems.append(f"{where}: [gateways.{name}] has an unknown key '{key}'; "
-                            "the only key is base_url.")
+            problems.append(
+                f"{where}: [gateways.{name}] has an unknown key '{key}'; the only key is base_url."
+            )
         if "base_url" in table:
             if valid_url(table["base_url"]):
                 urls[name] = table["base_url"].rstrip("/")
@@ -164,8 +180,10 @@ def parse_catalog_config(data: dict[str, Any], where: str = CONFIG_FILE) -> Cata
         raw_transport = {}
     for key, value in raw_transport.items():
         if key not in TRANSPORT_FIELDS:
-            problems.append(f"{where}: [transport] has an unknown key '{key}'; "
-                            f"known keys: {', '.join(TRANSPORT_FIELDS)}.")
+            problems.append(
+                f"{where}: [transport] has an unknown key '{key}'; "
+                f"known keys: {', '.join(TRANSPORT_FIELDS)}."
+            )
             continue
         kind, low, high = TRANSPORT_FIELDS[key]
         ok_type = isinstance(value, int | float) and not isinstance(value, bool)
@@ -173,8 +191,10 @@ def parse_catalog_config(data: dict[str, Any], where: str = CONFIG_FILE) -> Cata
             ok_type = isinstance(value, int) and not isinstance(value, bool)
         if not ok_type or not (low <= value <= high):
             noun = "whole number" if kind is int else "number"
-            problems.append(f"{where}: [transport] {key} must be a {noun} "
-                            f"from {low:g} to {high:g}, not {value!r}.")
+            problems.append(
+                f"{where}: [transport] {key} must be a {noun} "
+                f"from {low:g} to {high:g}, not {value!r}."
+            )
             continue
         transport[key] = kind(value)
     return CatalogConfig(urls, tuple(models), transport, tuple(problems), broken)
@@ -187,22 +207,28 @@ def _parse_model(table: object, index: int, where: str, problems: list[str]) -> 
         return None
     unknown = sorted(set(table) - MODEL_FIELDS)
     if unknown:
-        problems.append(f"{label} has unknown keys {', '.join(unknown)}; "
-                        f"known keys: {', '.join(sorted(MODEL_FIELDS))}.")
+        problems.append(
+            f"{label} has unknown keys {', '.join(unknown)}; "
+            f"known keys: {', '.join(sorted(MODEL_FIELDS))}."
+        )
         return None
     model_id = table.get("id")
     if not isinstance(model_id, str) or not model_id.strip():
-        problems.append(f"{label} needs an id, such as id = \"llama3.2\".")
+        problems.append(f'{label} needs an id, such as id = "llama3.2".')
         return None
     if clean_text(model_id) != model_id:
-        problems.append(f"{label} ({clean_text(model_id)!r}): an id cannot hold control "
-                        "characters or escape sequences.")
+        problems.append(
+            f"{label} ({clean_text(model_id)!r}): an id cannot hold control "
+            "characters or escape sequences."
+        )
         return None
     gateway = table.get("gateway", "local")
     if gateway not in GATEWAYS or GATEWAYS[gateway].protocol is not Protocol.OPENAI:
         openai_like = [g.name for g in GATEWAYS.values() if g.protocol is Protocol.OPENAI]
-        problems.append(f"{label} ({model_id}): gateway must be an OpenAI-compatible gateway "
-                        f"({', '.join(openai_like)}), not {gateway!r}.")
+        problems.append(
+            f"{label} ({model_id}): gateway must be an OpenAI-compatible gateway "
+            f"({', '.join(openai_like)}), not {gateway!r}."
+        )
         return None
     for key in ("label", "api_model", "fallback", "tier", "description"):
         if key in table and not isinstance(table[key], str):
@@ -210,27 +236,36 @@ def _parse_model(table: object, index: int, where: str, problems: list[str]) -> 
             return None
     window = table.get("context_window", DEFAULT_WINDOW)
     if not isinstance(window, int) or isinstance(window, bool) or window < 256:
-        problems.append(f"{label} ({model_id}): context_window must be a whole number of "
-                        "tokens, at least 256.")
+        problems.append(
+            f"{label} ({model_id}): context_window must be a whole number of tokens, at least 256."
+        )
         return None
     deadline = table.get("deadline")
-    if deadline is not None and (not isinstance(deadline, int | float)
-                                 or isinstance(deadline, bool) or not 1 <= deadline <= 86_400):
-        problems.append(f"{label} ({model_id}): deadline must be a number of seconds from 1 "
-                        f"to 86400, not {deadline!r}.")
+    if deadline is not None and (
+        not isinstance(deadline, int | float)
+        or isinstance(deadline, bool)
+        or not 1 <= deadline <= 86_400
+    ):
+        problems.append(
+            f"{label} ({model_id}): deadline must be a number of seconds from 1 "
+            f"to 86400, not {deadline!r}."
+        )
         return None
     keyless = not GATEWAYS[gateway].needs_key
     structured = table.get("structured_output", "auto" if keyless else "off")
     if structured not in STRUCTURED_OUTPUT:
-        problems.append(f"{label} ({model_id}): structured_output must be one of "
-                        f"{', '.join(STRUCTURED_OUTPUT)}, not {structured!r}.")
+        problems.append(
+            f"{label} ({model_id}): structured_output must be one of "
+            f"{', '.join(STRUCTURED_OUTPUT)}, not {structured!r}."
+        )
         return None
     return replace(
         local_model(model_id, gateway, window),
         label=clean_text(table.get("label", model_id)),
         tier=clean_text(table.get("tier", "local")),
-        description=clean_text(table.get("description",
-                                         f"Your own model on the {gateway} gateway")),
+        description=clean_text(
+            table.get("description", f"Your own model on the {gateway} gateway")
+        ),
         fallback=table.get("fallback"),
         api_model=table.get("api_model"),
         structured_output=None if structured == "off" else structured,
@@ -243,10 +278,17 @@ def local_model(model_id: str, gateway: str = "local", window: int | None = None
     gives one: free, an 8,192-token window unless known, structured output on a keyless
     gateway."""
     return ModelEntry(
-        id=model_id, label=model_id, tier="local",
-        description=f"Your own model on the {gateway} gateway", gateway=gateway,
-        context_window=window or DEFAULT_WINDOW, input_per_mtok=0.0, output_per_mtok=0.0,
-        structured_output=None if GATEWAYS[gateway].needs_key else "auto", user=True)
+        id=model_id,
+        label=model_id,
+        tier="local",
+        description=f"Your own model on the {gateway} gateway",
+        gateway=gateway,
+        context_window=window or DEFAULT_WINDOW,
+        input_per_mtok=0.0,
+        output_per_mtok=0.0,
+        structured_output=None if GATEWAYS[gateway].needs_key else "auto",
+        user=True,
+    )
 
 
 def load_catalog_config(path: Path | None = None) -> CatalogConfig:
@@ -257,7 +299,13 @@ def load_catalog_config(path: Path | None = None) -> CatalogConfig:
     if problems:  # the file does not parse: the gateways it seems to move are not used
         with contextlib.suppress(OSError):
             text = path.read_bytes().decode("utf-8", errors="replace")
-            broken.update((name, _broken(name, str(path)))
-                          for name in sorted(mentioned_gateways(text)))
-    return CatalogConfig(parsed.gateway_urls, parsed.user_models, parsed.transport,
-                         tuple(problems) + parsed.problems, broken)
+            broken.update(
+                (name, _broken(name, str(path))) for name in sorted(mentioned_gateways(text))
+            )
+    return CatalogConfig(
+        parsed.gateway_urls,
+        parsed.user_models,
+        parsed.transport,
+        tuple(problems) + parsed.problems,
+        broken,
+    )

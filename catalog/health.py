@@ -47,12 +47,29 @@ MIN_SAMPLES = 3  # answers needed before a deadline or hedge follows them
 MIN_DEADLINE = 8.0  # a deadline that follows latency is never shorter than this
 MAX_MODELS = 100
 # The kinds that say "this model is unreachable now", as opposed to "it answered badly".
-UNREACHABLE = frozenset({"rate_limit", "server_error", "overloaded", "gateway_timeout",
-                         "connection", "timeout", "deadline", "stalled"})
-_LABELS = {"deadline": "no answer in time", "stalled": "stalled stream",
-           "connection": "connection failure", "timeout": "timeout",
-           "gateway_timeout": "upstream timeout", "overloaded": "overloaded",
-           "rate_limit": "429", "server_error": "server error", "late": "late"}
+UNREACHABLE = frozenset(
+    {
+        "rate_limit",
+        "server_error",
+        "overloaded",
+        "gateway_timeout",
+        "connection",
+        "timeout",
+        "deadline",
+        "stalled",
+    }
+)
+_LABELS = {
+    "deadline": "no answer in time",
+    "stalled": "stalled stream",
+    "connection": "connection failure",
+    "timeout": "timeout",
+    "gateway_timeout": "upstream timeout",
+    "overloaded": "overloaded",
+    "rate_limit": "429",
+    "server_error": "server error",
+    "late": "late",
+}
 
 
 class State(StrEnum):
@@ -109,8 +126,7 @@ class HealthBook:
 
     `clock` is wall time (cooldowns are shown as clock times, and outlive the process)."""
 
-    def __init__(self, path: Path | None = None, clock: Callable[[], float] = time.time
-                 ) -> None:
+    def __init__(self, path: Path | None = None, clock: Callable[[], float] = time.time) -> None:
         self.path = path
         self.clock = clock
         self._memory: dict[str, dict[str, Any]] = {}
@@ -150,8 +166,7 @@ class HealthBook:
             self._write(models)
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path.with_name(f".{self.path.name}.lock"),
-                     os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(self.path.with_name(f".{self.path.name}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             models = self._read()
@@ -174,13 +189,15 @@ class HealthBook:
         failures, last = int(record.get("failures", 0) or 0), str(record.get("last", ""))
         refused_at = float(record.get("refused_at", 0) or 0)
         if record.get("refused") and now - refused_at < REFUSED_FOR:
-            return ModelHealth(model, State.REFUSED, refused_at, failures, last, p95,
-                               len(latencies))
+            return ModelHealth(
+                model, State.REFUSED, refused_at, failures, last, p95, len(latencies)
+            )
         until = float(record.get("cool_until", 0) or 0)
         probing = float(record.get("probe_until", 0) or 0)
         if until > now or probing > now:  # cooling, or another walk is probing it
-            return ModelHealth(model, State.COOLING, max(until, probing), failures, last,
-                               p95, len(latencies))
+            return ModelHealth(
+                model, State.COOLING, max(until, probing), failures, last, p95, len(latencies)
+            )
         if until:
             return ModelHealth(model, State.PROBE, until, failures, last, p95, len(latencies))
         return ModelHealth(model, State.HEALTHY, 0.0, failures, last, p95, len(latencies))
@@ -197,8 +214,10 @@ class HealthBook:
     def refused(self, model: str, key: str | None) -> bool:
         """True when this very key was refused for `model` within the last hour."""
         record = self._read().get(model) or {}
-        return (record.get("refused") == fingerprint(key) and
-                self.clock() - float(record.get("refused_at", 0) or 0) < REFUSED_FOR)
+        return (
+            record.get("refused") == fingerprint(key)
+            and self.clock() - float(record.get("refused_at", 0) or 0) < REFUSED_FOR
+        )
 
     def p95(self, model: str) -> float | None:
         return self.get(model).p95
@@ -228,20 +247,25 @@ class HealthBook:
                     probes.add(entry.id)
                     models[entry.id]["probe_until"] = now + PROBE_HOLD
 
-        if any(self._health(e.id, r, now).state is State.PROBE
-               for e in entries if (r := self._read().get(e.id))):
+        if any(
+            self._health(e.id, r, now).state is State.PROBE
+            for e in entries
+            if (r := self._read().get(e.id))
+        ):
             self._update(claim)
         else:
             claim(self._read())
-        ordered = [e for e in entries if e.id not in cooling] + \
-            [e for e in entries if e.id in cooling]
+        ordered = [e for e in entries if e.id not in cooling] + [
+            e for e in entries if e.id in cooling
+        ]
         return ordered, probes
 
     def cooling(self, model: str) -> bool:
         return self.get(model).state is State.COOLING
 
-    def observe(self, attempt: Attempt, *, key: str | None = None,
-                retry_after: float | None = None) -> None:
+    def observe(
+        self, attempt: Attempt, *, key: str | None = None, retry_after: float | None = None
+    ) -> None:
         """Learn from one attempt of a walk (every outcome but a skip)."""
         outcome, kind = attempt.outcome.value, attempt.kind.value if attempt.kind else ""
         now = self.clock()
@@ -251,8 +275,14 @@ class HealthBook:
             record["seen"] = now
             if outcome in ("ok", "rejected"):  # it answered: reachable again
                 latencies = [*record.get("latencies", ()), round(attempt.latency, 3)]
-                record.update(latencies=latencies[-LATENCIES:], failures=0, last="",
-                              cool_until=0, cooldowns=0, probe_until=0)
+                record.update(
+                    latencies=latencies[-LATENCIES:],
+                    failures=0,
+                    last="",
+                    cool_until=0,
+                    cooldowns=0,
+                    probe_until=0,
+                )
                 record.pop("refused", None)
             elif kind == "auth":
                 record.update(refused=fingerprint(key), refused_at=now)
@@ -280,7 +310,7 @@ class HealthBook:
 def _cool(record: dict[str, Any], now: float, retry_after: float | None) -> None:
     """Start a cooldown: twice as long as the last one, or as long as Retry-After asked."""
     cooldowns = int(record.get("cooldowns", 0) or 0)
-    pause = min(COOLDOWN * 2 ** cooldowns, MAX_COOLDOWN)
+    pause = min(COOLDOWN * 2**cooldowns, MAX_COOLDOWN)
     if retry_after is not None:
         pause = max(pause, min(retry_after, MAX_RETRY_AFTER))
     record.update(cool_until=now + pause, cooldowns=cooldowns + 1, probe_until=0)

@@ -17,9 +17,11 @@ T = TypeVar("T")
 LOST = "hedge lost"  # the cancel message the loser of a race receives
 
 
-async def race(first: Callable[[], Awaitable[T | None]],
-               second: Callable[[], Awaitable[T | None]],
-               delay: float) -> tuple[T | None, bool]:
+async def race(
+    first: Callable[[], Awaitable[T | None]],
+    second: Callable[[], Awaitable[T | None]],
+    delay: float,
+) -> tuple[T | None, bool]:
     """Run `first`; if it has not finished after `delay` seconds, run `second` beside it.
 
     Returns the first non-None result (None when both gave none), and whether `second`

@@ -63,8 +63,9 @@ class KeyStore:
             self.lookup(gateway)
             if gateway.env_var and self._environ.get(gateway.env_var):
                 self._seen.add(self._environ[gateway.env_var])
-        return sorted({v for s in self._seen for v in (s, s.strip()) if len(v) >= 4},
-                      key=len, reverse=True)  # the longest first: no key left half-hidden
+        return sorted(
+            {v for s in self._seen for v in (s, s.strip()) if len(v) >= 4}, key=len, reverse=True
+        )  # the longest first: no key left half-hidden
 
     def _keyring_get(self, gateway: str) -> str | None:
         import keyring
@@ -151,6 +152,7 @@ class KeyStore:
         except keyring.errors.PasswordDeleteError:
             return False
         except keyring.errors.KeyringError as exc:
-            raise KeyStoreError(f"The OS keyring could not delete the {gateway.name} key "
-                            f"({type(exc).__name__}).") from None
+            raise KeyStoreError(
+                f"The OS keyring could not delete the {gateway.name} key ({type(exc).__name__})."
+            ) from None
         return True

@@ -60,8 +60,11 @@ def _openai_models(payload: Any) -> tuple[ServerModel, ...] | None:
     data = payload.get("data") if isinstance(payload, dict) else None
     if not isinstance(data, list):
         return None
-    return tuple(ServerModel(item["id"]) for item in data
-                 if isinstance(item, dict) and isinstance(item.get("id"), str))
+    return tuple(
+        ServerModel(item["id"])
+        for item in data
+        if isinstance(item, dict) and isinstance(item.get("id"), str)
+    )
 
 
 def _llama_server_window(root: str, timeout: float) -> int | None:
@@ -80,8 +83,11 @@ def _ollama_models(payload: Any) -> tuple[ServerModel, ...] | None:
     data = payload.get("models") if isinstance(payload, dict) else None
     if not isinstance(data, list):
         return None
-    return tuple(ServerModel(item["name"]) for item in data
-                 if isinstance(item, dict) and isinstance(item.get("name"), str))
+    return tuple(
+        ServerModel(item["name"])
+        for item in data
+        if isinstance(item, dict) and isinstance(item.get("name"), str)
+    )
 
 
 def probe_server(url: str, timeout: float = 5.0) -> ServerProbe:
@@ -111,18 +117,27 @@ def probe_server(url: str, timeout: float = 5.0) -> ServerProbe:
             return ServerProbe(url, f"{root}/v1", "ollama", models)
     except (OSError, ValueError) as exc:
         problems.append(_why(f"{root}/api/tags", exc))
-    return ServerProbe(url, problem=problems[0] if problems else
-                       f"{url} answered, but not as an OpenAI-compatible or Ollama server")
+    return ServerProbe(
+        url,
+        problem=problems[0]
+        if problems
+        else f"{url} answered, but not as an OpenAI-compatible or Ollama server",
+    )
 
 
 def reachable(base_url: str, timeout: float = 2.0) -> str:
-    """"" when a server answers at `base_url`, else the sentence that says why not."""
+    """ "" when a server answers at `base_url`, else the sentence that says why not."""
     probe = probe_server(base_url, timeout)
     return "" if probe.ok else probe.problem
 
 
-async def try_local_model(catalog: Catalog, base_url: str, model_id: str,
-                          window: int | None = None, policy: RetryPolicy | None = None) -> str:
+async def try_local_model(
+    catalog: Catalog,
+    base_url: str,
+    model_id: str,
+    window: int | None = None,
+    policy: RetryPolicy | None = None,
+) -> str:
     """Send one short message to `model_id` at `base_url`: "" when it answered, else the
     sentence that says why not. Nothing is saved either way."""
     import asyncio
@@ -135,8 +150,14 @@ async def try_local_model(catalog: Catalog, base_url: str, model_id: str,
     await asyncio.to_thread(litellm)  # the import takes seconds: not on the caller's loop
     entry = local_model(model_id, "local", window)
     trial = Catalog((entry,), CatalogConfig(gateway_urls={"local": base_url}), catalog.keys)
-    result = await complete(trial, model_id, [{"role": "user", "content": "Reply with: ok"}],
-                            walk_chain=False, max_tokens=8, policy=policy)
+    result = await complete(
+        trial,
+        model_id,
+        [{"role": "user", "content": "Reply with: ok"}],
+        walk_chain=False,
+        max_tokens=8,
+        policy=policy,
+    )
     if result.ok:
         return ""
     reason = result.attempts[-1].reason if result.attempts else result.reason

@@ -38,9 +38,10 @@ def response_format(dialect: str, schema: dict[str, Any]) -> dict[str, Any]:
     body = {k: v for k, v in schema.items() if k != "title"}
     if dialect == JSON_OBJECT:
         return {"type": "json_object", "schema": body}
-    return {"type": "json_schema",
-            "json_schema": {"name": schema.get("title", "reply"), "schema": body,
-                            "strict": True}}
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": schema.get("title", "reply"), "schema": body, "strict": True},
+    }
 
 
 def refused_dialect(route: Route, dialect: str, exc: BaseException) -> bool:
@@ -50,14 +51,16 @@ def refused_dialect(route: Route, dialect: str, exc: BaseException) -> bool:
     status = getattr(exc, "status_code", None)
     text = str(getattr(exc, "message", None) or exc).lower()
     if status not in (400, 422, 500) or not any(
-            word in text for word in ("response_format", "json_object", "json_schema")):
+        word in text for word in ("response_format", "json_object", "json_schema")
+    ):
         return False
     _learned[(route.api_base, route.entry.id)] = JSON_OBJECT
     return True
 
 
-def fit_max_tokens(catalog: Catalog, route: Route, messages: list[dict[str, Any]],
-                   requested: int | None) -> int | None:
+def fit_max_tokens(
+    catalog: Catalog, route: Route, messages: list[dict[str, Any]], requested: int | None
+) -> int | None:
     """`requested`, cut so that prompt + reply fit the model's context window.
 
     Applied to the user's own models (whose window config.toml or the server gave) and to
@@ -73,6 +76,8 @@ def fit_max_tokens(catalog: Catalog, route: Route, messages: list[dict[str, Any]
     prompt = int(litellm().token_counter(model="gpt-4o", messages=messages) * 1.1) + 32
     room = window - prompt
     if room < 64:
-        raise DoesNotFit(f"the request needs about {prompt:,} tokens, more than "
-                         f"{entry.id}'s {window:,}-token context window")
+        raise DoesNotFit(
+            f"the request needs about {prompt:,} tokens, more than "
+            f"{entry.id}'s {window:,}-token context window"
+        )
     return room if requested is None else min(requested, room)

@@ -73,8 +73,16 @@ class Kind(StrEnum):
     UNKNOWN = "unknown"
 
 
-TRANSIENT = frozenset({Kind.RATE_LIMIT, Kind.SERVER_ERROR, Kind.OVERLOADED,
-                       Kind.GATEWAY_TIMEOUT, Kind.CONNECTION, Kind.TIMEOUT})
+TRANSIENT = frozenset(
+    {
+        Kind.RATE_LIMIT,
+        Kind.SERVER_ERROR,
+        Kind.OVERLOADED,
+        Kind.GATEWAY_TIMEOUT,
+        Kind.CONNECTION,
+        Kind.TIMEOUT,
+    }
+)
 
 
 class Outcome(StrEnum):
@@ -117,8 +125,9 @@ def for_model(policy: RetryPolicy, deadline: float | None) -> RetryPolicy:
     so a slow CPU model may stay silent while it reads a long prompt."""
     if deadline is None:
         return policy
-    return replace(policy, attempt_deadline=deadline,
-                   stall_timeout=max(policy.stall_timeout, deadline))
+    return replace(
+        policy, attempt_deadline=deadline, stall_timeout=max(policy.stall_timeout, deadline)
+    )
 
 
 @dataclass(frozen=True)
@@ -161,11 +170,16 @@ class Attempt:
     def to_dict(self) -> dict[str, Any]:
         return {
             "time": datetime.fromtimestamp(self.started, UTC).isoformat(timespec="milliseconds"),
-            "model": self.model, "gateway": self.gateway,
-            "outcome": self.outcome.value, "kind": self.kind.value if self.kind else None,
-            "status": self.status, "latency": round(self.latency, 4),
-            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-            "cost": self.cost, "reason": self.reason,
+            "model": self.model,
+            "gateway": self.gateway,
+            "outcome": self.outcome.value,
+            "kind": self.kind.value if self.kind else None,
+            "status": self.status,
+            "latency": round(self.latency, 4),
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost": self.cost,
+            "reason": self.reason,
         }
 
 
@@ -214,8 +228,9 @@ class _Stalled(Exception):
 class _Failure(Exception):
     """An attempt that failed, classified."""
 
-    def __init__(self, kind: Kind, reason: str, status: int | None = None,
-                 retry_after: float | None = None) -> None:
+    def __init__(
+        self, kind: Kind, reason: str, status: int | None = None, retry_after: float | None = None
+    ) -> None:
         super().__init__(reason)
         self.kind, self.reason, self.status, self.retry_after = kind, reason, status, retry_after
 
@@ -223,8 +238,10 @@ class _Failure(Exception):
 def _retry_after(exc: BaseException) -> float | None:
     """Seconds from a Retry-After header, wherever litellm kept it for this provider."""
     value = None
-    sources = (getattr(exc, "litellm_response_headers", None),
-               getattr(getattr(exc, "response", None), "headers", None))
+    sources = (
+        getattr(exc, "litellm_response_headers", None),
+        getattr(getattr(exc, "response", None), "headers", None),
+    )
     for headers in sources:
         if headers:
             lowered = {str(k).lower(): v for k, v in dict(headers).items()}
@@ -244,8 +261,10 @@ def _retry_after(exc: BaseException) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-_PREFIXES = re.compile(r"^(?:litellm\.\w+:\s*|\w+Error:\s*|\w+Exception\s*-\s*|"
-                       r"\w+Exception Timeout\s*-\s*)+")
+_PREFIXES = re.compile(
+    r"^(?:litellm\.\w+:\s*|\w+Error:\s*|\w+Exception\s*-\s*|"
+    r"\w+Exception Timeout\s*-\s*)+"
+)
 
 
 def provider_message(exc: BaseException) -> str:
@@ -266,8 +285,14 @@ def _one_line(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-_CONNECTION_WORDS = ("connection error", "cannot connect", "connect call failed",
-                     "connection refused", "name or service not known", "server disconnected")
+_CONNECTION_WORDS = (
+    "connection error",
+    "cannot connect",
+    "connect call failed",
+    "connection refused",
+    "name or service not known",
+    "server disconnected",
+)
 
 
 def _connection_failed(exc: BaseException, lowered: str) -> bool:
@@ -279,8 +304,11 @@ def _connection_failed(exc: BaseException, lowered: str) -> bool:
         seen = seen.__cause__ or seen.__context__ if seen else None
         if seen is None:
             return False
-        if isinstance(seen, ConnectionError) or "ConnectError" in type(seen).__name__ or \
-                "ClientConnectorError" in type(seen).__name__:
+        if (
+            isinstance(seen, ConnectionError)
+            or "ConnectError" in type(seen).__name__
+            or "ClientConnectorError" in type(seen).__name__
+        ):
             return True
     return False
 
@@ -303,13 +331,15 @@ def classify(exc: BaseException) -> _Failure:
     if isinstance(exc, le.RateLimitError):
         return _Failure(Kind.RATE_LIMIT, f"rate limited: {message}", status, _retry_after(exc))
     if isinstance(exc, le.ContextWindowExceededError):
-        return _Failure(Kind.CONTEXT_WINDOW, "the conversation is too long for this model",
-                        status)
+        return _Failure(Kind.CONTEXT_WINDOW, "the conversation is too long for this model", status)
     if isinstance(exc, le.BadRequestError):
         body = getattr(exc, "body", None)
         code = body.get("code") if isinstance(body, dict) else None
-        if code == "tool_use_failed" or "tool_use_failed" in lowered or \
-                "failed to call a function" in lowered:
+        if (
+            code == "tool_use_failed"
+            or "tool_use_failed" in lowered
+            or "failed to call a function" in lowered
+        ):
             return _Failure(Kind.TOOL_CALL_FAILED, "the model failed to call the tool", status)
         return _Failure(Kind.BAD_REQUEST, f"request refused: {message}", status)
     if isinstance(exc, le.NotFoundError):
@@ -318,20 +348,25 @@ def classify(exc: BaseException) -> _Failure:
         # litellm reports an upstream 504, and an OpenAI-format 524 (Cloudflare's page says
         # "A timeout occurred"), as a Timeout with status 408.
         if status in (504, 524) or "a timeout occurred" in lowered or "error code 524" in lowered:
-            return _Failure(Kind.GATEWAY_TIMEOUT, "upstream timed out (524)" if status != 504
-                            else "upstream timed out (504)", status)
+            return _Failure(
+                Kind.GATEWAY_TIMEOUT,
+                "upstream timed out (524)" if status != 504 else "upstream timed out (504)",
+                status,
+            )
         return _Failure(Kind.TIMEOUT, "no answer in time", status)
     if _connection_failed(exc, lowered):
         return _Failure(Kind.CONNECTION, f"could not connect: {message}", None)
-    if isinstance(exc, le.APIError | le.InternalServerError | le.ServiceUnavailableError
-                  | le.APIConnectionError):
+    if isinstance(
+        exc,
+        le.APIError | le.InternalServerError | le.ServiceUnavailableError | le.APIConnectionError,
+    ):
         if status == 529 or "overloaded" in lowered:
-            return _Failure(Kind.OVERLOADED, "the provider is overloaded", status,
-                            _retry_after(exc))
+            return _Failure(
+                Kind.OVERLOADED, "the provider is overloaded", status, _retry_after(exc)
+            )
         if status in (504, 524):
             return _Failure(Kind.GATEWAY_TIMEOUT, f"upstream timed out ({status})", status)
-        return _Failure(Kind.SERVER_ERROR, f"server error: {message}", status,
-                        _retry_after(exc))
+        return _Failure(Kind.SERVER_ERROR, f"server error: {message}", status, _retry_after(exc))
     return _Failure(Kind.UNKNOWN, f"{type(exc).__name__}: {message}", status)
 
 
@@ -359,7 +394,8 @@ def _usage(response: Any) -> tuple[int, int]:
     if usage is None:
         return 0, 0
     return int(getattr(usage, "prompt_tokens", 0) or 0), int(
-        getattr(usage, "completion_tokens", 0) or 0)
+        getattr(usage, "completion_tokens", 0) or 0
+    )
 
 
 def _to_reply(response: Any, route: Route, catalog: Catalog) -> Reply:
@@ -376,21 +412,43 @@ def _to_reply(response: Any, route: Route, catalog: Catalog) -> Reply:
         for call in (getattr(message, "tool_calls", None) or ())
     )
     prompt, completion = _usage(response)
-    return _reply(route, catalog, message.content or "", calls,
-                  getattr(choice, "finish_reason", None), prompt, completion)
+    return _reply(
+        route,
+        catalog,
+        message.content or "",
+        calls,
+        getattr(choice, "finish_reason", None),
+        prompt,
+        completion,
+    )
 
 
-def _reply(route: Route, catalog: Catalog, text: str, calls: tuple[ToolCall, ...],
-           finish_reason: str | None, prompt: int, completion: int) -> Reply:
+def _reply(
+    route: Route,
+    catalog: Catalog,
+    text: str,
+    calls: tuple[ToolCall, ...],
+    finish_reason: str | None,
+    prompt: int,
+    completion: int,
+) -> Reply:
     """A Reply priced from the catalog (litellm's map, or the entry's own figures)."""
     pricing = catalog.pricing(route.entry)
     # Where a model's words enter Kept: no escape sequence gets further than this.
-    calls = tuple(replace(c, name=clean_text(c.name), id=clean_text(c.id),
-                          arguments=clean_text(c.arguments)) for c in calls)
-    return Reply(model=route.entry.id, gateway=route.gateway.name, text=clean_text(text),
-                 tool_calls=calls, finish_reason=finish_reason, prompt_tokens=prompt,
-                 completion_tokens=completion,
-                 cost=pricing.cost(prompt, completion) if pricing else 0.0)
+    calls = tuple(
+        replace(c, name=clean_text(c.name), id=clean_text(c.id), arguments=clean_text(c.arguments))
+        for c in calls
+    )
+    return Reply(
+        model=route.entry.id,
+        gateway=route.gateway.name,
+        text=clean_text(text),
+        tool_calls=calls,
+        finish_reason=finish_reason,
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        cost=pricing.cost(prompt, completion) if pricing else 0.0,
+    )
 
 
 async def _request(
@@ -446,9 +504,18 @@ async def _request(
         if dialect is None or not refused_dialect(route, dialect, exc):
             raise
         # This server speaks another dialect of structured output: ask again in it.
-        return await _request(route, catalog, messages, tools=tools,
-                              tool_choice=tool_choice, stream=stream, policy=policy,
-                              on_delta=on_delta, max_tokens=max_tokens, schema=schema)
+        return await _request(
+            route,
+            catalog,
+            messages,
+            tools=tools,
+            tool_choice=tool_choice,
+            stream=stream,
+            policy=policy,
+            on_delta=on_delta,
+            max_tokens=max_tokens,
+            schema=schema,
+        )
     if not stream:
         return _to_reply(response, route, catalog)
     assembly = _Assembly()
@@ -463,8 +530,9 @@ async def _request(
                 break
             except TimeoutError:
                 if not assembly.chunks and policy.first_token is not None:
-                    raise _Failure(Kind.DEADLINE,
-                                   f"no first token within {first_token:g} s") from None
+                    raise _Failure(
+                        Kind.DEADLINE, f"no first token within {first_token:g} s"
+                    ) from None
                 raise _Stalled() from None
             piece = assembly.add(chunk)
             if piece and on_delta is not None:
@@ -513,8 +581,9 @@ class _Assembly:
                 slot["name"] = getattr(function, "name", None) or slot["name"]
                 arguments = getattr(function, "arguments", None)
                 if arguments:
-                    slot["arguments"].append(arguments if isinstance(arguments, str)
-                                             else json.dumps(arguments))
+                    slot["arguments"].append(
+                        arguments if isinstance(arguments, str) else json.dumps(arguments)
+                    )
         piece = getattr(delta, "content", None)
         if piece:
             self.text.append(piece)
@@ -522,15 +591,18 @@ class _Assembly:
 
     def reply(self, route: Route, catalog: Catalog, messages: list[dict[str, Any]]) -> Reply:
         text = "".join(self.text)
-        calls = tuple(ToolCall(slot["id"], slot["name"], "".join(slot["arguments"]))
-                      for _, slot in sorted(self.calls.items()))
+        calls = tuple(
+            ToolCall(slot["id"], slot["name"], "".join(slot["arguments"]))
+            for _, slot in sorted(self.calls.items())
+        )
         if self.usage is not None:
             prompt, completion = self.usage
         else:  # the provider sent no usage: count the tokens ourselves
             counter = litellm().token_counter
             prompt = int(counter(model="gpt-4o", messages=messages))
-            completion = int(counter(model="gpt-4o", text=text + "".join(
-                c.arguments for c in calls)))
+            completion = int(
+                counter(model="gpt-4o", text=text + "".join(c.arguments for c in calls))
+            )
         return _reply(route, catalog, text, calls, self.finish_reason, prompt, completion)
 
 
@@ -572,8 +644,7 @@ async def complete(
     dead_gateways: dict[str, str] = {}
     secrets = _Secrets(catalog.keys.secrets(catalog.gateways.values()))
 
-    def record(attempt: Attempt, key: str | None = None,
-               retry_after: float | None = None) -> None:
+    def record(attempt: Attempt, key: str | None = None, retry_after: float | None = None) -> None:
         # Every reason carries a provider's words: keys out, escape sequences out.
         attempt = replace(attempt, reason=clean_text(redact(attempt.reason, secrets)))
         attempts.append(attempt)
@@ -584,30 +655,55 @@ async def complete(
 
     def callable_(entry: Any) -> bool:
         route = catalog.route(entry)
-        return route.key.usable and route.gateway.name not in dead_gateways and not (
-            health and health.refused(entry.id, route.key.value))
+        return (
+            route.key.usable
+            and route.gateway.name not in dead_gateways
+            and not (health and health.refused(entry.id, route.key.value))
+        )
 
     async def ask(position: int, entry: Any) -> Result | None:
         """Every try at one model: its accepted answer as the walk's result, or None."""
         route = catalog.route(entry)
         gateway = route.gateway.name
         if gateway in dead_gateways:
-            record(Attempt(entry.id, gateway, Outcome.SKIPPED, Kind.GATEWAY_DOWN,
-                           reason=dead_gateways[gateway]))
+            record(
+                Attempt(
+                    entry.id,
+                    gateway,
+                    Outcome.SKIPPED,
+                    Kind.GATEWAY_DOWN,
+                    reason=dead_gateways[gateway],
+                )
+            )
             return None
         if not route.key.usable:
-            record(Attempt(entry.id, gateway, Outcome.SKIPPED, Kind.NO_KEY,
-                           reason=route.problem or "no key"))
+            record(
+                Attempt(
+                    entry.id,
+                    gateway,
+                    Outcome.SKIPPED,
+                    Kind.NO_KEY,
+                    reason=route.problem or "no key",
+                )
+            )
             return None
         if health is not None and health.refused(entry.id, route.key.value):
-            record(Attempt(entry.id, gateway, Outcome.SKIPPED, Kind.AUTH,
-                           reason=f"the {route.gateway.label} key was refused earlier: "
-                           "check it with /keys"))
+            record(
+                Attempt(
+                    entry.id,
+                    gateway,
+                    Outcome.SKIPPED,
+                    Kind.AUTH,
+                    reason=f"the {route.gateway.label} key was refused earlier: "
+                    "check it with /keys",
+                )
+            )
             return None
         if route.key.value:
             secrets.append(route.key.value)
-        later = [(callable_(e), bool(health and health.cooling(e.id)))
-                 for e in models[position + 1:]]
+        later = [
+            (callable_(e), bool(health and health.cooling(e.id))) for e in models[position + 1 :]
+        ]
         onward = any(can for can, _ in later)  # somewhere else to go after this model
         tries, short = _budget(position, entry.id in probes, later, policy)
         model_policy = _fitted(for_model(policy, entry.deadline), health, entry, stream)
@@ -616,21 +712,31 @@ async def complete(
             try:
                 async with asyncio.timeout(model_policy.attempt_deadline) as deadline:
                     try:
-                        reply = await _request(route, catalog, messages, tools=tools,
-                                               tool_choice=tool_choice, stream=stream,
-                                               policy=model_policy, on_delta=on_delta,
-                                               max_tokens=max_tokens, schema=schema)
+                        reply = await _request(
+                            route,
+                            catalog,
+                            messages,
+                            tools=tools,
+                            tool_choice=tool_choice,
+                            stream=stream,
+                            policy=model_policy,
+                            on_delta=on_delta,
+                            max_tokens=max_tokens,
+                            schema=schema,
+                        )
                     except _Stalled:
-                        raise _Failure(Kind.STALLED, f"the stream stalled for "
-                                       f"{model_policy.stall_timeout:g} s") from None
+                        raise _Failure(
+                            Kind.STALLED, f"the stream stalled for {model_policy.stall_timeout:g} s"
+                        ) from None
             except asyncio.CancelledError as cancel:
-                record(_cancelled(route, catalog, messages, cancel, time.monotonic() - t0,
-                                  started))
+                record(_cancelled(route, catalog, messages, cancel, time.monotonic() - t0, started))
                 raise
             except Exception as exc:  # every failure becomes an Attempt
                 if isinstance(exc, TimeoutError) and deadline.expired():
-                    failure = _Failure(Kind.DEADLINE, f"no complete answer within "
-                                       f"{model_policy.attempt_deadline:g} s")
+                    failure = _Failure(
+                        Kind.DEADLINE,
+                        f"no complete answer within {model_policy.attempt_deadline:g} s",
+                    )
                 elif isinstance(exc, _Failure):
                     failure = exc
                 elif isinstance(exc, DoesNotFit):
@@ -639,48 +745,98 @@ async def complete(
                     failure = classify(exc)
                 latency = time.monotonic() - t0
                 if failure.kind is Kind.AUTH:
-                    dead_gateways[gateway] = (f"the {gateway} key was refused earlier in "
-                                              "this walk")
-                    failure.reason = (f"the {route.gateway.label} key was refused: check it "
-                                      "with /keys")
+                    dead_gateways[gateway] = f"the {gateway} key was refused earlier in this walk"
+                    failure.reason = (
+                        f"the {route.gateway.label} key was refused: check it with /keys"
+                    )
                 # With somewhere else to go, a Retry-After is the model's cooldown, not a sleep.
-                retry = failure.kind in policy.retry_on and try_index + 1 < tries and not (
-                    onward and failure.retry_after is not None)
-                record(Attempt(entry.id, gateway, Outcome.RETRIED if retry else Outcome.FAILED,
-                               failure.kind, failure.status, latency, reason=failure.reason,
-                               started=started), route.key.value, failure.retry_after)
+                retry = (
+                    failure.kind in policy.retry_on
+                    and try_index + 1 < tries
+                    and not (onward and failure.retry_after is not None)
+                )
+                record(
+                    Attempt(
+                        entry.id,
+                        gateway,
+                        Outcome.RETRIED if retry else Outcome.FAILED,
+                        failure.kind,
+                        failure.status,
+                        latency,
+                        reason=failure.reason,
+                        started=started,
+                    ),
+                    route.key.value,
+                    failure.retry_after,
+                )
                 if not retry:
                     return None
-                await asyncio.sleep(min(policy.delay(try_index, None), policy.short_backoff)
-                                    if short else policy.delay(try_index, failure.retry_after))
+                await asyncio.sleep(
+                    min(policy.delay(try_index, None), policy.short_backoff)
+                    if short
+                    else policy.delay(try_index, failure.retry_after)
+                )
                 continue
             latency = time.monotonic() - t0
             try:
                 value = accept(reply) if accept is not None else reply
             except Exception as rejection:  # whatever breaks the check rejects this reply
-                why = str(rejection) if isinstance(rejection, ReplyRejected) else \
-                    f"{type(rejection).__name__}: {rejection}"
+                why = (
+                    str(rejection)
+                    if isinstance(rejection, ReplyRejected)
+                    else f"{type(rejection).__name__}: {rejection}"
+                )
                 kind = rejection.kind if isinstance(rejection, ReplyRejected) else Kind.REJECTED
-                record(Attempt(entry.id, gateway, Outcome.REJECTED, kind, None,
-                               latency, reply.prompt_tokens, reply.completion_tokens,
-                               reply.cost, _one_line(why), started))
+                record(
+                    Attempt(
+                        entry.id,
+                        gateway,
+                        Outcome.REJECTED,
+                        kind,
+                        None,
+                        latency,
+                        reply.prompt_tokens,
+                        reply.completion_tokens,
+                        reply.cost,
+                        _one_line(why),
+                        started,
+                    )
+                )
                 return None
-            record(Attempt(entry.id, gateway, Outcome.OK, None, None, latency,
-                           reply.prompt_tokens, reply.completion_tokens, reply.cost,
-                           "", started))
+            record(
+                Attempt(
+                    entry.id,
+                    gateway,
+                    Outcome.OK,
+                    None,
+                    None,
+                    latency,
+                    reply.prompt_tokens,
+                    reply.completion_tokens,
+                    reply.cost,
+                    "",
+                    started,
+                )
+            )
             return Result(model, reply, value, tuple(attempts), "")
         return None
 
     position = 0
     while position < len(models):
         entry = models[position]
-        late = _hedge_after(health, entry, models[position + 1:], callable_) \
-            if hedge and not stream else None
+        late = (
+            _hedge_after(health, entry, models[position + 1 :], callable_)
+            if hedge and not stream
+            else None
+        )
         if late is None:
             result = await ask(position, entry)
         else:
-            result, both = await race(partial(ask, position, entry),
-                                      partial(ask, position + 1, models[position + 1]), late)
+            result, both = await race(
+                partial(ask, position, entry),
+                partial(ask, position + 1, models[position + 1]),
+                late,
+            )
             position += both  # the next model was asked already
         if result is not None:
             return replace(result, attempts=tuple(attempts))
@@ -688,14 +844,20 @@ async def complete(
     return Result(model, None, None, tuple(attempts), _summary(chain.ids, attempts, chain.end))
 
 
-def _hedge_after(health: HealthBook | None, entry: Any, rest: Sequence[Any],
-                 callable_: Callable[[Any], bool]) -> float | None:
+def _hedge_after(
+    health: HealthBook | None, entry: Any, rest: Sequence[Any], callable_: Callable[[Any], bool]
+) -> float | None:
     """Seconds after which the next model is asked beside `entry`: its p95, or for a model
     that has not answered often enough yet the shortest fitted deadline. None when the
     next model cannot be asked or is cooling, and for a model with its own `deadline` (a
     slow local model is slow on purpose) until its p95 is known."""
-    if health is None or not rest or not callable_(entry) or not callable_(rest[0]) or \
-            health.cooling(rest[0].id):
+    if (
+        health is None
+        or not rest
+        or not callable_(entry)
+        or not callable_(rest[0])
+        or health.cooling(rest[0].id)
+    ):
         return None
     p95 = health.p95(entry.id)
     if p95 is None and entry.deadline is None:
@@ -703,24 +865,44 @@ def _hedge_after(health: HealthBook | None, entry: Any, rest: Sequence[Any],
     return p95
 
 
-def _cancelled(route: Route, catalog: Catalog, messages: list[dict[str, Any]],
-               cancel: asyncio.CancelledError, latency: float, started: float) -> Attempt:
+def _cancelled(
+    route: Route,
+    catalog: Catalog,
+    messages: list[dict[str, Any]],
+    cancel: asyncio.CancelledError,
+    latency: float,
+    started: float,
+) -> Attempt:
     """The attempt a cancel ended. One cancelled because the other model of a hedge
     answered first is charged its prompt's estimated cost: the provider read it."""
     if LOST not in cancel.args:
-        return Attempt(route.entry.id, route.gateway.name, Outcome.CANCELLED, Kind.CANCELLED,
-                       latency=latency, reason="cancelled", started=started)
+        return Attempt(
+            route.entry.id,
+            route.gateway.name,
+            Outcome.CANCELLED,
+            Kind.CANCELLED,
+            latency=latency,
+            reason="cancelled",
+            started=started,
+        )
     prompt = int(litellm().token_counter(model="gpt-4o", messages=messages))
     pricing = catalog.pricing(route.entry)
-    return Attempt(route.entry.id, route.gateway.name, Outcome.CANCELLED, Kind.LATE,
-                   latency=latency, prompt_tokens=prompt,
-                   cost=pricing.cost(prompt, 0) if pricing else 0.0,
-                   reason="cancelled: the other model of the hedge answered first",
-                   started=started)
+    return Attempt(
+        route.entry.id,
+        route.gateway.name,
+        Outcome.CANCELLED,
+        Kind.LATE,
+        latency=latency,
+        prompt_tokens=prompt,
+        cost=pricing.cost(prompt, 0) if pricing else 0.0,
+        reason="cancelled: the other model of the hedge answered first",
+        started=started,
+    )
 
 
-def _budget(position: int, probe: bool, later: Sequence[tuple[bool, bool]],
-            policy: RetryPolicy) -> tuple[int, bool]:
+def _budget(
+    position: int, probe: bool, later: Sequence[tuple[bool, bool]], policy: RetryPolicy
+) -> tuple[int, bool]:
     """Tries for one model, and whether its retry is the short one. `later` says, for each
     model after it, whether it can be called and whether it is cooling down.
 
@@ -734,8 +916,9 @@ def _budget(position: int, probe: bool, later: Sequence[tuple[bool, bool]],
     return 1, False
 
 
-def _fitted(policy: RetryPolicy, health: HealthBook | None, entry: Any,
-            stream: bool) -> RetryPolicy:
+def _fitted(
+    policy: RetryPolicy, health: HealthBook | None, entry: Any, stream: bool
+) -> RetryPolicy:
     """The policy with a deadline that follows the model's observed latency: the whole
     answer's, or a stream's first token. A model with its own `deadline` keeps it."""
     if health is None or entry.deadline is not None:

@@ -94,20 +94,32 @@ async def answer(
                 instructions = store.read_instructions().text
             except OSError:
                 instructions = ""
-            prompt = system_prompt(memory_text, limit=store.settings.prompt_memory_chars,
-                                   now=now, instructions=instructions)
+            prompt = system_prompt(
+                memory_text,
+                limit=store.settings.prompt_memory_chars,
+                now=now,
+                instructions=instructions,
+            )
             messages = [{"role": "system", "content": prompt}, *session.context()]
             try:
-                result = await complete(catalog, model, messages, tools=[SEARCH_HISTORY_TOOL],
-                                        stream=True, policy=policy, on_delta=delta,
-                                        on_attempt=attempt, health=health)
+                result = await complete(
+                    catalog,
+                    model,
+                    messages,
+                    tools=[SEARCH_HISTORY_TOOL],
+                    stream=True,
+                    policy=policy,
+                    on_delta=delta,
+                    on_attempt=attempt,
+                    health=health,
+                )
             except _CutOff:
                 failed = turn.attempts[-1]
-                turn.text, turn.cut_off, turn.model = clean_text("".join(shown)), True, \
-                    failed.model
+                turn.text, turn.cut_off, turn.model = clean_text("".join(shown)), True, failed.model
                 turn.reason = f"{failed.model}: {failed.reason}"
-                session.append({"role": "assistant", "content": turn.text + CUT_OFF,
-                                "model": failed.model})
+                session.append(
+                    {"role": "assistant", "content": turn.text + CUT_OFF, "model": failed.model}
+                )
                 return turn
             turn.cost += result.cost
             if not result.ok or result.reply is None:
@@ -122,32 +134,50 @@ async def answer(
             searches = [c for c in reply.tool_calls if c.name == "search_history"]
             if not searches:
                 turn.text = clean_text(reply.text)
-                session.append({"role": "assistant", "content": turn.text,
-                                "model": reply.model,
-                                "tokens": turn.prompt_tokens + turn.completion_tokens,
-                                "cost": round(turn.cost, 8)})
+                session.append(
+                    {
+                        "role": "assistant",
+                        "content": turn.text,
+                        "model": reply.model,
+                        "tokens": turn.prompt_tokens + turn.completion_tokens,
+                        "cost": round(turn.cost, 8),
+                    }
+                )
                 turn.ok = True
                 return turn
-            session.append({"role": "assistant", "content": reply.text or None,
-                            "model": reply.model, "tool_calls": [
-                                {"id": c.id, "type": "function",
-                                 "function": {"name": c.name, "arguments": c.arguments}}
-                                for c in searches]})
+            session.append(
+                {
+                    "role": "assistant",
+                    "content": reply.text or None,
+                    "model": reply.model,
+                    "tool_calls": [
+                        {
+                            "id": c.id,
+                            "type": "function",
+                            "function": {"name": c.name, "arguments": c.arguments},
+                        }
+                        for c in searches
+                    ],
+                }
+            )
             shown.clear()
             for call in searches:
                 turn.searches.append(call.arguments)
-                found = await asyncio.to_thread(run_search_tool, store, call.arguments,
-                                                exclude=(session.id,))
-                session.append({"role": "tool", "tool_call_id": call.id,
-                                "name": call.name, "content": found})
+                found = await asyncio.to_thread(
+                    run_search_tool, store, call.arguments, exclude=(session.id,)
+                )
+                session.append(
+                    {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": found}
+                )
         turn.reason = "the model kept searching its history without answering"
         return turn
     except asyncio.CancelledError:
         # What the user saw of the reply stays in the session (unless it was closed first).
         if shown and not session.journal.closed:
             last = turn.attempts[-1].model if turn.attempts else model
-            session.append({"role": "assistant", "content": clean_text("".join(shown)),
-                            "model": last})
+            session.append(
+                {"role": "assistant", "content": clean_text("".join(shown)), "model": last}
+            )
         raise
 
 
@@ -193,8 +223,11 @@ def failure_notice(catalog: Catalog, requested: str, attempts: list[Attempt]) ->
         elif record.kind in (Kind.AUTH, Kind.GATEWAY_DOWN):
             add(refused, label)
         elif record.kind is Kind.CONNECTION:
-            url = catalog.route(catalog.get(record.model)).api_base if record.model in catalog \
+            url = (
+                catalog.route(catalog.get(record.model)).api_base
+                if record.model in catalog
                 else None
+            )
             add(unreachable, url or label)
         else:
             add(other, f"{record.model} {record.reason.rstrip('.')}"[:90])
@@ -210,12 +243,16 @@ def failure_notice(catalog: Catalog, requested: str, attempts: list[Attempt]) ->
     if keyless and requested in catalog:
         keyless = not catalog.route(catalog.get(requested)).gateway.needs_key
     if keyless:
-        step = (f"Start the server at {unreachable[0]} (or fix its address in config.toml), "
-                "or pick another model with /model.")
+        step = (
+            f"Start the server at {unreachable[0]} (or fix its address in config.toml), "
+            "or pick another model with /model."
+        )
     elif no_key or refused:
         step = "Add or fix a key with /keys, or pick another model with /model."
     else:
         step = "Send it again in a moment, or pick another model with /model."
-    return (f"No model could answer for {label}; your message is saved.\n"
-            f"Why: {'; '.join(why) or 'no model in its chain could be tried'}.\n"
-            f"Next: {step}")
+    return (
+        f"No model could answer for {label}; your message is saved.\n"
+        f"Why: {'; '.join(why) or 'no model in its chain could be tried'}.\n"
+        f"Next: {step}"
+    )

@@ -58,9 +58,11 @@ HOLD_AFTER = 3
 ASK_ABOVE_PARTS = 5
 BUSY = "another Kept process is saving this session right now"
 # The user asked, in their own words, to forget: the shrink guard lets the update through.
-_FORGET = re.compile(r"\b(?:forget|vergiss|vergessen|oublie|oublier|olvida|olvidar|"
-                     r"dimentica|esquece|esqueça|vergeet|glöm|zapomnij)\w*|忘れ|забудь",
-                     re.IGNORECASE)
+_FORGET = re.compile(
+    r"\b(?:forget|vergiss|vergessen|oublie|oublier|olvida|olvidar|"
+    r"dimentica|esquece|esqueça|vergeet|glöm|zapomnij)\w*|忘れ|забудь",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -105,8 +107,9 @@ def _decode_arguments(raw: Any) -> dict[str, Any]:
             except ValueError:
                 raise ReplyRejected("save_memory arguments are not valid JSON") from None
     if not isinstance(value, dict):
-        raise ReplyRejected(f"save_memory arguments must be a JSON object, not "
-                            f"{type(value).__name__}")
+        raise ReplyRejected(
+            f"save_memory arguments must be a JSON object, not {type(value).__name__}"
+        )
     return value
 
 
@@ -118,7 +121,7 @@ def _json_in_text(text: str) -> dict[str, Any] | None:
     try:
         # strict=False: a line break left raw inside a string is the commonest slip of a
         # small model (llama.cpp's JSON grammar allows it); the text is cleaned after.
-        value = json.loads(body[start:end + 1], strict=False)
+        value = json.loads(body[start : end + 1], strict=False)
     except ValueError:
         return None
     if isinstance(value, dict) and {"history_entry", "memory_update"} <= value.keys():
@@ -130,21 +133,33 @@ def _cut_off(reply: Reply, window: int | None) -> str:
     """Why a reply that stopped at its length limit is unusable, in the user's terms."""
     used = reply.prompt_tokens + reply.completion_tokens
     if window and used >= 0.9 * window:
-        return (f"{reply.model} ran out of context: {reply.prompt_tokens:,} prompt + "
-                f"{reply.completion_tokens:,} completion tokens of {window:,}")
-    return (f"{reply.model} stopped at its reply limit ({reply.completion_tokens:,} tokens) "
-            "before finishing save_memory")
+        return (
+            f"{reply.model} ran out of context: {reply.prompt_tokens:,} prompt + "
+            f"{reply.completion_tokens:,} completion tokens of {window:,}"
+        )
+    return (
+        f"{reply.model} stopped at its reply limit ({reply.completion_tokens:,} tokens) "
+        "before finishing save_memory"
+    )
 
 
 def asked_to_forget(messages: list[dict[str, Any]]) -> bool:
     """Whether the user said, in the session, to forget something (a request is short:
     only the start of each message is searched, so a pasted megabyte costs nothing)."""
-    return any(m.get("role") == "user" and _FORGET.search(str(m.get("content") or "")[:2000])
-               for m in messages)
+    return any(
+        m.get("role") == "user" and _FORGET.search(str(m.get("content") or "")[:2000])
+        for m in messages
+    )
 
 
-def parse_save_memory(reply: Reply, current_memory: str, settings: MemorySettings,
-                      window: int | None = None, *, forget: bool = False) -> SavedMemory:
+def parse_save_memory(
+    reply: Reply,
+    current_memory: str,
+    settings: MemorySettings,
+    window: int | None = None,
+    *,
+    forget: bool = False,
+) -> SavedMemory:
     """The validated arguments of the reply's save_memory call; raises ReplyRejected.
     With `forget` (the user asked for it) the update may drop most of the memory: the old
     text is kept as a version."""
@@ -164,27 +179,37 @@ def parse_save_memory(reply: Reply, current_memory: str, settings: MemorySetting
         if name not in arguments:
             raise ReplyRejected(f"save_memory was called without {name}")
         if not isinstance(arguments[name], str):
-            raise ReplyRejected(f"{name} must be a string, not "
-                                f"{type(arguments[name]).__name__}")
+            raise ReplyRejected(f"{name} must be a string, not {type(arguments[name]).__name__}")
     entry = " ".join(clean_text(arguments["history_entry"]).split())
     update = clean_text(arguments["memory_update"]).strip()
     if not entry:
         raise ReplyRejected("history_entry is empty")
     if len(entry) > settings.history_entry_max_chars:
-        raise ReplyRejected(f"history_entry is {len(entry):,} characters, over the "
-                            f"{settings.history_entry_max_chars:,} limit")
+        raise ReplyRejected(
+            f"history_entry is {len(entry):,} characters, over the "
+            f"{settings.history_entry_max_chars:,} limit"
+        )
     if len(update) > settings.memory_max_chars:
-        raise ReplyRejected(f"memory_update is {len(update):,} characters, over the "
-                            f"{settings.memory_max_chars:,} budget")
+        raise ReplyRejected(
+            f"memory_update is {len(update):,} characters, over the "
+            f"{settings.memory_max_chars:,} budget"
+        )
     old = current_memory.strip()
-    if not forget and len(old) >= TRIVIAL_MEMORY and len(old) <= settings.memory_max_chars \
-            and len(update) < KEEP_SHARE * len(old):
-        raise ReplyRejected(f"memory_update would drop most of MEMORY.md ({len(update):,} of "
-                            f"{len(old):,} characters kept)")
+    if (
+        not forget
+        and len(old) >= TRIVIAL_MEMORY
+        and len(old) <= settings.memory_max_chars
+        and len(update) < KEEP_SHARE * len(old)
+    ):
+        raise ReplyRejected(
+            f"memory_update would drop most of MEMORY.md ({len(update):,} of "
+            f"{len(old):,} characters kept)"
+        )
     return SavedMemory(entry, update + "\n" if update else "")
 
 
 # --- chunking ------------------------------------------------------------------------------
+
 
 def _count_tokens(text: str) -> int:
     from catalog.llm import litellm
@@ -204,8 +229,9 @@ def _split_long(block: str, budget_tokens: int) -> list[str]:
     return [*pieces, rest]
 
 
-def chunk_transcript(blocks: list[str], budget_tokens: int,
-                     count: Callable[[str], int] = _count_tokens) -> list[str]:
+def chunk_transcript(
+    blocks: list[str], budget_tokens: int, count: Callable[[str], int] = _count_tokens
+) -> list[str]:
     """Group transcript blocks into as few parts as fit within `budget_tokens` each."""
     chunks: list[str] = []
     current: list[str] = []
@@ -234,8 +260,9 @@ def reply_budget(settings: MemorySettings, memory_text: str) -> int:
     return min(int(memory_tokens * 1.5) + 1_000, most)
 
 
-def transcript_budget(catalog: Catalog, chain: Chain, settings: MemorySettings,
-                      memory_text: str, shrink: int = 0) -> int:
+def transcript_budget(
+    catalog: Catalog, chain: Chain, settings: MemorySettings, memory_text: str, shrink: int = 0
+) -> int:
     """Tokens of transcript one request may carry on the chain's first model, halved
     `shrink` times after a model ran out of context."""
     head = chain.models[0] if chain.models else None
@@ -253,6 +280,7 @@ def _window(catalog: Catalog, model: str) -> int | None:
 
 # --- the commit ----------------------------------------------------------------------------
 
+
 def _apply(store: MemoryStore, intent: dict[str, Any]) -> None:
     """Carry out a written-ahead commit; safe to run again after a crash at any point."""
     current = store.read_memory()
@@ -268,9 +296,14 @@ def _apply(store: MemoryStore, intent: dict[str, Any]) -> None:
         store.write_memory(new_text)
         current = store.read_memory()
     if current.digest == new_digest and store.latest_version_digest() != new_digest:
-        store.save_version(current.raw, intent.get("source", "consolidation"),
-                           time=intent["time"], session=intent["session"],
-                           model=intent["model"], entry=intent["history_entry"])
+        store.save_version(
+            current.raw,
+            intent.get("source", "consolidation"),
+            time=intent["time"],
+            session=intent["session"],
+            model=intent["model"],
+            entry=intent["history_entry"],
+        )
     if not store.has_history_entry(intent["history_entry"]):
         store.append_history(intent["history_entry"])
     segment = Segment(intent["start"], intent["end"])
@@ -281,9 +314,17 @@ def _apply(store: MemoryStore, intent: dict[str, Any]) -> None:
     store.commit_path.unlink(missing_ok=True)
 
 
-def commit(store: MemoryStore, journal: Journal, segment: Segment, saved: SavedMemory,
-           base: MemoryText, model: str, when: datetime, *,
-           source: str = "consolidation") -> bool:
+def commit(
+    store: MemoryStore,
+    journal: Journal,
+    segment: Segment,
+    saved: SavedMemory,
+    base: MemoryText,
+    model: str,
+    when: datetime,
+    *,
+    source: str = "consolidation",
+) -> bool:
     """Write the result. False, with nothing written, when MEMORY.md changed since `base`
     was read: the user's edit is never overwritten."""
     with store.lock():
@@ -291,9 +332,13 @@ def commit(store: MemoryStore, journal: Journal, segment: Segment, saved: SavedM
         if store.read_memory().digest != base.digest:
             return False
         intent = {
-            "session": journal.id, "start": segment.start, "end": segment.end,
-            "model": model, "time": datetime.now(UTC).isoformat(timespec="seconds"),
-            "previous_digest": base.digest, "memory_update": saved.memory_update,
+            "session": journal.id,
+            "start": segment.start,
+            "end": segment.end,
+            "model": model,
+            "time": datetime.now(UTC).isoformat(timespec="seconds"),
+            "previous_digest": base.digest,
+            "memory_update": saved.memory_update,
             "history_entry": format_entry(when, saved.history_entry),
         }
         if source != "consolidation":
@@ -334,6 +379,7 @@ def recover(store: MemoryStore) -> str | None:
 
 # --- consolidation -------------------------------------------------------------------------
 
+
 def _segment_time(journal: Journal, segment: Segment) -> datetime:
     for message in journal.segment_messages(segment):
         try:
@@ -344,23 +390,28 @@ def _segment_time(journal: Journal, segment: Segment) -> datetime:
     return datetime.now().astimezone()
 
 
-def consolidation_chain(catalog: Catalog, settings: MemorySettings,
-                        chat_model: str | None = None) -> tuple[Chain | None, str]:
+def consolidation_chain(
+    catalog: Catalog, settings: MemorySettings, chat_model: str | None = None
+) -> tuple[Chain | None, str]:
     """The chain that writes memory (see catalog.chains), or None and the reason none can."""
     try:
         plan = consolidation_plan(catalog, settings.consolidation_model or None, chat_model)
     except UnknownModelError:
-        return None, (f"the consolidation model '{settings.consolidation_model}' is not in "
-                      "the catalog; fix [memory] consolidation_model in config.toml")
+        return None, (
+            f"the consolidation model '{settings.consolidation_model}' is not in "
+            "the catalog; fix [memory] consolidation_model in config.toml"
+        )
     return (plan.chain, "") if plan.chain.models else (None, plan.fix)
 
 
-def _policy(catalog: Catalog, settings: MemorySettings, policy: RetryPolicy | None
-            ) -> RetryPolicy:
+def _policy(catalog: Catalog, settings: MemorySettings, policy: RetryPolicy | None) -> RetryPolicy:
     base = policy or RetryPolicy.from_config(catalog.config.transport)
     # A consolidation that times out moves to the next model rather than waiting again.
-    return replace(base, attempt_deadline=min(base.attempt_deadline, settings.attempt_deadline),
-                   retry_on=base.retry_on - {Kind.TIMEOUT})
+    return replace(
+        base,
+        attempt_deadline=min(base.attempt_deadline, settings.attempt_deadline),
+        retry_on=base.retry_on - {Kind.TIMEOUT},
+    )
 
 
 async def consolidate(
@@ -392,8 +443,9 @@ async def consolidate(
         from memory.review import proposal_for, propose
 
         if proposal_for(store, journal.id, segment) is not None:
-            return Consolidation(journal.id, segment, False, None, (), AWAITING_REVIEW, 0.0,
-                                 proposed=True)
+            return Consolidation(
+                journal.id, segment, False, None, (), AWAITING_REVIEW, 0.0, proposed=True
+            )
 
         def record(attempt: Attempt) -> None:
             attempts.append(attempt)
@@ -415,56 +467,97 @@ async def consolidate(
         forget = await asyncio.to_thread(asked_to_forget, messages)
         health = store.health()
         # Credentials said in the chat never leave for a model (the journal keeps them).
-        blocks = await asyncio.to_thread(
-            lambda: [redact(b) for b in transcript_lines(messages)])
+        blocks = await asyncio.to_thread(lambda: [redact(b) for b in transcript_lines(messages)])
         reason, shrink, edits, first = "", 0, 0, True
         while edits < EDIT_ROUNDS and shrink <= MAX_SHRINK:
             base = store.read_memory()
             memory_text = base.text
             chunks = await asyncio.to_thread(
                 lambda text=memory_text, shrink=shrink: chunk_transcript(
-                    blocks, transcript_budget(catalog, chain, settings, text, shrink)))
+                    blocks, transcript_budget(catalog, chain, settings, text, shrink)
+                )
+            )
             if first and max_parts is not None and len(chunks) > max_parts:
                 estimate = _estimate(catalog, head, chunks, memory_text)
-                return Consolidation(journal.id, segment, False, None, (), estimate, 0.0,
-                                     estimate=estimate)
+                return Consolidation(
+                    journal.id, segment, False, None, (), estimate, 0.0, estimate=estimate
+                )
             first = False
             entry, model, cut_off = "", None, False
             for part, chunk in enumerate(chunks, start=1):
                 messages = consolidation_messages(
-                    memory_text, chunk, session_id=journal.id, budget=settings.memory_max_chars,
-                    part=part, parts=len(chunks), draft_entry=entry)
+                    memory_text,
+                    chunk,
+                    session_id=journal.id,
+                    budget=settings.memory_max_chars,
+                    part=part,
+                    parts=len(chunks),
+                    draft_entry=entry,
+                )
                 current = memory_text
                 result = await complete(
-                    catalog, head, messages, tools=[SAVE_MEMORY_TOOL],
-                    tool_choice=SAVE_MEMORY_CHOICE, policy=retry, on_attempt=record,
-                    stream=stream, chain=chain, schema=SAVE_MEMORY_SCHEMA,
-                    max_tokens=reply_budget(settings, current), health=health,
+                    catalog,
+                    head,
+                    messages,
+                    tools=[SAVE_MEMORY_TOOL],
+                    tool_choice=SAVE_MEMORY_CHOICE,
+                    policy=retry,
+                    on_attempt=record,
+                    stream=stream,
+                    chain=chain,
+                    schema=SAVE_MEMORY_SCHEMA,
+                    max_tokens=reply_budget(settings, current),
+                    health=health,
                     hedge=settings.hedge,
                     accept=lambda reply, current=current: parse_save_memory(
-                        reply, current, settings, _window(catalog, reply.model),
-                        forget=forget))
+                        reply, current, settings, _window(catalog, reply.model), forget=forget
+                    ),
+                )
                 if not result.ok:
                     reason = result.reason
                     cut_off = any(a.kind is Kind.CONTEXT_WINDOW for a in result.attempts)
                     break
                 saved: SavedMemory = result.value
-                entry, memory_text, model = saved.history_entry, saved.memory_update, \
-                    result.model
+                entry, memory_text, model = saved.history_entry, saved.memory_update, result.model
             else:
                 saved = SavedMemory(entry, memory_text)
                 when = _segment_time(journal, segment)
                 if settings.review == Review.BEFORE:
-                    await asyncio.to_thread(propose, store, journal.id, segment, entry,
-                                            memory_text, base, model or head, when)
-                    return Consolidation(journal.id, segment, False, model, tuple(attempts),
-                                         AWAITING_REVIEW, time.monotonic() - started,
-                                         format_entry(when, entry), proposed=True)
-                if await asyncio.to_thread(commit, store, journal, segment, saved, base,
-                                           model or head, when):
-                    return Consolidation(journal.id, segment, True, model, tuple(attempts),
-                                         "", time.monotonic() - started,
-                                         format_entry(when, entry))
+                    await asyncio.to_thread(
+                        propose,
+                        store,
+                        journal.id,
+                        segment,
+                        entry,
+                        memory_text,
+                        base,
+                        model or head,
+                        when,
+                    )
+                    return Consolidation(
+                        journal.id,
+                        segment,
+                        False,
+                        model,
+                        tuple(attempts),
+                        AWAITING_REVIEW,
+                        time.monotonic() - started,
+                        format_entry(when, entry),
+                        proposed=True,
+                    )
+                if await asyncio.to_thread(
+                    commit, store, journal, segment, saved, base, model or head, when
+                ):
+                    return Consolidation(
+                        journal.id,
+                        segment,
+                        True,
+                        model,
+                        tuple(attempts),
+                        "",
+                        time.monotonic() - started,
+                        format_entry(when, entry),
+                    )
                 reason = "MEMORY.md changed while this session was being saved"
                 edits += 1
                 continue
@@ -476,12 +569,14 @@ async def consolidate(
         if rejected and base.problem:  # the same refusals, and a file Kept cannot read well
             reason += f". MEMORY.md may be the cause: {base.problem}"
         journal.mark_failed(segment, reason, rejected=rejected)
-        return Consolidation(journal.id, segment, False, None, tuple(attempts), reason,
-                             time.monotonic() - started)
+        return Consolidation(
+            journal.id, segment, False, None, tuple(attempts), reason, time.monotonic() - started
+        )
 
 
-async def _after_the_other(store: MemoryStore, journal: Journal, segment: Segment
-                           ) -> Consolidation | None:
+async def _after_the_other(
+    store: MemoryStore, journal: Journal, segment: Segment
+) -> Consolidation | None:
     """Another Kept process is saving this session: wait for it and report what it did,
     so two overlapping runs both see the session saved (or both see it still pending).
     None when it did nothing to this segment: the caller goes ahead."""
@@ -500,12 +595,20 @@ async def _after_the_other(store: MemoryStore, journal: Journal, segment: Segmen
         return None
     elapsed = time.monotonic() - started
     if segment not in journal.pending:
-        return Consolidation(journal.id, segment, True, None, (),
-                             "saved by another Kept process", elapsed)
+        return Consolidation(
+            journal.id, segment, True, None, (), "saved by another Kept process", elapsed
+        )
     if len(journal.failures.get(segment, [])) > before:
-        return Consolidation(journal.id, segment, False, None, (),
-                             "another Kept process tried to save it at the same time and "
-                             "could not; it stays pending", elapsed)
+        return Consolidation(
+            journal.id,
+            segment,
+            False,
+            None,
+            (),
+            "another Kept process tried to save it at the same time and "
+            "could not; it stays pending",
+            elapsed,
+        )
     return None
 
 
@@ -517,8 +620,10 @@ def _estimate(catalog: Catalog, head: str, chunks: list[str], memory_text: str) 
     tokens_out = len(chunks) * memory_tokens
     pricing = catalog.pricing(catalog.get(head))
     cost = f", about ${pricing.cost(tokens_in, tokens_out):.2f} on {head}" if pricing else ""
-    return (f"saving it needs {len(chunks)} requests (about {tokens_in + tokens_out:,} "
-            f"tokens{cost}, more if a fallback answers); confirm to go ahead")
+    return (
+        f"saving it needs {len(chunks)} requests (about {tokens_in + tokens_out:,} "
+        f"tokens{cost}, more if a fallback answers); confirm to go ahead"
+    )
 
 
 def held(journal: Journal, segment: Segment) -> bool:
@@ -581,9 +686,17 @@ async def consolidate_pending(
             if not include_held and held(journal, segment):
                 continue
             try:
-                result = await consolidate(store, catalog, journal, segment, policy=policy,
-                                           on_attempt=on_attempt, stream=stream,
-                                           max_parts=max_parts, chat_model=chat_model)
+                result = await consolidate(
+                    store,
+                    catalog,
+                    journal,
+                    segment,
+                    policy=policy,
+                    on_attempt=on_attempt,
+                    stream=stream,
+                    max_parts=max_parts,
+                    chat_model=chat_model,
+                )
             except Exception as exc:  # this session's failure; the next one goes on
                 result = _failed(journal, segment, f"{type(exc).__name__}: {exc}")
             results.append(result)
@@ -600,9 +713,17 @@ async def consolidate_pending(
         after = await _after_the_other(store, journal, result.segment)
         if after is None:
             try:
-                after = await consolidate(store, catalog, journal, result.segment,
-                                          policy=policy, on_attempt=on_attempt, stream=stream,
-                                          max_parts=max_parts, chat_model=chat_model)
+                after = await consolidate(
+                    store,
+                    catalog,
+                    journal,
+                    result.segment,
+                    policy=policy,
+                    on_attempt=on_attempt,
+                    stream=stream,
+                    max_parts=max_parts,
+                    chat_model=chat_model,
+                )
             except Exception as exc:
                 after = _failed(journal, result.segment, f"{type(exc).__name__}: {exc}")
         results[index] = after
@@ -634,8 +755,9 @@ class Estimate:
     cost: float | None  # None: no price known for that model
 
 
-def estimate_pending(store: MemoryStore, catalog: Catalog, chat_model: str | None = None
-                     ) -> Estimate:
+def estimate_pending(
+    store: MemoryStore, catalog: Catalog, chat_model: str | None = None
+) -> Estimate:
     """A rough figure (about 4 characters a token; memory taken at half its budget or its
     size now, whichever is more), made without a request or a tokenizer."""
     from memory.review import proposal_for
@@ -652,12 +774,20 @@ def estimate_pending(store: MemoryStore, catalog: Catalog, chat_model: str | Non
             part = journal.segment_messages(segment)
             segments += 1
             messages += len(part)
-            tokens_in += 600 + memory_tokens + sum(len(str(m.get("content") or ""))
-                                                   for m in part) // 4
+            tokens_in += (
+                600 + memory_tokens + sum(len(str(m.get("content") or "")) for m in part) // 4
+            )
             tokens_out += memory_tokens + 150
     chain, _ = consolidation_chain(catalog, settings, chat_model)
     head = chain.models[0] if chain is not None and chain.models else None
     pricing = catalog.pricing(head) if head is not None else None
     cost = pricing.cost(tokens_in, tokens_out) if pricing is not None else None
-    return Estimate(sessions, segments, messages, tokens_in, tokens_out,
-                    head.id if head is not None else None, cost)
+    return Estimate(
+        sessions,
+        segments,
+        messages,
+        tokens_in,
+        tokens_out,
+        head.id if head is not None else None,
+        cost,
+    )

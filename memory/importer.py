@@ -37,10 +37,15 @@ def import_transcript(store: MemoryStore, path: str | Path) -> tuple[Journal, li
             if "kept" in record or "mark" in record:
                 continue
             message = clean_message(record)
-            if message["role"] in ("user", "assistant") and not (message["content"] or "") \
-                    .strip() and not message.get("tool_calls"):
-                raise ValueError(f"{path}:{number}: a {message['role']} message with no text; "
-                                 "nothing was imported")
+            if (
+                message["role"] in ("user", "assistant")
+                and not (message["content"] or "").strip()
+                and not message.get("tool_calls")
+            ):
+                raise ValueError(
+                    f"{path}:{number}: a {message['role']} message with no text; "
+                    "nothing was imported"
+                )
             when = _time_of(record)
             if when:
                 message["time"] = when
@@ -56,14 +61,21 @@ def import_transcript(store: MemoryStore, path: str | Path) -> tuple[Journal, li
     store.ensure()
     session_id = new_session_id()
     created = now_iso()
-    header = {"kept": HEADER_KIND, "version": FORMAT_VERSION, "id": session_id,
-              "created": created, "model": None, "source": "import"}
-    mark = {"mark": "pending", "start": 0, "end": len(messages), "closed": True,
-            "time": created}
+    header = {
+        "kept": HEADER_KIND,
+        "version": FORMAT_VERSION,
+        "id": session_id,
+        "created": created,
+        "model": None,
+        "source": "import",
+    }
+    mark = {"mark": "pending", "start": 0, "end": len(messages), "closed": True, "time": created}
     lines = [header, *({**m, "time": m.get("time") or created} for m in messages), mark]
     target = store.sessions_dir / f"{session_id}.jsonl"
-    atomic_write(target, "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":"))
-                                 + "\n" for r in lines))
+    atomic_write(
+        target,
+        "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in lines),
+    )
     return load(target), warnings
 
 

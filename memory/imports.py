@@ -75,6 +75,7 @@ class ImportReport:
 
 # --- reading a large JSON array ------------------------------------------------------------
 
+
 def json_array(stream: TextIO, name: str) -> Iterator[tuple[int, Any]]:
     """The elements of the JSON array `stream` holds, one at a time: (index, value).
 
@@ -99,8 +100,9 @@ def json_array(stream: TextIO, name: str) -> Iterator[tuple[int, Any]]:
         """The next significant character (not consumed), past whitespace and separators."""
         nonlocal position
         while True:
-            while position < len(buffer) and (buffer[position].isspace()
-                                              or buffer[position] in separators):
+            while position < len(buffer) and (
+                buffer[position].isspace() or buffer[position] in separators
+            ):
                 position += 1
             if position < len(buffer):
                 return buffer[position]
@@ -108,8 +110,9 @@ def json_array(stream: TextIO, name: str) -> Iterator[tuple[int, Any]]:
                 return ""
 
     if skip("\ufeff") != "[":
-        raise ExportError(f"{name} is not a JSON array of conversations (it should begin "
-                          "with '[').")
+        raise ExportError(
+            f"{name} is not a JSON array of conversations (it should begin with '[')."
+        )
     position += 1
     index = 0
     while True:
@@ -117,8 +120,9 @@ def json_array(stream: TextIO, name: str) -> Iterator[tuple[int, Any]]:
         if found == "]":
             return
         if found == "":
-            raise ExportError(f"{name} ends in the middle of conversation {index + 1} (the "
-                              "file is cut short).")
+            raise ExportError(
+                f"{name} ends in the middle of conversation {index + 1} (the file is cut short)."
+            )
         last: tuple[int, str] | None = None
         while True:
             try:
@@ -130,8 +134,9 @@ def json_array(stream: TextIO, name: str) -> Iterator[tuple[int, Any]]:
                 seen = (exc.pos - position, exc.msg)
                 real = seen == last and not exc.msg.startswith("Unterminated string")
                 if eof or real:
-                    raise ExportError(f"{name}: conversation {index + 1} is not valid JSON "
-                                      f"({exc.msg}).") from None
+                    raise ExportError(
+                        f"{name}: conversation {index + 1} is not valid JSON ({exc.msg})."
+                    ) from None
                 last = seen
                 want = min(want * 2, 1 << 28)
                 fill()
@@ -142,6 +147,7 @@ def json_array(stream: TextIO, name: str) -> Iterator[tuple[int, Any]]:
 
 
 # --- the formats ---------------------------------------------------------------------------
+
 
 def _when(value: Any) -> datetime | None:
     """A Unix time (ChatGPT) or an ISO time (Claude.ai, llm) as an aware datetime."""
@@ -159,13 +165,17 @@ def _when(value: Any) -> datetime | None:
     return None
 
 
-def _message(role: str, text: str, when: datetime | None, fallback: datetime,
-             model: str | None = None) -> dict[str, Any] | None:
+def _message(
+    role: str, text: str, when: datetime | None, fallback: datetime, model: str | None = None
+) -> dict[str, Any] | None:
     text = clean_text(text).strip()
     if not text:
         return None
-    message: dict[str, Any] = {"role": role, "content": text,
-                               "time": (when or fallback).isoformat(timespec="seconds")}
+    message: dict[str, Any] = {
+        "role": role,
+        "content": text,
+        "time": (when or fallback).isoformat(timespec="seconds"),
+    }
     if model and role == "assistant":
         message["model"] = model
     return message
@@ -185,8 +195,9 @@ def chatgpt_conversation(item: dict[str, Any]) -> Conversation:
     created = _when(item.get("create_time")) or datetime.now(UTC)
     node_id = item.get("current_node")
     if node_id not in mapping:  # no pointer to the last message: follow the first children
-        node_id = next((k for k, n in mapping.items()
-                        if isinstance(n, dict) and not n.get("parent")), None)
+        node_id = next(
+            (k for k, n in mapping.items() if isinstance(n, dict) and not n.get("parent")), None
+        )
         while node_id in mapping and mapping[node_id].get("children"):
             node_id = mapping[node_id]["children"][-1]
     path: list[dict[str, Any]] = []
@@ -205,8 +216,9 @@ def chatgpt_conversation(item: dict[str, Any]) -> Conversation:
             continue
         role = (message.get("author") or {}).get("role")
         metadata = message.get("metadata") or {}
-        if role not in ("user", "assistant") or \
-                metadata.get("is_visually_hidden_from_conversation"):
+        if role not in ("user", "assistant") or metadata.get(
+            "is_visually_hidden_from_conversation"
+        ):
             continue
         if message.get("recipient", "all") != "all":
             continue  # a call to a tool (browsing, code), not words to the user
@@ -217,13 +229,13 @@ def chatgpt_conversation(item: dict[str, Any]) -> Conversation:
         else:
             text = content.get("text") if isinstance(content.get("text"), str) else ""
         model = metadata.get("model_slug") or model
-        found = _message(role, text, _when(message.get("create_time")), created,
-                         metadata.get("model_slug"))
+        found = _message(
+            role, text, _when(message.get("create_time")), created, metadata.get("model_slug")
+        )
         if found:
             messages.append(found)
     source_id = str(item.get("conversation_id") or item.get("id") or "")
-    return Conversation(source_id, str(item.get("title") or ""), created, model,
-                        tuple(messages))
+    return Conversation(source_id, str(item.get("title") or ""), created, model, tuple(messages))
 
 
 def claude_conversation(item: dict[str, Any]) -> Conversation:
@@ -236,23 +248,29 @@ def claude_conversation(item: dict[str, Any]) -> Conversation:
         if not isinstance(entry, dict):
             raise ValueError("a message is not an object")
         role = {"human": "user", "user": "user", "assistant": "assistant"}.get(
-            str(entry.get("sender")))
+            str(entry.get("sender"))
+        )
         if role is None:
             continue
         text = entry.get("text")
         if not isinstance(text, str) or not text.strip():
             blocks = entry.get("content") or []
-            text = "\n".join(b["text"] for b in blocks if isinstance(b, dict)
-                             and b.get("type") == "text" and isinstance(b.get("text"), str))
+            text = "\n".join(
+                b["text"]
+                for b in blocks
+                if isinstance(b, dict)
+                and b.get("type") == "text"
+                and isinstance(b.get("text"), str)
+            )
         found = _message(role, text, _when(entry.get("created_at")), created)
         if found:
             messages.append(found)
-    return Conversation(str(item.get("uuid") or ""), str(item.get("name") or ""), created,
-                        None, tuple(messages))
+    return Conversation(
+        str(item.get("uuid") or ""), str(item.get("name") or ""), created, None, tuple(messages)
+    )
 
 
-def json_conversations(path: Path, source: Source
-                       ) -> Iterator[tuple[str, Conversation | Damaged]]:
+def json_conversations(path: Path, source: Source) -> Iterator[tuple[str, Conversation | Damaged]]:
     """Each conversation of a ChatGPT or Claude.ai export, read one at a time."""
     parse = chatgpt_conversation if source is Source.CHATGPT else claude_conversation
     with open(path, encoding="utf-8", errors="replace", newline="") as stream:
@@ -268,9 +286,13 @@ def json_conversations(path: Path, source: Source
                 continue
             if not conversation.source_id:  # an id is what makes a second import a no-op
                 digest = hashlib.sha256(json.dumps(item, sort_keys=True).encode()).hexdigest()
-                conversation = Conversation(digest[:32], conversation.title,
-                                            conversation.created, conversation.model,
-                                            conversation.messages)
+                conversation = Conversation(
+                    digest[:32],
+                    conversation.title,
+                    conversation.created,
+                    conversation.model,
+                    conversation.messages,
+                )
             yield where, conversation
 
 
@@ -288,7 +310,8 @@ def llm_conversations(path: Path) -> Iterator[tuple[str, Conversation | Damaged]
                 "SELECT r.id, r.conversation_id, c.name, r.model, r.prompt, r.response, "
                 "r.datetime_utc FROM responses r LEFT JOIN conversations c "
                 "ON c.id = r.conversation_id "
-                "ORDER BY coalesce(r.conversation_id, r.id), r.datetime_utc, r.rowid")
+                "ORDER BY coalesce(r.conversation_id, r.id), r.datetime_utc, r.rowid"
+            )
         except sqlite3.DatabaseError as exc:
             raise ExportError(f"{path} is not llm's logs.db ({exc}).") from None
         current: list[tuple[Any, ...]] = []
@@ -304,20 +327,25 @@ def llm_conversations(path: Path) -> Iterator[tuple[str, Conversation | Damaged]
                 key = row_key
                 current.append(row)
         except sqlite3.DatabaseError as exc:
-            raise ExportError(f"{path}: reading stopped after {count} conversations "
-                              f"({exc}).") from None
+            raise ExportError(
+                f"{path}: reading stopped after {count} conversations ({exc})."
+            ) from None
         if current:
             yield _llm_conversation(count + 1, current)
     finally:
         db.close()
 
 
-def _llm_conversation(number: int, rows: list[tuple[Any, ...]]
-                      ) -> tuple[str, Conversation | Damaged]:
+def _llm_conversation(
+    number: int, rows: list[tuple[Any, ...]]
+) -> tuple[str, Conversation | Damaged]:
     first = rows[0]
     title = str(first[2] or "")
-    where = f"conversation {number}" + (f" ({title[:60]!r})" if title else "") + \
-        f" [{first[1] or first[0]}]"
+    where = (
+        f"conversation {number}"
+        + (f" ({title[:60]!r})" if title else "")
+        + f" [{first[1] or first[0]}]"
+    )
     created = _when(first[6])
     if created is None:
         return where, Damaged(where, f"its time {first[6]!r} is not a date")
@@ -329,18 +357,17 @@ def _llm_conversation(number: int, rows: list[tuple[Any, ...]]
                 found = _message(role, text, when, created, model)
                 if found:
                     messages.append(found)
-    return where, Conversation(str(first[1] or first[0]), title, created,
-                               first[3], tuple(messages))
+    return where, Conversation(str(first[1] or first[0]), title, created, first[3], tuple(messages))
 
 
-def conversations(path: Path, source: Source
-                  ) -> Iterator[tuple[str, Conversation | Damaged]]:
+def conversations(path: Path, source: Source) -> Iterator[tuple[str, Conversation | Damaged]]:
     if source is Source.LLM:
         return llm_conversations(path)
     return json_conversations(path, source)
 
 
 # --- writing -------------------------------------------------------------------------------
+
 
 def session_id_for(source: Source, conversation: Conversation) -> str:
     """The same conversation of the same tool always gets the same session id."""
@@ -357,22 +384,40 @@ def write_session(store: MemoryStore, source: Source, conversation: Conversation
     """The conversation as a closed, pending journal, written whole then renamed in."""
     session_id = session_id_for(source, conversation)
     header: dict[str, Any] = {
-        "kept": HEADER_KIND, "version": FORMAT_VERSION, "id": session_id,
+        "kept": HEADER_KIND,
+        "version": FORMAT_VERSION,
+        "id": session_id,
         "created": conversation.created.isoformat(timespec="seconds"),
-        "model": conversation.model, "imported": f"{source}:{conversation.source_id}"}
+        "model": conversation.model,
+        "imported": f"{source}:{conversation.source_id}",
+    }
     if conversation.title:
         header["title"] = clean_text(conversation.title)
-    lines = [header, *conversation.messages,
-             {"mark": "pending", "start": 0, "end": len(conversation.messages),
-              "closed": True, "time": now_iso()}]
-    text = "".join(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n"
-                   for line in lines)
+    lines = [
+        header,
+        *conversation.messages,
+        {
+            "mark": "pending",
+            "start": 0,
+            "end": len(conversation.messages),
+            "closed": True,
+            "time": now_iso(),
+        },
+    ]
+    text = "".join(
+        json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n" for line in lines
+    )
     atomic_write(store.sessions_dir / f"{session_id}.jsonl", text)
     return session_id
 
 
-def import_export(store: MemoryStore, source: Source, path: str | Path, *,
-                  on_progress: Callable[[ImportReport], None] | None = None) -> ImportReport:
+def import_export(
+    store: MemoryStore,
+    source: Source,
+    path: str | Path,
+    *,
+    on_progress: Callable[[ImportReport], None] | None = None,
+) -> ImportReport:
     """Import every conversation of an export not imported before.
 
     A damaged conversation is named in the report and the rest are imported; an export

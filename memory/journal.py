@@ -37,8 +37,17 @@ log = logging.getLogger(__name__)
 HEADER_KIND = "session"
 FORMAT_VERSION = 1
 # tokens and cost: what a turn used, on its answer, so a resumed session counts on from it.
-MESSAGE_KEYS = {"role", "content", "time", "tool_calls", "tool_call_id", "name", "model",
-                "tokens", "cost"}
+MESSAGE_KEYS = {
+    "role",
+    "content",
+    "time",
+    "tool_calls",
+    "tool_call_id",
+    "name",
+    "model",
+    "tokens",
+    "cost",
+}
 ROLES = {"system", "user", "assistant", "tool"}
 TEXT_KEYS = ("time", "name", "model", "tool_call_id")
 
@@ -98,7 +107,7 @@ class Journal:
         return max(ends, default=0)
 
     def segment_messages(self, segment: Segment) -> list[dict[str, Any]]:
-        return self.messages[segment.start:segment.end]
+        return self.messages[segment.start : segment.end]
 
     # --- writing ---------------------------------------------------------------------------
 
@@ -137,17 +146,26 @@ class Journal:
 
     def mark_failed(self, segment: Segment, reason: str, *, rejected: bool = False) -> None:
         failure = Failure(now_iso(), reason, rejected)
-        record: dict[str, Any] = {"mark": "failed", "start": segment.start, "end": segment.end,
-                                  "reason": reason, "time": failure.time}
+        record: dict[str, Any] = {
+            "mark": "failed",
+            "start": segment.start,
+            "end": segment.end,
+            "reason": reason,
+            "time": failure.time,
+        }
         if rejected:
             record["rejected"] = True
         self._write(record)
         self.failures.setdefault(segment, []).append(failure)
 
-    def mark_consolidated(self, segment: Segment, model: str, *,
-                          rejected: bool = False) -> None:
-        record: dict[str, Any] = {"mark": "consolidated", "start": segment.start,
-                                  "end": segment.end, "model": model, "time": now_iso()}
+    def mark_consolidated(self, segment: Segment, model: str, *, rejected: bool = False) -> None:
+        record: dict[str, Any] = {
+            "mark": "consolidated",
+            "start": segment.start,
+            "end": segment.end,
+            "model": model,
+            "time": now_iso(),
+        }
         if rejected:  # the user reviewed the change and kept none of it
             record["rejected"] = True
         self._write(record)
@@ -200,21 +218,28 @@ def _clean_tool_calls(calls: object) -> list[dict[str, Any]]:
     for call in calls:
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-            raise ValueError('each tool call must be an object with "function": '
-                             '{"name": ..., "arguments": ...}')
+            raise ValueError(
+                'each tool call must be an object with "function": {"name": ..., "arguments": ...}'
+            )
         if not isinstance(function.get("arguments", ""), str | dict):
             raise ValueError("tool call arguments must be a JSON object or text")
     return calls
 
 
-def create(folder: Path, model: str | None = None, session_id: str | None = None, *,
-           private: bool = False) -> Journal:
+def create(
+    folder: Path, model: str | None = None, session_id: str | None = None, *, private: bool = False
+) -> Journal:
     """Start a new journal file in `folder`."""
     ensure_dir(folder)
     session_id = session_id or new_session_id()
     path = folder / f"{session_id}.jsonl"
-    header: dict[str, Any] = {"kept": HEADER_KIND, "version": FORMAT_VERSION,
-                              "id": session_id, "created": now_iso(), "model": model}
+    header: dict[str, Any] = {
+        "kept": HEADER_KIND,
+        "version": FORMAT_VERSION,
+        "id": session_id,
+        "created": now_iso(),
+        "model": model,
+    }
     if private:
         header["private"] = True
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -259,15 +284,19 @@ def load(path: Path) -> Journal:
         if number == 1 and record.get("kept") == HEADER_KIND:
             if record.get("id") not in (None, path.stem):
                 # The file name is what Kept looks sessions up by: it wins.
-                journal.warnings.append(f"{path}:1: the header names session "
-                                        f"{clean_text(str(record.get('id')))!r}; Kept uses "
-                                        f"the file's name, {path.stem}.")
+                journal.warnings.append(
+                    f"{path}:1: the header names session "
+                    f"{clean_text(str(record.get('id')))!r}; Kept uses "
+                    f"the file's name, {path.stem}."
+                )
             journal.created = str(record.get("created") or "")
             model = record.get("model")
             journal.model = clean_text(model) if isinstance(model, str) else None
             if model is not None and journal.model is None:
-                journal.warnings.append(f"{path}:{number}: ignored a header model that is "
-                                        f"not text ({type(model).__name__}).")
+                journal.warnings.append(
+                    f"{path}:{number}: ignored a header model that is "
+                    f"not text ({type(model).__name__})."
+                )
             journal.private = record.get("private") is True
             continue
         if "mark" in record:
@@ -288,15 +317,22 @@ def _apply_mark(journal: Journal, record: dict[str, Any], where: str) -> None:
     if isinstance(record.get("start"), int) and isinstance(record.get("end"), int):
         segment = Segment(record["start"], record["end"])
     if kind == "pending":
-        if segment is not None and segment not in journal.pending \
-                and segment not in journal.consolidated:
+        if (
+            segment is not None
+            and segment not in journal.pending
+            and segment not in journal.consolidated
+        ):
             journal.pending.append(segment)
         if record.get("closed"):
             journal.closed = True
     elif kind == "failed" and segment is not None:
         journal.failures.setdefault(segment, []).append(
-            Failure(str(record.get("time", "")), clean_text(str(record.get("reason", ""))),
-                    record.get("rejected") is True))
+            Failure(
+                str(record.get("time", "")),
+                clean_text(str(record.get("reason", ""))),
+                record.get("rejected") is True,
+            )
+        )
     elif kind == "consolidated" and segment is not None:
         journal.record_consolidated(segment)
     elif kind == "reopened":

@@ -38,13 +38,14 @@ class SessionLog:
                 continue
             model = str(attempt.get("model", "?"))
             if outcome == "ok":
-                parts.append(f"{model} ✓ {float(attempt.get('latency') or 0):.1f} s "
-                             f"${float(attempt.get('cost') or 0):.4f}")
+                parts.append(
+                    f"{model} ✓ {float(attempt.get('latency') or 0):.1f} s "
+                    f"${float(attempt.get('cost') or 0):.4f}"
+                )
             else:
                 parts.append(f"{model} → {attempt.get('reason') or attempt.get('kind')}")
         # The log is a file anyone could have written to: nothing in it reaches a terminal raw.
-        return clean_text(" → ".join(parts)) if parts else \
-            "no request made (no key for any model)"
+        return clean_text(" → ".join(parts)) if parts else "no request made (no key for any model)"
 
 
 @dataclass(frozen=True)
@@ -64,8 +65,10 @@ def sessions(store: MemoryStore) -> list[SessionLog]:
     """One entry per (session, segment), in the order they were first tried."""
     found: dict[tuple[str, str], SessionLog] = {}
     for record in store.read_log():
-        key = (clean_text(str(record.get("session", "?"))),
-               clean_text(str(record.get("segment", ""))))
+        key = (
+            clean_text(str(record.get("session", "?"))),
+            clean_text(str(record.get("segment", ""))),
+        )
         found.setdefault(key, SessionLog(*key)).attempts.append(record)
     journals: dict[str, set[str] | None] = {}
     for log in found.values():
@@ -85,7 +88,8 @@ def figures(store: MemoryStore) -> list[ModelFigures]:
     by_model: dict[str, list[dict[str, Any]]] = {}
     for record in store.read_log():
         if record.get("outcome") == "skipped" or (
-                record.get("outcome") == "cancelled" and record.get("kind") != "late"):
+            record.get("outcome") == "cancelled" and record.get("kind") != "late"
+        ):
             continue  # a request that lost a hedge was sent, and paid for: it counts
         by_model.setdefault(clean_text(str(record.get("model", "?"))), []).append(record)
     return [

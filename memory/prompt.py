@@ -18,17 +18,23 @@ def bounded(text: str, limit: int) -> str:
     return text[:cut].rstrip() + f"\n[… {len(text) - cut:,} more characters of MEMORY.md not shown]"
 
 
-def system_prompt(memory_text: str, *, limit: int, now: datetime | None = None,
-                  instructions: str = "") -> str:
+def system_prompt(
+    memory_text: str, *, limit: int, now: datetime | None = None, instructions: str = ""
+) -> str:
     """The chat system prompt: who Kept is, the user's standing instructions (above the
     memory, so they frame everything after), what it remembers, how to search its history."""
     now = (now or datetime.now().astimezone()).strftime("%A %Y-%m-%d %H:%M %Z").strip()
-    memory_block = bounded(memory_text.strip(), limit) if memory_text.strip() else \
-        "(nothing yet: this may be your first conversation)"
+    memory_block = (
+        bounded(memory_text.strip(), limit)
+        if memory_text.strip()
+        else "(nothing yet: this may be your first conversation)"
+    )
     instructions_block = (
         "## The user's instructions (INSTRUCTIONS.md): always follow them\n"
         f"<instructions>\n{instructions.strip()[:limit]}\n</instructions>\n\n"
-        if instructions.strip() else "")
+        if instructions.strip()
+        else ""
+    )
     return (
         "You are Kept, a helpful assistant in the user's terminal. You remember the user "
         "across sessions: finished sessions are summarised into long-term memory.\n\n"
@@ -81,7 +87,9 @@ _PARAMETERS = SAVE_MEMORY_TOOL["function"]["parameters"]
 # entry. (No maximum: llama.cpp spells one out character by character, and a grammar for
 # thousands of characters fails to load; max_tokens bounds the reply instead.)
 SAVE_MEMORY_SCHEMA: dict[str, Any] = {
-    "title": "save_memory", "type": "object", "required": _PARAMETERS["required"],
+    "title": "save_memory",
+    "type": "object",
+    "required": _PARAMETERS["required"],
     "additionalProperties": False,
     "properties": {
         "history_entry": {**_PARAMETERS["properties"]["history_entry"], "minLength": 20},
@@ -160,11 +168,14 @@ def consolidation_messages(
     memory_block = memory_text.strip() or "(empty: nothing is known about the user yet)"
     intro = f"Session {session_id}"
     if parts > 1:
-        intro += (f", part {part} of {parts}. Earlier parts are already merged into the "
-                  "memory below.")
+        intro += (
+            f", part {part} of {parts}. Earlier parts are already merged into the memory below."
+        )
         if draft_entry:
-            intro += ("\nThe history entry for the earlier parts, to extend so that it "
-                      f"covers every part so far: {draft_entry}")
+            intro += (
+                "\nThe history entry for the earlier parts, to extend so that it "
+                f"covers every part so far: {draft_entry}"
+            )
     user = (
         f"<current_memory>\n{memory_block}\n</current_memory>\n\n"
         f"{intro}\n<transcript>\n{transcript}\n</transcript>"

@@ -14,14 +14,68 @@ from memory.store import NOT_KEPT, HistoryEntry, MemoryStore, Version
 
 _WORD = re.compile(r"\w{3,}")
 # Words too common to say where a line came from.
-_COMMON = frozenset({
-    "the", "and", "for", "with", "that", "this", "from", "are", "was", "were", "has",
-    "have", "had", "not", "but", "you", "your", "they", "them", "their", "his", "her",
-    "she", "him", "its", "our", "out", "about", "into", "over", "under", "than", "then",
-    "there", "here", "what", "when", "where", "which", "who", "why", "how", "all", "any",
-    "can", "will", "would", "should", "could", "also", "just", "like", "user", "users",
-    "name", "names", "kept", "memory",
-})
+_COMMON = frozenset(
+    {
+        "the",
+        "and",
+        "for",
+        "with",
+        "that",
+        "this",
+        "from",
+        "are",
+        "was",
+        "were",
+        "has",
+        "have",
+        "had",
+        "not",
+        "but",
+        "you",
+        "your",
+        "they",
+        "them",
+        "their",
+        "his",
+        "her",
+        "she",
+        "him",
+        "its",
+        "our",
+        "out",
+        "about",
+        "into",
+        "over",
+        "under",
+        "than",
+        "then",
+        "there",
+        "here",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "how",
+        "all",
+        "any",
+        "can",
+        "will",
+        "would",
+        "should",
+        "could",
+        "also",
+        "just",
+        "like",
+        "user",
+        "users",
+        "name",
+        "names",
+        "kept",
+        "memory",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -44,8 +98,9 @@ def _lines(raw: bytes) -> list[str]:
     return raw.decode("utf-8", errors="replace").splitlines()
 
 
-def _carry(base: list[tuple[str, Version | None]], lines: list[str],
-           version: Version | None) -> list[tuple[str, Version | None]]:
+def _carry(
+    base: list[tuple[str, Version | None]], lines: list[str], version: Version | None
+) -> list[tuple[str, Version | None]]:
     """`lines` attributed: a line unchanged from `base` keeps its writer; others are
     `version`'s."""
     matcher = difflib.SequenceMatcher(None, [t for t, _ in base], lines, autojunk=False)
@@ -70,12 +125,12 @@ def blame(store: MemoryStore) -> list[BlameLine]:
         except OSError:
             continue
         # A restore or an undo brings back lines whose writers are already known.
-        base = by_number.get(version.restored, current) if version.restored is not None \
-            else current
+        base = by_number.get(version.restored, current) if version.restored is not None else current
         current = by_number[version.number] = _carry(base, lines, version)
     now = _lines(store.read_memory().raw)
-    return [BlameLine(n, text, v)
-            for n, (text, v) in enumerate(_carry(current, now, None), start=1)]
+    return [
+        BlameLine(n, text, v) for n, (text, v) in enumerate(_carry(current, now, None), start=1)
+    ]
 
 
 def _words(text: str) -> set[str]:
@@ -134,11 +189,17 @@ def explain(store: MemoryStore, line: BlameLine, *, excerpt: int = 400) -> str:
     if not version.session:
         by = f" by {version.model}" if version.model else ""
         return f"{head}\n\nWritten by version {version.number} on {when}: {version.source}{by}."
-    parts = [head, f"Written by version {version.number} on {when}: session "
-             f"{version.session}, model {version.model} ({version.source})."]
+    parts = [
+        head,
+        f"Written by version {version.number} on {when}: session "
+        f"{version.session}, model {version.model} ({version.source}).",
+    ]
     entry = history_entry_for(store, version.session)
-    parts.append(f"History entry:\n{entry.text}" if entry else
-                 "History entry: not found in HISTORY.md or its archives.")
+    parts.append(
+        f"History entry:\n{entry.text}"
+        if entry
+        else "History entry: not found in HISTORY.md or its archives."
+    )
     try:
         journal = store.find_session(version.session)
     except LookupError:
@@ -146,8 +207,10 @@ def explain(store: MemoryStore, line: BlameLine, *, excerpt: int = 400) -> str:
         return "\n\n".join(parts)
     found = likely_messages(journal.messages, line.text)
     if not found:
-        parts.append(f"No message of session {version.session} shares a telling word with "
-                     "this line (matching is by text, best effort).")
+        parts.append(
+            f"No message of session {version.session} shares a telling word with "
+            "this line (matching is by text, best effort)."
+        )
         return "\n\n".join(parts)
     shown = []
     for index in sorted(found):
@@ -155,8 +218,9 @@ def explain(store: MemoryStore, line: BlameLine, *, excerpt: int = 400) -> str:
         content = " ".join(str(message.get("content") or "").split())
         if len(content) > excerpt:
             content = content[:excerpt] + "…"
-        shown.append(f"▶ message {index + 1} ({message.get('role')}, "
-                     f"{str(message.get('time', ''))[:16].replace('T', ' ')}): {content}")
-    parts.append("Most likely from (best effort, by the words they share):\n"
-                 + "\n".join(shown))
+        shown.append(
+            f"▶ message {index + 1} ({message.get('role')}, "
+            f"{str(message.get('time', ''))[:16].replace('T', ' ')}): {content}"
+        )
+    parts.append("Most likely from (best effort, by the words they share):\n" + "\n".join(shown))
     return "\n\n".join(parts)

@@ -13,20 +13,24 @@ REDACTED = "[redacted secret]"
 
 # The lookahead lets the scan skip, at one test, every position no token can start at.
 _TOKENS = re.compile(
-    r"\b(?=[sgxhAe])(?:" + "|".join((
-        # Anthropic (sk-ant-api03-…), OpenAI (sk-…, sk-proj-…, sk-svcacct-…), DeepSeek (sk-…)
-        r"\bsk-[A-Za-z0-9][A-Za-z0-9_\-]{19,}",
-        r"\bgsk_[A-Za-z0-9]{20,}",  # Groq
-        r"\bgh[pousr]_[A-Za-z0-9]{30,}",  # GitHub classic and app tokens
-        r"\bgithub_pat_[A-Za-z0-9_]{30,}",  # GitHub fine-grained tokens
-        r"\bxox[abposre]-[A-Za-z0-9-]{10,}",  # Slack tokens
-        r"\bxapp-\d-[A-Za-z0-9-]{10,}",  # Slack app-level tokens
-        r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+",  # Slack webhooks
-        r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b",  # AWS access key ids
-        r"\bAIza[0-9A-Za-z_\-]{35}",  # Google API keys
-        # JWTs: a base64url JSON header and payload ("{"… encodes as "eyJ"), then a signature.
-        r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
-    )) + ")"
+    r"\b(?=[sgxhAe])(?:"
+    + "|".join(
+        (
+            # Anthropic (sk-ant-api03-…), OpenAI (sk-…, sk-proj-…, sk-svcacct-…), DeepSeek (sk-…)
+            r"\bsk-[A-Za-z0-9][A-Za-z0-9_\-]{19,}",
+            r"\bgsk_[A-Za-z0-9]{20,}",  # Groq
+            r"\bgh[pousr]_[A-Za-z0-9]{30,}",  # GitHub classic and app tokens
+            r"\bgithub_pat_[A-Za-z0-9_]{30,}",  # GitHub fine-grained tokens
+            r"\bxox[abposre]-[A-Za-z0-9-]{10,}",  # Slack tokens
+            r"\bxapp-\d-[A-Za-z0-9-]{10,}",  # Slack app-level tokens
+            r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+",  # Slack webhooks
+            r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b",  # AWS access key ids
+            r"\bAIza[0-9A-Za-z_\-]{35}",  # Google API keys
+            # JWTs: a base64url JSON header and payload ("{"… encodes as "eyJ"), then a signature.
+            r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+        )
+    )
+    + ")"
 )
 # A private key block, whole; or, pasted without its end line, its base64 lines.
 _KEY_BLOCK = re.compile(

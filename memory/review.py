@@ -46,26 +46,31 @@ def line_change(old: str, new: str) -> LineChange:
 
 
 def unified(old: str, new: str, old_name: str, new_name: str) -> str:
-    return "\n".join(difflib.unified_diff(old.splitlines(), new.splitlines(), old_name,
-                                          new_name, lineterm=""))
+    return "\n".join(
+        difflib.unified_diff(old.splitlines(), new.splitlines(), old_name, new_name, lineterm="")
+    )
 
 
 def written_by(store: MemoryStore, session: str, entry: str) -> Version | None:
     """The version a consolidation of `session` with history entry `entry` wrote (None when
     it left MEMORY.md as it was)."""
-    return next((v for v in reversed(store.versions())
-                 if v.session == session and v.entry == entry), None)
+    return next(
+        (v for v in reversed(store.versions()) if v.session == session and v.entry == entry), None
+    )
 
 
 def version_texts(store: MemoryStore, version: Version) -> tuple[str, str]:
     """The text before `version` and the text it wrote."""
     previous = store.previous_version(version.number)
     old = previous.path.read_bytes() if previous else b""
-    return (old.decode("utf-8", errors="replace"),
-            version.path.read_bytes().decode("utf-8", errors="replace"))
+    return (
+        old.decode("utf-8", errors="replace"),
+        version.path.read_bytes().decode("utf-8", errors="replace"),
+    )
 
 
 # --- proposals (review = "before") -----------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Proposal:
@@ -95,26 +100,49 @@ def _path(store: MemoryStore, session: str, segment: Segment) -> Path:
     return _folder(store) / f"{session}.{segment}.json"
 
 
-def propose(store: MemoryStore, session: str, segment: Segment, history_entry: str,
-            memory_update: str, base: MemoryText, model: str, when: datetime) -> Proposal:
+def propose(
+    store: MemoryStore,
+    session: str,
+    segment: Segment,
+    history_entry: str,
+    memory_update: str,
+    base: MemoryText,
+    model: str,
+    when: datetime,
+) -> Proposal:
     """Hold a consolidation's result for review (atomically: it is there whole, or not)."""
     ensure_dir(_folder(store))
     path = _path(store, session, segment)
-    record = {"session": session, "start": segment.start, "end": segment.end, "model": model,
-              "made": datetime.now(UTC).isoformat(timespec="seconds"),
-              "when": when.isoformat(timespec="seconds"), "base_digest": base.digest,
-              "base_text": base.text, "memory_update": memory_update,
-              "history_entry": history_entry}
+    record = {
+        "session": session,
+        "start": segment.start,
+        "end": segment.end,
+        "model": model,
+        "made": datetime.now(UTC).isoformat(timespec="seconds"),
+        "when": when.isoformat(timespec="seconds"),
+        "base_digest": base.digest,
+        "base_text": base.text,
+        "memory_update": memory_update,
+        "history_entry": history_entry,
+    }
     atomic_write(path, json.dumps(record, ensure_ascii=False))
     return _load(path)
 
 
 def _load(path: Path) -> Proposal:
     record = json.loads(path.read_bytes().decode("utf-8", errors="replace"))
-    return Proposal(str(record["session"]), Segment(int(record["start"]), int(record["end"])),
-                    str(record["model"]), str(record["made"]), str(record["when"]),
-                    str(record["base_digest"]), str(record["base_text"]),
-                    str(record["memory_update"]), str(record["history_entry"]), path)
+    return Proposal(
+        str(record["session"]),
+        Segment(int(record["start"]), int(record["end"])),
+        str(record["model"]),
+        str(record["made"]),
+        str(record["when"]),
+        str(record["base_digest"]),
+        str(record["base_text"]),
+        str(record["memory_update"]),
+        str(record["history_entry"]),
+        path,
+    )
 
 
 def proposal_for(store: MemoryStore, session: str, segment: Segment) -> Proposal | None:
@@ -166,11 +194,20 @@ def accept(store: MemoryStore, proposal: Proposal, memory_text: str | None = Non
     saved = SavedMemory(proposal.history_entry, text)
     when = datetime.fromisoformat(proposal.when)
     if current.digest != proposal.base_digest or not commit(
-            store, journal, proposal.segment, saved, current, proposal.model, when,
-            source="consolidation, edited by you" if edited else "consolidation"):
+        store,
+        journal,
+        proposal.segment,
+        saved,
+        current,
+        proposal.model,
+        when,
+        source="consolidation, edited by you" if edited else "consolidation",
+    ):
         proposal.path.unlink(missing_ok=True)
-        raise StaleProposal("MEMORY.md changed after this change was proposed, so it was not "
-                            "applied; the session will be consolidated again against it.")
+        raise StaleProposal(
+            "MEMORY.md changed after this change was proposed, so it was not "
+            "applied; the session will be consolidated again against it."
+        )
     proposal.path.unlink(missing_ok=True)
 
 
@@ -181,4 +218,3 @@ def reject(store: MemoryStore, proposal: Proposal) -> None:
         journal.mark_consolidated(proposal.segment, proposal.model, rejected=True)
     store.settle(journal)
     proposal.path.unlink(missing_ok=True)
-

@@ -79,19 +79,21 @@ class Places:
 
 
 def _session_day(path: Path) -> str:
-    """"YYYY-MM-DD" from a journal named by its session id (YYYYMMDD-HHMMSS-xxxxxx)."""
+    """ "YYYY-MM-DD" from a journal named by its session id (YYYYMMDD-HHMMSS-xxxxxx)."""
     name = path.name
     return f"{name[:4]}-{name[4:6]}-{name[6:8]}" if name[:8].isdigit() else ""
 
 
-def searched_files(store: MemoryStore | Places, since: str = "", until: str = ""
-                   ) -> list[Path]:
+def searched_files(store: MemoryStore | Places, since: str = "", until: str = "") -> list[Path]:
     """Newest first: open sessions (live and pending), HISTORY.md, then finished sessions
     and monthly archives by date. Files that cannot hold a line between `since` and
     `until` ("YYYY-MM-DD" or a prefix of it) are left out."""
-    open_ = sorted(store.sessions_dir.glob("*.jsonl"), reverse=True) \
-        if store.sessions_dir.is_dir() else []
-    files: list[Path] = [p for p in open_ if not until or _session_day(p)[:len(until)] <= until]
+    open_ = (
+        sorted(store.sessions_dir.glob("*.jsonl"), reverse=True)
+        if store.sessions_dir.is_dir()
+        else []
+    )
+    files: list[Path] = [p for p in open_ if not until or _session_day(p)[: len(until)] <= until]
     if store.history_path.exists():
         files.append(store.history_path)
     dated: list[tuple[str, Path]] = []
@@ -103,7 +105,7 @@ def searched_files(store: MemoryStore | Places, since: str = "", until: str = ""
     if store.done_dir.is_dir():
         for path in store.done_dir.glob("*.jsonl"):
             day = _session_day(path)
-            if until and day[:len(until)] > until:
+            if until and day[: len(until)] > until:
                 continue  # begun after `until`: none of its messages is earlier
             dated.append((day + path.name, path))
     dated.sort(reverse=True)
@@ -116,8 +118,9 @@ def in_range(stamp: str | None, since: str = "", until: str = "") -> bool:
         return True
     if stamp is None:
         return False
-    return (not since or stamp[:len(since)] >= since) and \
-        (not until or stamp[:len(until)] <= until)
+    return (not since or stamp[: len(since)] >= since) and (
+        not until or stamp[: len(until)] <= until
+    )
 
 
 class Pattern:
@@ -142,9 +145,18 @@ class Pattern:
     def spans(self, line: str) -> tuple[tuple[int, int], ...]:
         return tuple(m.span() for m in self.compiled.finditer(line))
 
-def grep(store: MemoryStore | Places, pattern: Pattern, *, details: bool = True,
-         errors: list[str] | None = None, since: str = "", until: str = "",
-         exclude: tuple[str, ...] = (), private: bool = True) -> Iterator[Match]:
+
+def grep(
+    store: MemoryStore | Places,
+    pattern: Pattern,
+    *,
+    details: bool = True,
+    errors: list[str] | None = None,
+    since: str = "",
+    until: str = "",
+    exclude: tuple[str, ...] = (),
+    private: bool = True,
+) -> Iterator[Match]:
     """Every line of history, and every message of a session, that matches: newest first
     (files by date, the last line of each first). Without `details`, history matches carry
     no spans or entry dates (the command line prints neither). `since`/`until` keep
@@ -170,7 +182,7 @@ def grep(store: MemoryStore | Places, pattern: Pattern, *, details: bool = True,
             if errors is not None:
                 errors.append(f"{path}: {exc.strerror}")
             continue
-        if journal and not private and b'"private":true' in data[:data.find(b"\n")]:
+        if journal and not private and b'"private":true' in data[: data.find(b"\n")]:
             continue  # off the record: never shown to a model outside its own session
         if journal:
             found = _grep_journal(path, data, pattern, details)
@@ -183,8 +195,7 @@ def grep(store: MemoryStore | Places, pattern: Pattern, *, details: bool = True,
         if since or until:
             matches = [m for m in matches if in_range(m.stamp, since, until)]
         if not details and dated:  # stamps were only for the date range
-            matches = [m if m.role else Match(m.file, m.line, m.text, (), None)
-                       for m in matches]
+            matches = [m if m.role else Match(m.file, m.line, m.text, (), None) for m in matches]
         yield from matches
 
 
@@ -205,8 +216,9 @@ def _read(path: Path) -> bytes:
         os.close(fd)
 
 
-def _message_match(path: Path, number: int, raw: str, pattern: Pattern, details: bool,
-                   session: str) -> Match | None:
+def _message_match(
+    path: Path, number: int, raw: str, pattern: Pattern, details: bool, session: str
+) -> Match | None:
     """The message on a journal line, if its text (not its keys or time) matches."""
     try:
         record = json.loads(raw)
@@ -223,8 +235,15 @@ def _message_match(path: Path, number: int, raw: str, pattern: Pattern, details:
     if "\n" in content:
         lines = content.splitlines() or [content]
         text = next((line for line in lines if pattern.compiled.search(line)), lines[0])
-    return Match(path, number, text, pattern.spans(text) if details else (),
-                 message_stamp(str(record.get("time"))), str(record.get("role")), session)
+    return Match(
+        path,
+        number,
+        text,
+        pattern.spans(text) if details else (),
+        message_stamp(str(record.get("time"))),
+        str(record.get("role")),
+        session,
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -239,8 +258,7 @@ def message_stamp(value: str) -> str | None:
     return when.astimezone().strftime("%Y-%m-%d %H:%M")
 
 
-def _grep_journal(path: Path, data: bytes, pattern: Pattern, details: bool
-                  ) -> Iterator[Match]:
+def _grep_journal(path: Path, data: bytes, pattern: Pattern, details: bool) -> Iterator[Match]:
     if pattern.json_literal is not None:
         lines = _grep_literal(path, data, pattern, False, pattern.json_literal)
     else:
@@ -252,8 +270,9 @@ def _grep_journal(path: Path, data: bytes, pattern: Pattern, details: bool
             yield match
 
 
-def _grep_literal(path: Path, data: bytes, pattern: Pattern, details: bool,
-                  needle: bytes) -> Iterator[Match]:
+def _grep_literal(
+    path: Path, data: bytes, pattern: Pattern, details: bool, needle: bytes
+) -> Iterator[Match]:
     history = details and path.suffix == ".md"
     haystack = data.lower() if pattern.fold else data
     counted, number = 0, 1
@@ -265,15 +284,21 @@ def _grep_literal(path: Path, data: bytes, pattern: Pattern, details: bool,
         number += data.count(b"\n", counted, start)
         counted = start
         text = data[start:stop].decode("utf-8", errors="replace").rstrip("\r")
-        yield Match(path, number, text, pattern.spans(text) if details else (),
-                    _stamp_before(data, start) if history else None)
+        yield Match(
+            path,
+            number,
+            text,
+            pattern.spans(text) if details else (),
+            _stamp_before(data, start) if history else None,
+        )
         if end < 0:
             return
         hit = haystack.find(needle, end)
 
 
-def _grep_regex(path: Path, data: bytes, pattern: Pattern, details: bool, *,
-                check_line: bool = True) -> Iterator[Match]:
+def _grep_regex(
+    path: Path, data: bytes, pattern: Pattern, details: bool, *, check_line: bool = True
+) -> Iterator[Match]:
     """One search over the whole text (C speed), then the line around each hit. A journal
     (`check_line` off) has each candidate checked against its message's text instead."""
     history = details and path.suffix == ".md"
@@ -292,8 +317,13 @@ def _grep_regex(path: Path, data: bytes, pattern: Pattern, details: bool, *,
         if not check_line or hit.end() <= stop or compiled.search(line):
             number += text.count("\n", counted, start)
             counted = start
-            yield Match(path, number, line, pattern.spans(line) if details else (),
-                        _stamp_before(text, start) if history else None)
+            yield Match(
+                path,
+                number,
+                line,
+                pattern.spans(line) if details else (),
+                _stamp_before(text, start) if history else None,
+            )
         if end < 0:
             return
         position = end + 1
@@ -322,9 +352,15 @@ class SearchResult:
     total_messages: int = 0
 
 
-def search_history(store: MemoryStore, pattern: str, *, regex: bool = False,
-                   ignore_case: bool = True, limit: int = 20,
-                   exclude: tuple[str, ...] = ()) -> SearchResult:
+def search_history(
+    store: MemoryStore,
+    pattern: str,
+    *,
+    regex: bool = False,
+    ignore_case: bool = True,
+    limit: int = 20,
+    exclude: tuple[str, ...] = (),
+) -> SearchResult:
     """History entries, and messages of past sessions (not those in `exclude`), matching
     `pattern`, newest first. Raises re.error on a bad regex."""
     flags = re.IGNORECASE if ignore_case else 0
@@ -348,13 +384,14 @@ SEARCH_HISTORY_TOOL = {
     "function": {
         "name": "search_history",
         "description": "Search earlier sessions with the user: the summaries (one dated "
-                       "paragraph per session) and every word said in them. "
-                       "Case-insensitive; returns matching paragraphs and messages (session, "
-                       "date, who said it), newest first.",
+        "paragraph per session) and every word said in them. "
+        "Case-insensitive; returns matching paragraphs and messages (session, "
+        "date, who said it), newest first.",
         "parameters": {
             "type": "object",
-            "properties": {"pattern": {"type": "string",
-                                       "description": "A word or phrase to look for."}},
+            "properties": {
+                "pattern": {"type": "string", "description": "A word or phrase to look for."}
+            },
             "required": ["pattern"],
         },
     },
@@ -367,8 +404,9 @@ def describe_message(match: Match, width: int = 300) -> str:
     return f"[{match.stamp or '?'}] session {match.session}, {match.role}: {text}"
 
 
-def run_search_tool(store: MemoryStore, arguments: str, *, max_chars: int = 8_000,
-                    exclude: tuple[str, ...] = ()) -> str:
+def run_search_tool(
+    store: MemoryStore, arguments: str, *, max_chars: int = 8_000, exclude: tuple[str, ...] = ()
+) -> str:
     """The tool's answer as text for the model; bad arguments get a sentence, not a crash.
     `exclude` leaves out the session being answered (it would only find the question)."""
     try:
@@ -388,8 +426,11 @@ def run_search_tool(store: MemoryStore, arguments: str, *, max_chars: int = 8_00
         lines.append(entry.text)
         used += len(entry.text)
     more = result.total - len(lines)
-    tail = f"\n({more} older matching summaries not shown; search with a narrower phrase.)" \
-        if more else ""
+    tail = (
+        f"\n({more} older matching summaries not shown; search with a narrower phrase.)"
+        if more
+        else ""
+    )
     said: list[str] = []
     for match in result.messages:
         line = describe_message(match)
@@ -399,6 +440,9 @@ def run_search_tool(store: MemoryStore, arguments: str, *, max_chars: int = 8_00
         used += len(line)
     if said:
         more_said = result.total_messages - len(said)
-        tail += "\n\nSaid in earlier sessions:\n" + "\n".join(said) + (
-            f"\n({more_said} older messages not shown.)" if more_said else "")
+        tail += (
+            "\n\nSaid in earlier sessions:\n"
+            + "\n".join(said)
+            + (f"\n({more_said} older messages not shown.)" if more_said else "")
+        )
     return ("\n\n".join(lines) + tail).strip()

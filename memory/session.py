@@ -13,8 +13,9 @@ CONTEXT_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 
 def estimate_tokens(messages: list[dict[str, Any]]) -> int:
     """A cheap estimate (about 4 characters a token) for deciding when to compact."""
-    return sum(len(str(m.get("content") or "")) + len(str(m.get("tool_calls") or ""))
-               for m in messages) // 4 + 4 * len(messages)
+    return sum(
+        len(str(m.get("content") or "")) + len(str(m.get("tool_calls") or "")) for m in messages
+    ) // 4 + 4 * len(messages)
 
 
 def _last_used(journal: Journal) -> int:
@@ -45,8 +46,9 @@ class LiveSession:
         return self.journal.private
 
     @classmethod
-    def start(cls, store: MemoryStore, model: str | None = None, *,
-              private: bool = False) -> LiveSession:
+    def start(
+        cls, store: MemoryStore, model: str | None = None, *, private: bool = False
+    ) -> LiveSession:
         journal = store.new_session(model, private=private)
         lock = cls._lock_for(store, journal)
         lock.acquire()  # a new id: no one else can hold it
@@ -130,13 +132,15 @@ class LiveSession:
 
     def live_messages(self) -> list[dict[str, Any]]:
         if self._context_start is not None:
-            return self.journal.messages[self._context_start:]
-        return self.journal.messages[max(self.journal.compacted_through, self._dropped):]
+            return self.journal.messages[self._context_start :]
+        return self.journal.messages[max(self.journal.compacted_through, self._dropped) :]
 
     def context(self) -> list[dict[str, Any]]:
         """The messages sent to the model, in OpenAI shape."""
-        return [{k: m[k] for k in CONTEXT_KEYS if m.get(k) is not None or k == "content"}
-                for m in self.live_messages()]
+        return [
+            {k: m[k] for k in CONTEXT_KEYS if m.get(k) is not None or k == "content"}
+            for m in self.live_messages()
+        ]
 
     def append(self, message: dict[str, Any]) -> dict[str, Any]:
         return self.journal.append(message)
@@ -144,8 +148,10 @@ class LiveSession:
     def needs_compaction(self) -> bool:
         live = self.live_messages()
         settings = self.store.settings
-        return (len(live) > settings.session_max_messages
-                or estimate_tokens(live) > settings.session_max_tokens)
+        return (
+            len(live) > settings.session_max_messages
+            or estimate_tokens(live) > settings.session_max_tokens
+        )
 
     def compact(self) -> Segment | None:
         """Queue the older part of the live window for consolidation and drop it from the
@@ -156,16 +162,20 @@ class LiveSession:
         settings = self.store.settings
         start = max(self.journal.compacted_through, self._dropped)
         # Cut only where a user turn starts, so a tool call never loses its result.
-        turns = [i for i in range(start + 1, len(messages))
-                 if messages[i].get("role") == "user"]
+        turns = [i for i in range(start + 1, len(messages)) if messages[i].get("role") == "user"]
         if not turns:
             return None
         wanted = len(messages) - settings.session_keep_messages
         # The first turn start that keeps at most `session_keep_messages` messages and half
         # the token budget; a few huge messages can leave only the last turn.
-        end = next((i for i in turns if i >= wanted
-                    and estimate_tokens(messages[i:]) <= settings.session_max_tokens // 2),
-                   turns[-1])
+        end = next(
+            (
+                i
+                for i in turns
+                if i >= wanted and estimate_tokens(messages[i:]) <= settings.session_max_tokens // 2
+            ),
+            turns[-1],
+        )
         if self.private:
             self._dropped = end
             return None

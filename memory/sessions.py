@@ -55,7 +55,7 @@ def _local(value: str) -> str:
 def first_sentence(text: str, limit: int = 90) -> str:
     text = " ".join(_STAMP.sub("", text).split())
     sentence = _SENTENCE.split(text, maxsplit=1)[0]
-    return sentence if len(sentence) <= limit else sentence[:limit - 1].rstrip() + "…"
+    return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
 
 
 class _Titles:
@@ -67,8 +67,7 @@ class _Titles:
         self._by_stamp: dict[str, HistoryEntry] = {}
 
     def _load(self) -> None:
-        by_session = {v.entry: v.session for v in self.store.versions()
-                      if v.entry and v.session}
+        by_session = {v.entry: v.session for v in self.store.versions() if v.entry and v.session}
         self._by_entry = {}
         for entry in self.store.all_history_entries():
             session = by_session.get(entry.text)
@@ -88,18 +87,26 @@ class _Titles:
         return found.text if found else None
 
 
-def _summary(journal: journals.Journal, titles: _Titles | None, title: str | None
-             ) -> SessionSummary:
+def _summary(
+    journal: journals.Journal, titles: _Titles | None, title: str | None
+) -> SessionSummary:
     state = {"consolidated": "saved"}.get(journal.state, journal.state)
     if not title and titles is not None and journal.consolidated:
         entry = titles.entry(journal)
         title = first_sentence(entry) if entry else None
     if not title:
-        first = next((m.get("content") for m in journal.messages
-                      if m.get("role") == "user" and m.get("content")), "")
+        first = next(
+            (
+                m.get("content")
+                for m in journal.messages
+                if m.get("role") == "user" and m.get("content")
+            ),
+            "",
+        )
         title = first_sentence(str(first).splitlines()[0] if first else "") or "(no message)"
-    count = sum(1 for m in journal.messages if m.get("role") in ("user", "assistant")
-                and m.get("content"))
+    count = sum(
+        1 for m in journal.messages if m.get("role") in ("user", "assistant") and m.get("content")
+    )
     started = _local(journal.created)
     if not started and journal.messages:
         started = _local(str(journal.messages[0].get("time")))
@@ -138,8 +145,7 @@ def list_sessions(store: MemoryStore) -> list[SessionSummary]:
         except FileNotFoundError:
             continue
         known = cached.get(path.name)
-        if known and known.get("mtime") == stat.st_mtime_ns and known.get("size") == \
-                stat.st_size:
+        if known and known.get("mtime") == stat.st_mtime_ns and known.get("size") == stat.st_size:
             try:
                 summary = SessionSummary(**known["summary"])
             except (TypeError, KeyError):
@@ -154,16 +160,25 @@ def list_sessions(store: MemoryStore) -> list[SessionSummary]:
             continue
         summary = _summary(journal, titles, _header_title(path))
         found[summary.id] = summary
-        fresh[path.name] = {"mtime": stat.st_mtime_ns, "size": stat.st_size,
-                            "summary": asdict(summary)}
+        fresh[path.name] = {
+            "mtime": stat.st_mtime_ns,
+            "size": stat.st_size,
+            "summary": asdict(summary),
+        }
         changed = True
     if changed or len(fresh) != len(cached):
         try:
-            atomic_write(index_path, json.dumps({"version": INDEX_VERSION, "sessions": fresh},
-                                                ensure_ascii=False))
+            atomic_write(
+                index_path,
+                json.dumps({"version": INDEX_VERSION, "sessions": fresh}, ensure_ascii=False),
+            )
         except OSError as exc:  # a cache: the list is right without it, only slower
-            log.warning("%s could not be written (%s); the sessions list is read from the "
-                        "journals next time too.", index_path, exc.strerror)
+            log.warning(
+                "%s could not be written (%s); the sessions list is read from the "
+                "journals next time too.",
+                index_path,
+                exc.strerror,
+            )
     for journal in store.open_sessions():
         if journal.private:
             continue
@@ -192,8 +207,7 @@ def forget_entry(store: MemoryStore, session_id: str) -> bool:
     """Remove the history entry a session left (HISTORY.md or its archive). MEMORY.md is
     kept as a version first if it is not one already. False when there was none."""
     with store.lock():
-        store.keep_unversioned(store.read_memory(),
-                               datetime.now(UTC).isoformat(timespec="seconds"))
+        store.keep_unversioned(store.read_memory(), datetime.now(UTC).isoformat(timespec="seconds"))
         entry = _entry_of(store, session_id)
         if entry is None:
             return False
@@ -220,8 +234,10 @@ def delete_session(store: MemoryStore, session_id: str, *, forget: bool = False)
             forget_entry(store, session_id)
         journal.path.unlink(missing_ok=True)
         fsync_dir(journal.path.parent)
-        for leftover in (store.sessions_dir / f".{session_id}.live",
-                         store.sessions_dir / f".{session_id}.claim"):
+        for leftover in (
+            store.sessions_dir / f".{session_id}.live",
+            store.sessions_dir / f".{session_id}.claim",
+        ):
             leftover.unlink(missing_ok=True)
     finally:
         lock.release()

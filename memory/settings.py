@@ -55,29 +55,32 @@ def parse_memory_settings(data: dict[str, Any], where: str) -> tuple[MemorySetti
     types = {f.name: f.type for f in fields(MemorySettings)}
     for key, value in table.items():
         if key not in types:
-            problems.append(f"{where}: [memory] has an unknown key '{key}'; known keys: "
-                            f"{', '.join(types)}.")
+            problems.append(
+                f"{where}: [memory] has an unknown key '{key}'; known keys: {', '.join(types)}."
+            )
             continue
         if key == "review":
             if value in tuple(Review):
                 values[key] = Review(value)
             else:
-                problems.append(f"{where}: [memory] review must be \"after\" or \"before\", "
-                                f"not {value!r}.")
+                problems.append(
+                    f'{where}: [memory] review must be "after" or "before", not {value!r}.'
+                )
             continue
         if key == "hedge":
             if isinstance(value, bool):
                 values[key] = value
             else:
-                problems.append(f"{where}: [memory] hedge must be true or false, not "
-                                f"{value!r}.")
+                problems.append(f"{where}: [memory] hedge must be true or false, not {value!r}.")
             continue
         if key == "consolidation_model":
             if isinstance(value, str):
                 values[key] = value.strip()
             else:
-                problems.append(f"{where}: [memory] consolidation_model must be a model id "
-                                "(or \"\" to let Kept choose).")
+                problems.append(
+                    f"{where}: [memory] consolidation_model must be a model id "
+                    '(or "" to let Kept choose).'
+                )
             continue
         low, high = LIMITS[key]
         is_int = types[key] == "int"
@@ -86,8 +89,9 @@ def parse_memory_settings(data: dict[str, Any], where: str) -> tuple[MemorySetti
             ok = isinstance(value, int) and not isinstance(value, bool)
         if not ok or not low <= value <= high:
             noun = "whole number" if is_int else "number"
-            problems.append(f"{where}: [memory] {key} must be a {noun} from {low:g} to "
-                            f"{high:g}, not {value!r}.")
+            problems.append(
+                f"{where}: [memory] {key} must be a {noun} from {low:g} to {high:g}, not {value!r}."
+            )
             continue
         values[key] = int(value) if is_int else float(value)
     return replace(MemorySettings(), **values), problems

@@ -32,9 +32,12 @@ def ensure_dir(path: Path) -> Path:
     path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
     mode = stat.S_IMODE(path.stat().st_mode)
     if not mode & stat.S_IWUSR:
-        raise OSError(errno.EACCES, f"{path} is read-only (mode {mode:o}); Kept respects "
-                      "that and writes nothing there: `chmod 700` it to let Kept save",
-                      str(path))
+        raise OSError(
+            errno.EACCES,
+            f"{path} is read-only (mode {mode:o}); Kept respects "
+            "that and writes nothing there: `chmod 700` it to let Kept save",
+            str(path),
+        )
     with contextlib.suppress(OSError):
         os.chmod(path, DIR_MODE)
     return path
@@ -84,7 +87,7 @@ def write_all(fd: int, data: bytes) -> None:
     """os.write until every byte is written (a write may be short)."""
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 LINK_REFUSED = "is a symbolic link, which Kept does not follow for files it writes"

@@ -132,8 +132,13 @@ class MemoryStore:
         self.health_path = self.root / "health.json"
 
     def ensure(self) -> MemoryStore:
-        for folder in (self.root, self.archive_dir, self.sessions_dir, self.done_dir,
-                       self.versions_dir):
+        for folder in (
+            self.root,
+            self.archive_dir,
+            self.sessions_dir,
+            self.done_dir,
+            self.versions_dir,
+        ):
             ensure_dir(folder)
         return self
 
@@ -152,20 +157,31 @@ class MemoryStore:
         try:
             text, raw = read_text(self.memory_path)
         except OSError as exc:
-            raise MemoryUnreadable(exc.errno, f"{self.memory_path} cannot be read "
-                                   f"({exc.strerror or exc}); check its owner and mode "
-                                   "(`kept doctor`). Kept will not write over it.",
-                                   str(self.memory_path)) from None
+            raise MemoryUnreadable(
+                exc.errno,
+                f"{self.memory_path} cannot be read "
+                f"({exc.strerror or exc}); check its owner and mode "
+                "(`kept doctor`). Kept will not write over it.",
+                str(self.memory_path),
+            ) from None
         try:
             raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            return MemoryText(text, raw, f"{self.memory_path} is not valid UTF-8 (byte "
-                              f"{raw[exc.start]:#04x} at offset {exc.start}); Kept reads it "
-                              "with replacement characters and keeps the original bytes as a "
-                              "version before writing it.")
+            return MemoryText(
+                text,
+                raw,
+                f"{self.memory_path} is not valid UTF-8 (byte "
+                f"{raw[exc.start]:#04x} at offset {exc.start}); Kept reads it "
+                "with replacement characters and keeps the original bytes as a "
+                "version before writing it.",
+            )
         if "\x00" in text:
-            return MemoryText(text, raw, f"{self.memory_path} looks binary (it holds NUL "
-                              "bytes), not Markdown; restore a version or replace it.")
+            return MemoryText(
+                text,
+                raw,
+                f"{self.memory_path} looks binary (it holds NUL "
+                "bytes), not Markdown; restore a version or replace it.",
+            )
         return MemoryText(text, raw)
 
     def write_memory(self, text: str | bytes) -> None:
@@ -181,16 +197,20 @@ class MemoryStore:
         consolidation asks any model: a file that cannot be saved costs no request."""
         path = self.memory_path
         if path.is_symlink():
-            return (f"{path} is a symbolic link; Kept does not write through links, so "
-                    "memory is not saved. Put the file itself there.")
+            return (
+                f"{path} is a symbolic link; Kept does not write through links, so "
+                "memory is not saved. Put the file itself there."
+            )
         if not path.exists():
             return None
         if not path.is_file():
             return f"{path} is not a regular file; move it away so Kept can save memory."
         if not path.stat().st_mode & stat.S_IWUSR:
-            return (f"{path} is read-only (mode {stat.S_IMODE(path.stat().st_mode):o}); "
-                    "Kept respects that and saves no memory: `chmod 600` it to let Kept "
-                    "write it.")
+            return (
+                f"{path} is read-only (mode {stat.S_IMODE(path.stat().st_mode):o}); "
+                "Kept respects that and saves no memory: `chmod 600` it to let Kept "
+                "write it."
+            )
         try:
             self.read_memory()
         except MemoryUnreadable as exc:
@@ -210,11 +230,18 @@ class MemoryStore:
             except (OSError, ValueError):
                 continue
             restored = meta.get("restored")
-            found.append(Version(number, str(meta.get("time", "")), str(meta.get("source", "")),
-                                 meta.get("session"), meta.get("model"),
-                                 meta_path.with_suffix(".md"),
-                                 restored if isinstance(restored, int) else None,
-                                 meta.get("entry")))
+            found.append(
+                Version(
+                    number,
+                    str(meta.get("time", "")),
+                    str(meta.get("source", "")),
+                    meta.get("session"),
+                    meta.get("model"),
+                    meta_path.with_suffix(".md"),
+                    restored if isinstance(restored, int) else None,
+                    meta.get("entry"),
+                )
+            )
         return found
 
     def latest_version_digest(self) -> str | None:
@@ -226,15 +253,28 @@ class MemoryStore:
         except OSError:
             return None
 
-    def save_version(self, raw: bytes, source: str, *, time: str,
-                     session: str | None = None, model: str | None = None,
-                     restored: int | None = None, entry: str | None = None) -> int:
+    def save_version(
+        self,
+        raw: bytes,
+        source: str,
+        *,
+        time: str,
+        session: str | None = None,
+        model: str | None = None,
+        restored: int | None = None,
+        entry: str | None = None,
+    ) -> int:
         """Keep one MEMORY.md text as a numbered version (content first, then metadata)."""
         ensure_dir(self.versions_dir)
         number = max((v.number for v in self.versions()), default=0) + 1
         atomic_write(self.versions_dir / f"{number:06d}.md", raw)
-        meta: dict[str, Any] = {"time": time, "source": source, "session": session,
-                                "model": model, "digest": digest(raw)}
+        meta: dict[str, Any] = {
+            "time": time,
+            "source": source,
+            "session": session,
+            "model": model,
+            "digest": digest(raw),
+        }
         if restored is not None:
             meta["restored"] = restored
         if entry is not None:
@@ -247,8 +287,9 @@ class MemoryStore:
         try:
             return path.read_bytes()
         except FileNotFoundError:
-            raise LookupError(f"There is no version {number}; `kept memory versions` lists "
-                              "them.") from None
+            raise LookupError(
+                f"There is no version {number}; `kept memory versions` lists them."
+            ) from None
 
     def _finish_interrupted_save(self) -> None:
         if self.commit_path.exists():
@@ -261,8 +302,14 @@ class MemoryStore:
         if current.raw and self.latest_version_digest() != current.digest:
             self.save_version(current.raw, "edited by you", time=now)
 
-    def save_edit(self, text: str, base_digest: str, *, source: str = "edited by you",
-                  model: str | None = None) -> MemoryText | None:
+    def save_edit(
+        self,
+        text: str,
+        base_digest: str,
+        *,
+        source: str = "edited by you",
+        model: str | None = None,
+    ) -> MemoryText | None:
         """Save the user's edit of MEMORY.md (or a tidy they accepted), made from the text
         whose digest is `base_digest`. Returns None when saved, or the text now on disk
         when it changed meanwhile (nothing is written then: the caller lets the user
@@ -290,8 +337,9 @@ class MemoryStore:
             self._finish_interrupted_save()
             self.keep_unversioned(self.read_memory(), now)
             self.write_memory(raw)
-            return self.save_version(raw, source or f"restore of version {number}", time=now,
-                                     restored=number)
+            return self.save_version(
+                raw, source or f"restore of version {number}", time=now, restored=number
+            )
 
     def previous_version(self, number: int) -> Version | None:
         """The version that was MEMORY.md just before version `number` was written (None:
@@ -311,11 +359,17 @@ class MemoryStore:
         with self.lock():
             self._finish_interrupted_save()
             if self.read_memory().digest != digest(written):
-                raise ValueError(f"MEMORY.md changed after version {number}, so it cannot be "
-                                 "undone here; /memory lists every version to restore.")
+                raise ValueError(
+                    f"MEMORY.md changed after version {number}, so it cannot be "
+                    "undone here; /memory lists every version to restore."
+                )
             self.write_memory(raw)
-            return self.save_version(raw, f"undo of version {number}", time=now,
-                                     restored=previous.number if previous else 0)
+            return self.save_version(
+                raw,
+                f"undo of version {number}",
+                time=now,
+                restored=previous.number if previous else 0,
+            )
 
     def remember(self, line: str) -> int:
         """Add one line to MEMORY.md at once, with no model call (/remember); the result is
@@ -327,8 +381,10 @@ class MemoryStore:
 
         line = " ".join(clean_text(line).split())
         if not line:
-            raise ValueError("Nothing to remember: write it after the command, e.g. "
-                             "/remember I prefer metric units.")
+            raise ValueError(
+                "Nothing to remember: write it after the command, e.g. "
+                "/remember I prefer metric units."
+            )
         now = datetime.now(UTC).isoformat(timespec="seconds")
         with self.lock():
             self._finish_interrupted_save()
@@ -336,12 +392,13 @@ class MemoryStore:
             body = current.text.rstrip("\n")
             text = f"{body}\n- {line}\n" if body else f"- {line}\n"
             if len(text) > self.settings.memory_max_chars:
-                raise ValueError(f"MEMORY.md would be {len(text):,} characters, over its "
-                                 f"{self.settings.memory_max_chars:,} budget; /tidy it first.")
+                raise ValueError(
+                    f"MEMORY.md would be {len(text):,} characters, over its "
+                    f"{self.settings.memory_max_chars:,} budget; /tidy it first."
+                )
             self.keep_unversioned(current, now)
             self.write_memory(text)
-            return self.save_version(text.encode("utf-8"), "remembered", time=now,
-                                     entry=line)
+            return self.save_version(text.encode("utf-8"), "remembered", time=now, entry=line)
 
     # --- INSTRUCTIONS.md -------------------------------------------------------------------
 
@@ -379,8 +436,10 @@ class MemoryStore:
 
     def _instruction_version(self, raw: bytes) -> None:
         ensure_dir(self.instruction_versions_dir)
-        number = max((int(p.stem) for p in self.instruction_versions() if p.stem.isdigit()),
-                     default=0) + 1
+        number = (
+            max((int(p.stem) for p in self.instruction_versions() if p.stem.isdigit()), default=0)
+            + 1
+        )
         atomic_write(self.instruction_versions_dir / f"{number:06d}.md", raw)
 
     # --- HISTORY.md ------------------------------------------------------------------------
@@ -406,8 +465,9 @@ class MemoryStore:
         match = ENTRY_START.match(paragraph)
         places = [self.history_path]
         places.append(self.archive_dir / f"{match.group(1)[:7] if match else 'undated'}.md")
-        return any(e.text == paragraph for path in places
-                   for e in parse_entries(read_text(path)[0], path))
+        return any(
+            e.text == paragraph for path in places for e in parse_entries(read_text(path)[0], path)
+        )
 
     def append_history(self, paragraph: str) -> None:
         """Add one entry; roll the oldest into history/YYYY-MM.md past the window.
@@ -485,8 +545,10 @@ class MemoryStore:
             except FileNotFoundError:
                 continue  # another Kept process just moved it to done/
             except OSError as exc:  # one bad file must not lock the user out of the rest
-                skipped[path] = (f"{path} could not be read ({exc.strerror or exc}); Kept "
-                                 "skips it. Fix its owner or mode, or move it away.")
+                skipped[path] = (
+                    f"{path} could not be read ({exc.strerror or exc}); Kept "
+                    "skips it. Fix its owner or mode, or move it away."
+                )
         self.skipped = skipped
         return found
 
@@ -544,8 +606,7 @@ class MemoryStore:
 
     def log(self, record: dict[str, Any]) -> None:
         self.ensure()
-        append_line(self.log_path, json.dumps(record, ensure_ascii=False,
-                                              separators=(",", ":")))
+        append_line(self.log_path, json.dumps(record, ensure_ascii=False, separators=(",", ":")))
 
     def read_log(self) -> list[dict[str, Any]]:
         text, _ = read_text(self.log_path)

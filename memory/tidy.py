@@ -44,9 +44,14 @@ class Tidy:
         return not self.reason
 
 
-async def tidy(store: MemoryStore, catalog: Catalog, *, policy: RetryPolicy | None = None,
-               on_attempt: Callable[[Attempt], None] | None = None,
-               chat_model: str | None = None) -> Tidy:
+async def tidy(
+    store: MemoryStore,
+    catalog: Catalog,
+    *,
+    policy: RetryPolicy | None = None,
+    on_attempt: Callable[[Attempt], None] | None = None,
+    chat_model: str | None = None,
+) -> Tidy:
     """Ask the consolidation chain for a tidied MEMORY.md; nothing is written here."""
     settings = store.settings
     base = store.read_memory()
@@ -60,19 +65,39 @@ async def tidy(store: MemoryStore, catalog: Catalog, *, policy: RetryPolicy | No
         {"role": "user", "content": f"<current_memory>\n{base.text.strip()}\n</current_memory>"},
     ]
     result = await complete(
-        catalog, chain.models[0].id, messages, tools=[SAVE_MEMORY_TOOL],
-        tool_choice=SAVE_MEMORY_CHOICE, policy=_policy(catalog, settings, policy),
-        on_attempt=on_attempt, chain=chain, schema=SAVE_MEMORY_SCHEMA,
-        max_tokens=reply_budget(settings, base.text), health=store.health(),
-        accept=lambda reply: parse_save_memory(reply, base.text, settings))
+        catalog,
+        chain.models[0].id,
+        messages,
+        tools=[SAVE_MEMORY_TOOL],
+        tool_choice=SAVE_MEMORY_CHOICE,
+        policy=_policy(catalog, settings, policy),
+        on_attempt=on_attempt,
+        chain=chain,
+        schema=SAVE_MEMORY_SCHEMA,
+        max_tokens=reply_budget(settings, base.text),
+        health=store.health(),
+        accept=lambda reply: parse_save_memory(reply, base.text, settings),
+    )
     if not result.ok:
         return Tidy(base, reason=result.reason, attempts=result.attempts)
-    return Tidy(base, result.value.memory_update, result.value.history_entry, result.model,
-                attempts=result.attempts)
+    return Tidy(
+        base,
+        result.value.memory_update,
+        result.value.history_entry,
+        result.model,
+        attempts=result.attempts,
+    )
 
 
 def apply_tidy(store: MemoryStore, proposal: Tidy, text: str | None = None) -> bool:
     """Write the accepted tidy as a new version; False (nothing written) if MEMORY.md
     changed since the tidy was asked for."""
-    return store.save_edit(proposal.text if text is None else text, proposal.base.digest,
-                           source="tidy", model=proposal.model) is None
+    return (
+        store.save_edit(
+            proposal.text if text is None else text,
+            proposal.base.digest,
+            source="tidy",
+            model=proposal.model,
+        )
+        is None
+    )

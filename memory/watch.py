@@ -9,8 +9,10 @@ from pathlib import Path
 from memory.store import MemoryStore
 
 
-async def memory_changes(store: MemoryStore, stop: asyncio.Event | None = None,
-                         ) -> AsyncIterator[set[Path]]:
+async def memory_changes(
+    store: MemoryStore,
+    stop: asyncio.Event | None = None,
+) -> AsyncIterator[set[Path]]:
     """Yield the memory files (MEMORY.md, INSTRUCTIONS.md, HISTORY.md, history/*.md) that
     changed.
 
@@ -25,6 +27,13 @@ async def memory_changes(store: MemoryStore, stop: asyncio.Event | None = None,
         p = Path(path)
         return p.name in watched or (p.parent == store.archive_dir and p.suffix == ".md")
 
-    async for changes in awatch(store.root, store.archive_dir, watch_filter=wanted,
-                                stop_event=stop, debounce=200, step=50, recursive=False):
+    async for changes in awatch(
+        store.root,
+        store.archive_dir,
+        watch_filter=wanted,
+        stop_event=stop,
+        debounce=200,
+        step=50,
+        recursive=False,
+    ):
         yield {Path(path) for _, path in changes}

@@ -12,8 +12,13 @@ import pytest
 
 from tests.fakes.keyring_backend import MemoryKeyring
 
-PROVIDER_ENV = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GROQ_API_KEY", "GEMINI_API_KEY",
-                "DEEPSEEK_API_KEY")
+PROVIDER_ENV = (
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "GROQ_API_KEY",
+    "GEMINI_API_KEY",
+    "DEEPSEEK_API_KEY",
+)
 
 
 @pytest.fixture(autouse=True)

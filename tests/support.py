@@ -10,8 +10,14 @@ from tests.fakes.provider import FakeProvider
 FAKE_GATEWAYS = ("openai", "groq", "anthropic", "deepseek", "local")
 
 # Tiny delays so tests exercise the whole policy in milliseconds.
-FAST_POLICY = RetryPolicy(retries=3, backoff=0.001, max_backoff=0.01, retry_after_cap=0.05,
-                          attempt_deadline=10.0, stall_timeout=2.0)
+FAST_POLICY = RetryPolicy(
+    retries=3,
+    backoff=0.001,
+    max_backoff=0.01,
+    retry_after_cap=0.05,
+    attempt_deadline=10.0,
+    stall_timeout=2.0,
+)
 
 
 def fake_keys(*, without: tuple[str, ...] = ()) -> dict[str, str]:
@@ -31,29 +37,56 @@ def fake_catalog(
 ) -> Catalog:
     """The real catalog, every fake-able gateway pointed at the fake provider."""
     urls = {name: fake.base_url(name) for name in FAKE_GATEWAYS}
-    return Catalog(entries, CatalogConfig(gateway_urls=urls),
-                   KeyStore(environ=fake_keys() if env is None else env))
+    return Catalog(
+        entries,
+        CatalogConfig(gateway_urls=urls),
+        KeyStore(environ=fake_keys() if env is None else env),
+    )
 
 
-def save_args(entry: str = "The user introduced themselves.",
-              memory: str = "# About the user\n- Name: Ana\n") -> dict[str, str]:
+def save_args(
+    entry: str = "The user introduced themselves.", memory: str = "# About the user\n- Name: Ana\n"
+) -> dict[str, str]:
     return {"history_entry": entry, "memory_update": memory}
 
 
 SAMPLE_MESSAGES = [
-    {"role": "user", "content": "Hi! Je m'appelle Ana et j'habite à Zürich.",
-     "time": "2026-11-20T09:15:00+00:00"},
-    {"role": "assistant", "content": None, "model": "gpt-4.1-mini",
-     "time": "2026-11-20T09:15:02+00:00",
-     "tool_calls": [{"id": "call_1", "type": "function",
-                     "function": {"name": "search_history",
-                                  "arguments": "{\"pattern\": \"Zürich\"}"}}]},
-    {"role": "tool", "tool_call_id": "call_1", "name": "search_history",
-     "content": "no match", "time": "2026-11-20T09:15:03+00:00"},
-    {"role": "assistant", "content": "Enchantée, Ana! 日本語も話せますか?",
-     "model": "gpt-4.1-mini", "time": "2026-11-20T09:15:05+00:00"},
-    {"role": "user", "content": "少しだけ。I prefer short answers.",
-     "time": "2026-11-20T09:16:00+00:00"},
+    {
+        "role": "user",
+        "content": "Hi! Je m'appelle Ana et j'habite à Zürich.",
+        "time": "2026-11-20T09:15:00+00:00",
+    },
+    {
+        "role": "assistant",
+        "content": None,
+        "model": "gpt-4.1-mini",
+        "time": "2026-11-20T09:15:02+00:00",
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "search_history", "arguments": '{"pattern": "Zürich"}'},
+            }
+        ],
+    },
+    {
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "name": "search_history",
+        "content": "no match",
+        "time": "2026-11-20T09:15:03+00:00",
+    },
+    {
+        "role": "assistant",
+        "content": "Enchantée, Ana! 日本語も話せますか?",
+        "model": "gpt-4.1-mini",
+        "time": "2026-11-20T09:15:05+00:00",
+    },
+    {
+        "role": "user",
+        "content": "少しだけ。I prefer short answers.",
+        "time": "2026-11-20T09:16:00+00:00",
+    },
 ]
 
 
@@ -66,22 +99,39 @@ def pending_session(store, messages=None):
     return journal
 
 
-def make_app(fake: FakeProvider | None = None, *, env: dict[str, str] | None = None,
-             theme: str = "kept-dark", model: str = "gpt-4.1-mini", memory_settings=None,
-             **kwargs):
+def make_app(
+    fake: FakeProvider | None = None,
+    *,
+    env: dict[str, str] | None = None,
+    theme: str = "kept-dark",
+    model: str = "gpt-4.1-mini",
+    memory_settings=None,
+    **kwargs,
+):
     """A KeptApp on the temporary data dir, every gateway pointed at the fake provider."""
     from app.main import KeptApp
     from app.settings import AppSettings, Settings
     from catalog import config_path
     from memory import MemorySettings, MemoryStore
 
-    settings = Settings(AppSettings(model=model, theme=theme),
-                        memory_settings or MemorySettings(attempt_deadline=5.0), ())
-    catalog = fake_catalog(fake, env=env) if fake is not None else Catalog(
-        config=CatalogConfig(), keys=KeyStore(environ=env or {}))
-    return KeptApp(store=MemoryStore(settings=settings.memory), catalog=catalog,
-                   settings=settings, policy=FAST_POLICY, config_path=config_path(),
-                   **kwargs)
+    settings = Settings(
+        AppSettings(model=model, theme=theme),
+        memory_settings or MemorySettings(attempt_deadline=5.0),
+        (),
+    )
+    catalog = (
+        fake_catalog(fake, env=env)
+        if fake is not None
+        else Catalog(config=CatalogConfig(), keys=KeyStore(environ=env or {}))
+    )
+    return KeptApp(
+        store=MemoryStore(settings=settings.memory),
+        catalog=catalog,
+        settings=settings,
+        policy=FAST_POLICY,
+        config_path=config_path(),
+        **kwargs,
+    )
 
 
 async def send(pilot, text: str) -> None:

@@ -64,8 +64,9 @@ def test_a_fallback_answer_says_which_model_answered(fake: FakeProvider) -> None
             await send(pilot, "hello")
             reply = views(app)[-1]
             assert reply.text == "From the backup."
-            assert reply.who.startswith("GPT-4.1 mini is unavailable — answered by "
-                                        "Claude Haiku 4.5 (server error")
+            assert reply.who.startswith(
+                "GPT-4.1 mini is unavailable — answered by Claude Haiku 4.5 (server error"
+            )
             assert app.session.messages[-1]["model"] == "claude-haiku-4-5"
 
     run(scenario)
@@ -84,8 +85,9 @@ def test_a_dead_chat_model_is_not_waited_for_on_the_next_message(fake: FakeProvi
             assert fake.count(model="gpt-4.1-mini") == 2  # cooling down: not asked
             reply = views(app)[-1]
             assert reply.text == "From the backup."
-            assert reply.who.startswith("GPT-4.1 mini is unavailable — answered by "
-                                        "Claude Haiku 4.5 (cooling down until ")
+            assert reply.who.startswith(
+                "GPT-4.1 mini is unavailable — answered by Claude Haiku 4.5 (cooling down until "
+            )
             assert "after 2 × 500" in reply.who
 
     run(scenario)
@@ -148,8 +150,12 @@ def test_new_session_saves_memory_in_the_background(fake: FakeProvider) -> None:
 
 def test_memory_not_saved_yet_is_shown_and_the_session_stays_pending(fake) -> None:
     fake.default = text("ok")
-    for model in ("llama-3.3-70b-versatile", "qwen/qwen3-32b",
-                  "meta-llama/llama-4-scout-17b-16e-instruct", "claude-haiku-4-5"):
+    for model in (
+        "llama-3.3-70b-versatile",
+        "qwen/qwen3-32b",
+        "meta-llama/llama-4-scout-17b-16e-instruct",
+        "claude-haiku-4-5",
+    ):
         fake.set_default(model, http_error(503))
 
     async def scenario():
@@ -232,8 +238,7 @@ def test_keys_screen_sets_and_deletes_a_key_in_the_keyring(fake, memory_keyring)
             while memory_keyring.secrets:
                 await pilot.pause(0.05)
             await pilot.pause()
-            assert "Deleted the Anthropic key" in str(app.screen.query_one("#key-status")
-                                                       .render())
+            assert "Deleted the Anthropic key" in str(app.screen.query_one("#key-status").render())
             await pilot.press("escape")
             assert isinstance(app.screen, ChatScreen)
 
@@ -263,7 +268,8 @@ def test_theme_choice_persists(fake: FakeProvider) -> None:
         async with app.run_test() as pilot:
             assert app.theme == "kept-dark"
             assert {"kept-dark", "kept-light", "kept-high-contrast", "kept-ember"} <= set(
-                app.available_themes)
+                app.available_themes
+            )
             await pilot.press(*"/theme", "enter")
             await pilot.pause()
             await pilot.press(*"kept-light")
@@ -326,8 +332,11 @@ def test_composer_recalls_prompts_and_completes_commands(fake: FakeProvider) -> 
 
 
 def test_the_assistant_searches_history_on_its_own(fake: FakeProvider) -> None:
-    fake.script("gpt-4.1-mini", tool_call("search_history", {"pattern": "tea"}),
-                text("You told me you like green tea."))
+    fake.script(
+        "gpt-4.1-mini",
+        tool_call("search_history", {"pattern": "tea"}),
+        text("You told me you like green tea."),
+    )
 
     async def scenario():
         app = make_app(fake)
@@ -351,8 +360,13 @@ def test_a_2000_message_session_opens_on_its_newest_page(fake: FakeProvider) -> 
     store = MemoryStore().ensure()
     journal = store.new_session("gpt-4.1-mini")
     for i in range(2000):
-        journal.append({"role": "user" if i % 2 == 0 else "assistant", "content": f"msg {i}",
-                        "model": "gpt-4.1-mini"})
+        journal.append(
+            {
+                "role": "user" if i % 2 == 0 else "assistant",
+                "content": f"msg {i}",
+                "model": "gpt-4.1-mini",
+            }
+        )
 
     async def scenario():
         app = make_app(fake, memory_settings=MemorySettings(session_max_messages=5000))
@@ -405,7 +419,8 @@ def test_onboarding_stores_a_key(fake: FakeProvider, memory_keyring) -> None:
 
 
 def test_onboarding_without_a_keyring_explains_env_vars_and_sets_up_a_local_server(
-        fake: FakeProvider) -> None:
+    fake: FakeProvider,
+) -> None:
     fake.served, fake.n_ctx = ["llama3.2", "qwen2.5"], 4096
     fake.default = text("ok")
 
@@ -454,8 +469,10 @@ def test_onboarding_names_a_local_address_where_nothing_listens() -> None:
             await pilot.pause()
             assert isinstance(app.screen, OnboardingScreen)  # nothing accepted silently
             said = str(app.screen.query_one("#onboarding-status").render())
-            assert said == (f"Nothing is listening at http://127.0.0.1:{port}/v1/models "
-                            "(connection refused). Start your server, or fix the address.")
+            assert said == (
+                f"Nothing is listening at http://127.0.0.1:{port}/v1/models "
+                "(connection refused). Start your server, or fix the address."
+            )
 
     run(scenario)
     assert not config_path().exists()
@@ -517,8 +534,9 @@ def test_settings_writes_keep_the_users_comments(fake: FakeProvider) -> None:
             await pilot.pause()
 
     run(scenario)
-    assert path.read_text() == ('# my settings\n[app]\ntheme = "kept-dark"  # dark is best\n'
-                                'model = "gpt-5"\n')
+    assert path.read_text() == (
+        '# my settings\n[app]\ntheme = "kept-dark"  # dark is best\nmodel = "gpt-5"\n'
+    )
 
 
 def test_the_first_screen_is_drawn_without_importing_litellm(tmp_path: Path) -> None:
@@ -542,18 +560,30 @@ async def main():
         print(bool(began and began[0] < app.ready_at), type(app.screen).__name__)
 asyncio.run(main())
 """
-    env = {"KEPT_DATA_DIR": str(tmp_path / "d"), "KEPT_CONFIG_DIR": str(tmp_path / "c"),
-           "OPENAI_API_KEY": "sk-test", "PATH": "/usr/bin:/bin",
-           "HOME": str(tmp_path)}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=Path(__file__).parent.parent, env=env, timeout=120)
+    env = {
+        "KEPT_DATA_DIR": str(tmp_path / "d"),
+        "KEPT_CONFIG_DIR": str(tmp_path / "c"),
+        "OPENAI_API_KEY": "sk-test",
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parent.parent,
+        env=env,
+        timeout=120,
+    )
     assert out.stdout.split() == ["False", "ChatScreen"], out.stderr[-2000:]
 
 
 def test_key_material_is_never_written_under_the_data_or_config_dirs(fake, tmp_path) -> None:
     fake.default = text("ok")
-    fake.set_default("llama-3.3-70b-versatile", http_error(401, message=(
-        "Incorrect API key provided: " + fake_keys()["GROQ_API_KEY"])))
+    fake.set_default(
+        "llama-3.3-70b-versatile",
+        http_error(401, message=("Incorrect API key provided: " + fake_keys()["GROQ_API_KEY"])),
+    )
 
     async def scenario():
         app = make_app(fake)

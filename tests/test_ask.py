@@ -35,8 +35,7 @@ def only_session(store: MemoryStore):
     return store.find_session(found[0].stem)
 
 
-def test_ask_streams_the_answer_with_memory_and_saves_the_exchange(configured,
-                                                                   capsys) -> None:
+def test_ask_streams_the_answer_with_memory_and_saves_the_exchange(configured, capsys) -> None:
     configured.script("gpt-4.1-mini", text("Green tea, Ana.", chunks=5))
     assert main(["ask", "What", "do I drink?", "--timing"]) == 0
     out, err = capsys.readouterr()
@@ -49,8 +48,9 @@ def test_ask_streams_the_answer_with_memory_and_saves_the_exchange(configured,
     journal = only_session(store)
     assert [m["role"] for m in journal.messages] == ["user", "assistant"]
     # Saved to memory in the background, like a session ended with /new.
-    wait_until(lambda: store.find_session(journal.id).state == "consolidated",
-               "the exchange to be saved")
+    wait_until(
+        lambda: store.find_session(journal.id).state == "consolidated", "the exchange to be saved"
+    )
     assert "Asked about tea from the shell." in store.history_path.read_text()
 
 
@@ -84,8 +84,7 @@ def test_no_model_answering_exits_1_and_keeps_the_question(configured, capsys) -
     assert journal.messages[0]["content"] == "Anyone there?" and journal.state == "pending"
 
 
-def test_a_model_failing_mid_stream_keeps_what_arrived_and_says_so(configured,
-                                                                   capsys) -> None:
+def test_a_model_failing_mid_stream_keeps_what_arrived_and_says_so(configured, capsys) -> None:
     from tests.fakes.provider import cut
 
     configured.script("gpt-4.1-mini", cut(after_chunks=2))

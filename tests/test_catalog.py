@@ -62,8 +62,11 @@ def test_every_fallback_is_a_known_model() -> None:
 def test_consolidation_chain_runs_hidden_groq_models_first() -> None:
     chain = Catalog().chain(CONSOLIDATION_HEAD)
     assert chain.ids == (
-        "llama-3.3-70b-versatile", "qwen3-32b", "llama-4-scout-17b-16e-instruct",
-        "gpt-4.1-mini", "claude-haiku-4-5",
+        "llama-3.3-70b-versatile",
+        "qwen3-32b",
+        "llama-4-scout-17b-16e-instruct",
+        "gpt-4.1-mini",
+        "claude-haiku-4-5",
     )
     assert "already in the chain" in chain.end
 
@@ -112,12 +115,16 @@ def test_each_model_in_a_chain_is_routed_through_its_own_gateway() -> None:
         "anthropic/claude-haiku-4-5",
     ]
     assert [r.api_base for r in routes] == [
-        GATEWAYS["groq"].base_url, GATEWAYS["groq"].base_url, GATEWAYS["groq"].base_url,
-        "https://api.openai.com/v1", "https://api.anthropic.com",
+        GATEWAYS["groq"].base_url,
+        GATEWAYS["groq"].base_url,
+        GATEWAYS["groq"].base_url,
+        "https://api.openai.com/v1",
+        "https://api.anthropic.com",
     ]
 
 
 # --- config.toml --------------------------------------------------------------------------
+
 
 def _write_config(text: str) -> Path:
     from catalog import config_path
@@ -164,8 +171,8 @@ def test_malformed_config_is_one_sentence_and_defaults_stand() -> None:
         ('[[models]]\nid = "m"\ngateway = "anthropic"\n', "OpenAI-compatible gateway"),
         ('[[models]]\nid = "gpt-5"\n', "model 'gpt-5' is already in the catalog"),
         ('[[models]]\nid = "m"\ncontext_window = "big"\n', "context_window must be"),
-        ('[transport]\nretries = -1\n', "retries must be a whole number from 0 to 10"),
-        ('[transport]\nspeed = 1\n', "unknown key 'speed'"),
+        ("[transport]\nretries = -1\n", "retries must be a whole number from 0 to 10"),
+        ("[transport]\nspeed = 1\n", "unknown key 'speed'"),
     ],
 )
 def test_bad_config_values_name_the_thing_to_fix(text: str, expected: str) -> None:
@@ -180,11 +187,12 @@ def test_non_utf8_config_is_reported() -> None:
 
     path = config_path()
     path.parent.mkdir(parents=True)
-    path.write_bytes(b"[gateways.groq]\nbase_url = \"\xff\"\n")
+    path.write_bytes(b'[gateways.groq]\nbase_url = "\xff"\n')
     assert "not UTF-8" in load_catalog().problems[0]
 
 
 # --- keys ---------------------------------------------------------------------------------
+
 
 def test_keyring_comes_before_the_environment(memory_keyring) -> None:
     memory_keyring.set_password("kept", "groq", "gsk-from-keyring")
@@ -206,8 +214,12 @@ def test_without_a_keyring_backend_env_vars_still_work_and_it_is_said_once() -> 
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [("", "is empty"), ("   ", "is empty"), ("gsk-abc\n", "spaces or a line break"),
-     ("gsk abc", "contains whitespace")],
+    [
+        ("", "is empty"),
+        ("   ", "is empty"),
+        ("gsk-abc\n", "spaces or a line break"),
+        ("gsk abc", "contains whitespace"),
+    ],
 )
 def test_bad_env_keys_are_named(value: str, expected: str) -> None:
     found = KeyStore(environ={"GROQ_API_KEY": value}).lookup(GATEWAYS["groq"])
@@ -243,11 +255,19 @@ def test_setting_a_key_without_a_keyring_says_what_to_do() -> None:
 
 # --- import hygiene and CLI ---------------------------------------------------------------
 
+
 def test_importing_catalog_loads_neither_textual_nor_litellm() -> None:
-    code = ("import sys, catalog, catalog.transport; "
-            "print(sorted(m for m in ('textual', 'litellm') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=Path(__file__).parent.parent)
+    code = (
+        "import sys, catalog, catalog.transport; "
+        "print(sorted(m for m in ('textual', 'litellm') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).parent.parent,
+    )
     assert out.stdout.strip() == "[]"
 
 
@@ -268,8 +288,10 @@ def test_kept_models_all_adds_hidden_models_and_chains(capsys) -> None:
     assert main(["models", "--all"]) == 0
     out = capsys.readouterr().out
     assert "llama-3.3-70b-versatile (hidden)" in out
-    assert ("llama-3.3-70b-versatile → qwen3-32b → llama-4-scout-17b-16e-instruct → "
-            "gpt-4.1-mini → claude-haiku-4-5") in out
+    assert (
+        "llama-3.3-70b-versatile → qwen3-32b → llama-4-scout-17b-16e-instruct → "
+        "gpt-4.1-mini → claude-haiku-4-5"
+    ) in out
 
 
 def test_kept_models_warns_about_a_broken_config(capsys) -> None:

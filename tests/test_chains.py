@@ -34,11 +34,12 @@ def ids(plan) -> list[str]:
 
 def test_with_a_groq_key_the_hidden_groq_models_lead() -> None:
     plan = consolidation_plan(catalog(GROQ_API_KEY="gsk_test_0123456789"))
-    assert ids(plan) == ["llama-3.3-70b-versatile", "qwen3-32b",
-                         "llama-4-scout-17b-16e-instruct"]
+    assert ids(plan) == ["llama-3.3-70b-versatile", "qwen3-32b", "llama-4-scout-17b-16e-instruct"]
     skipped = {m.entry.id: m.why for m in plan.members if not m.included}
-    assert skipped == {"gpt-4.1-mini": "no key for OpenAI",
-                       "claude-haiku-4-5": "no key for Anthropic"}
+    assert skipped == {
+        "gpt-4.1-mini": "no key for OpenAI",
+        "claude-haiku-4-5": "no key for Anthropic",
+    }
     assert plan.fix == ""
 
 
@@ -55,16 +56,20 @@ def test_local_models_join_the_end_of_a_hosted_chain() -> None:
 
 
 def test_with_no_hosted_key_the_local_chat_model_heads_the_chain() -> None:
-    assert ids(consolidation_plan(catalog(LOCAL), chat_model="qwen2.5")) == \
-        ["qwen2.5", "llama3.2"]
+    assert ids(consolidation_plan(catalog(LOCAL), chat_model="qwen2.5")) == ["qwen2.5", "llama3.2"]
     # No local chat model: the first local model configured.
-    assert ids(consolidation_plan(catalog(LOCAL), chat_model="claude-sonnet-4-5")) == \
-        ["llama3.2", "qwen2.5"]
+    assert ids(consolidation_plan(catalog(LOCAL), chat_model="claude-sonnet-4-5")) == [
+        "llama3.2",
+        "qwen2.5",
+    ]
 
 
 def test_a_chosen_consolidation_model_still_wins() -> None:
-    plan = consolidation_plan(catalog(LOCAL, OPENAI_API_KEY="sk-test-0123456789"),
-                              chosen="gpt-4.1-mini", chat_model="llama3.2")
+    plan = consolidation_plan(
+        catalog(LOCAL, OPENAI_API_KEY="sk-test-0123456789"),
+        chosen="gpt-4.1-mini",
+        chat_model="llama3.2",
+    )
     assert ids(plan)[0] == "gpt-4.1-mini"
     assert ids(plan)[-2:] == ["llama3.2", "qwen2.5"]
     assert plan.members[0].why.startswith("[memory] consolidation_model")

@@ -15,10 +15,12 @@ def store() -> MemoryStore:
     store = MemoryStore().ensure()
     store.archive_dir.joinpath("2026-10.md").write_bytes(
         "[2026-10-02 08:00] Ana likes green tea and Zürich.\n\n".encode()
-        + b"[2026-10-05 09:30] Bytes \xff\xfe that are not UTF-8, then tea again.\n\n")
+        + b"[2026-10-05 09:30] Bytes \xff\xfe that are not UTF-8, then tea again.\n\n"
+    )
     store.history_path.write_text(
         "# My history\n\n[2026-11-20 10:00] Talked about TEA ceremonies.\nSecond line: "
-        "more tea.\n\n[2026-11-21 11:00] Nothing about drinks.\n\n")
+        "more tea.\n\n[2026-11-21 11:00] Nothing about drinks.\n\n"
+    )
     return store
 
 
@@ -103,13 +105,24 @@ def test_log_shows_chains_pending_and_figures(capsys) -> None:
         ("gpt-4.1-mini", "ok", "", 4.1, 0.0008),
     ]
     for model, outcome, reason, latency, cost in records:
-        store.log({"session": "s1", "segment": "0-4", "model": model, "outcome": outcome,
-                   "reason": reason, "latency": latency, "cost": cost})
+        store.log(
+            {
+                "session": "s1",
+                "segment": "0-4",
+                "model": model,
+                "outcome": outcome,
+                "reason": reason,
+                "latency": latency,
+                "cost": cost,
+            }
+        )
     journal.mark_failed(journal.pending[0], "No model in the chain answered")
     assert main(["log"]) == 0
     out = capsys.readouterr().out
-    assert ("s1 [0-4] saved: llama-3.3-70b-versatile → the model failed to call the tool → "
-            "qwen3-32b → did not call save_memory → gpt-4.1-mini ✓ 4.1 s $0.0008") in out
+    assert (
+        "s1 [0-4] saved: llama-3.3-70b-versatile → the model failed to call the tool → "
+        "qwen3-32b → did not call save_memory → gpt-4.1-mini ✓ 4.1 s $0.0008"
+    ) in out
     assert f"  {journal.id} [0-5] 5 messages, next retry after" in out
     assert "last failure: No model in the chain answered" in out
     assert "gpt-4.1-mini                            1   100%" in out
@@ -144,16 +157,16 @@ def test_log_shows_each_models_state(capsys) -> None:
     store = MemoryStore().ensure()
     book = store.health()
     for outcome in ("retried", "retried", "failed"):
-        book.observe(Attempt("llama-3.3-70b-versatile", "groq", Outcome(outcome),
-                             Kind.SERVER_ERROR, 500))
+        book.observe(
+            Attempt("llama-3.3-70b-versatile", "groq", Outcome(outcome), Kind.SERVER_ERROR, 500)
+        )
     for _ in range(3):
         book.observe(Attempt("gpt-4.1-mini", "openai", Outcome.OK, latency=1.2))
     until = datetime.fromtimestamp(book.get("llama-3.3-70b-versatile").until)
     assert main(["log"]) == 0
     out = capsys.readouterr().out
     assert "Models now:" in out
-    assert (f"  llama-3.3-70b-versatile: cooling down until {until:%H:%M} after 3 × 500"
-            in out)
+    assert f"  llama-3.3-70b-versatile: cooling down until {until:%H:%M} after 3 × 500" in out
     assert "  gpt-4.1-mini: healthy (p95 1.2 s over 3 answers)" in out
 
 
@@ -163,7 +176,8 @@ def test_log_with_nothing_yet(capsys) -> None:
 
 
 def test_doctor_shows_the_consolidation_chain_and_fails_when_nothing_can_answer(
-        capsys, monkeypatch) -> None:
+    capsys, monkeypatch
+) -> None:
     MemoryStore().ensure()
     assert main(["doctor"]) == 1
     out = capsys.readouterr().out
@@ -187,20 +201,25 @@ def test_doctor_names_a_local_server_that_does_not_answer(capsys, fake) -> None:
     MemoryStore().ensure()
     path = config_path()
     path.parent.mkdir(parents=True)
-    path.write_text(f'[gateways.local]\nbase_url = "http://127.0.0.1:{port}/v1"\n\n'
-                    '[[models]]\nid = "llama3.2"\n\n[app]\nmodel = "llama3.2"\n')
+    path.write_text(
+        f'[gateways.local]\nbase_url = "http://127.0.0.1:{port}/v1"\n\n'
+        '[[models]]\nid = "llama3.2"\n\n[app]\nmodel = "llama3.2"\n'
+    )
     assert main(["doctor"]) == 1
     out = capsys.readouterr().out
-    assert (f"  ? llama3.2 — your local model; no key needed (http://127.0.0.1:{port}/v1); "
-            f"server not reachable: nothing is listening at http://127.0.0.1:{port}/v1/models "
-            "(connection refused)") in out
+    assert (
+        f"  ? llama3.2 — your local model; no key needed (http://127.0.0.1:{port}/v1); "
+        f"server not reachable: nothing is listening at http://127.0.0.1:{port}/v1/models "
+        "(connection refused)"
+    ) in out
     assert "problem: No model can save memory now: start your local server" in out
     fake.served = ["llama3.2"]
-    path.write_text(path.read_text().replace(f"http://127.0.0.1:{port}/v1",
-                                             fake.base_url("local")))
+    path.write_text(path.read_text().replace(f"http://127.0.0.1:{port}/v1", fake.base_url("local")))
     assert main(["doctor"]) == 0
-    assert f"  ✓ llama3.2 — your local model; no key needed ({fake.base_url('local')})" in \
-        capsys.readouterr().out
+    assert (
+        f"  ✓ llama3.2 — your local model; no key needed ({fake.base_url('local')})"
+        in capsys.readouterr().out
+    )
 
 
 def test_models_all_shows_the_effective_consolidation_chain(capsys, monkeypatch) -> None:

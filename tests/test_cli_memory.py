@@ -40,11 +40,14 @@ def test_import_makes_a_pending_session_and_names_damaged_lines(tmp_path, capsys
     assert f"{path}:6: skipped" in err
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (None, "No such file"),
-    (b"", "holds no message to import"),
-    (b"garbage\n", "holds no message to import"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "No such file"),
+        (b"", "holds no message to import"),
+        (b"garbage\n", "holds no message to import"),
+    ],
+)
 def test_import_rejects_what_it_cannot_use(tmp_path, capsys, content, message) -> None:
     path = tmp_path / "x.jsonl"
     if content is not None:
@@ -53,8 +56,9 @@ def test_import_rejects_what_it_cannot_use(tmp_path, capsys, content, message) -
     assert message in capsys.readouterr().err
 
 
-def test_consolidate_prints_each_attempt_and_exits_0_when_saved(configured, tmp_path,
-                                                                capsys) -> None:
+def test_consolidate_prints_each_attempt_and_exits_0_when_saved(
+    configured, tmp_path, capsys
+) -> None:
     configured.set_default("llama-3.3-70b-versatile", text("A nice chat about Zürich."))
     configured.set_default("qwen/qwen3-32b", http_error(500))
     configured.default = tool_call("save_memory", save_args())
@@ -71,7 +75,8 @@ def test_consolidate_prints_each_attempt_and_exits_0_when_saved(configured, tmp_
 
 
 def test_consolidate_exits_1_and_keeps_the_session_when_every_model_fails(
-        configured, tmp_path, capsys) -> None:
+    configured, tmp_path, capsys
+) -> None:
     configured.default = http_error(529)
     main(["import", str(transcript(tmp_path))])
     session_id = capsys.readouterr().out.strip()
@@ -84,8 +89,9 @@ def test_consolidate_exits_1_and_keeps_the_session_when_every_model_fails(
     assert MemoryStore().find_session(session_id).state == "pending"
 
 
-def test_consolidate_leaves_out_gateways_without_keys(configured, tmp_path, capsys,
-                                                      monkeypatch) -> None:
+def test_consolidate_leaves_out_gateways_without_keys(
+    configured, tmp_path, capsys, monkeypatch
+) -> None:
     monkeypatch.delenv("GROQ_API_KEY")
     configured.default = tool_call("save_memory", save_args())
     main(["import", str(transcript(tmp_path))])

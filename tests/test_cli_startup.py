@@ -21,19 +21,30 @@ for argv in {argvs!r}:
 
 
 def run_verbs(tmp_path: Path, argvs: list[list[str]], **env: str) -> list[str]:
-    done = subprocess.run([sys.executable, "-c", CHILD.format(argvs=argvs)], cwd=ROOT,
-                          env=subprocess_env(**env), capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD.format(argvs=argvs)],
+        cwd=ROOT,
+        env=subprocess_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     return [line for line in done.stderr.splitlines() if line.endswith(("True", "False"))]
 
 
 def test_verbs_that_send_nothing_never_import_litellm(tmp_path) -> None:
     transcript = tmp_path / "chat.jsonl"
     transcript.write_text("".join(json.dumps(m) + "\n" for m in SAMPLE_MESSAGES))
-    verbs = [["log"], ["memory", "show"], ["memory", "versions"], ["memory", "grep", "Ana"],
-             ["import", str(transcript)], ["log"],
-             # a pending session, but no model has a key: no request will be sent
-             ["consolidate"]]
+    verbs = [
+        ["log"],
+        ["memory", "show"],
+        ["memory", "versions"],
+        ["memory", "grep", "Ana"],
+        ["import", str(transcript)],
+        ["log"],
+        # a pending session, but no model has a key: no request will be sent
+        ["consolidate"],
+    ]
     lines = run_verbs(tmp_path, verbs)
     assert lines == [f"{' '.join(v[:2])} False" for v in verbs]
 
@@ -44,12 +55,17 @@ def test_a_verb_that_sends_a_request_imports_it(tmp_path, fake) -> None:
 
     config = tmp_path / "config"
     config.mkdir()
-    (config / "config.toml").write_text("".join(
-        f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n' for g in FAKE_GATEWAYS))
+    (config / "config.toml").write_text(
+        "".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n' for g in FAKE_GATEWAYS)
+    )
     fake.default = tool_call("save_memory", save_args())
     transcript = tmp_path / "chat.jsonl"
     transcript.write_text("".join(json.dumps(m) + "\n" for m in SAMPLE_MESSAGES))
-    lines = run_verbs(tmp_path, [["import", str(transcript)], ["consolidate"]],
-                      KEPT_CONFIG_DIR=str(config), **fake_keys())
+    lines = run_verbs(
+        tmp_path,
+        [["import", str(transcript)], ["consolidate"]],
+        KEPT_CONFIG_DIR=str(config),
+        **fake_keys(),
+    )
     assert lines == ["import " + str(transcript) + " False", "consolidate True"]
     assert fake.count() == 1

@@ -32,10 +32,20 @@ from tests.support import (
     save_args,
 )
 
-CHAIN = ("llama-3.3-70b-versatile", "qwen/qwen3-32b", "meta-llama/llama-4-scout-17b-16e-instruct",
-         "gpt-4.1-mini", "claude-haiku-4-5")  # as the providers name them
-CHAIN_IDS = ("llama-3.3-70b-versatile", "qwen3-32b", "llama-4-scout-17b-16e-instruct",
-             "gpt-4.1-mini", "claude-haiku-4-5")
+CHAIN = (
+    "llama-3.3-70b-versatile",
+    "qwen/qwen3-32b",
+    "meta-llama/llama-4-scout-17b-16e-instruct",
+    "gpt-4.1-mini",
+    "claude-haiku-4-5",
+)  # as the providers name them
+CHAIN_IDS = (
+    "llama-3.3-70b-versatile",
+    "qwen3-32b",
+    "llama-4-scout-17b-16e-instruct",
+    "gpt-4.1-mini",
+    "claude-haiku-4-5",
+)
 GATEWAY = ("groq", "groq", "groq", "openai", "anthropic")
 POLICY = replace(FAST_POLICY, attempt_deadline=0.6, stall_timeout=0.4)
 
@@ -46,8 +56,9 @@ def store() -> MemoryStore:
 
 
 def run_pending(store: MemoryStore, fake: FakeProvider, *, stream: bool = False, **kwargs):
-    return asyncio.run(consolidate_pending(store, fake_catalog(fake), policy=POLICY,
-                                           stream=stream, **kwargs))
+    return asyncio.run(
+        consolidate_pending(store, fake_catalog(fake), policy=POLICY, stream=stream, **kwargs)
+    )
 
 
 def healthy(fake: FakeProvider, **args: str) -> None:
@@ -64,10 +75,12 @@ FAULTS = {
     "tool call failed": tool_use_failed(),
     "prose instead of a tool call": text("Here is a summary of the conversation: ..."),
     "invalid JSON arguments": tool_call("save_memory", '{"history_entry": "x", "memory_'),
-    "wrong-typed arguments": tool_call("save_memory", {"history_entry": 42,
-                                                       "memory_update": ["a"]}),
-    "empty history entry": tool_call("save_memory", {"history_entry": " ",
-                                                     "memory_update": "# M\n"}),
+    "wrong-typed arguments": tool_call(
+        "save_memory", {"history_entry": 42, "memory_update": ["a"]}
+    ),
+    "empty history entry": tool_call(
+        "save_memory", {"history_entry": " ", "memory_update": "# M\n"}
+    ),
     "stall mid-stream": stall(),
     "error event mid-stream": error_event(),
     "cut connection": cut(),
@@ -85,8 +98,12 @@ def expected_saver(position: int, fault: str) -> int | None:
 
 
 MATRIX = [
-    pytest.param(fault, position, stream,
-                 id=f"{fault}-{CHAIN_IDS[position]}-{'stream' if stream else 'plain'}")
+    pytest.param(
+        fault,
+        position,
+        stream,
+        id=f"{fault}-{CHAIN_IDS[position]}-{'stream' if stream else 'plain'}",
+    )
     for fault in FAULTS
     for position in range(len(CHAIN))
     for stream in (False, True)
@@ -95,8 +112,7 @@ MATRIX = [
 
 
 @pytest.mark.parametrize(("fault", "position", "stream"), MATRIX)
-def test_every_fault_at_every_position_of_the_chain(store, fake, fault, position,
-                                                    stream) -> None:
+def test_every_fault_at_every_position_of_the_chain(store, fake, fault, position, stream) -> None:
     journal = pending_session(store)
     healthy(fake)
     for earlier in CHAIN[:position]:  # reach `position`: the models before it write prose
@@ -166,9 +182,16 @@ def test_the_prompt_carries_times_roles_tool_calls_and_languages(store, fake) ->
     run_pending(store, fake)
     body = fake.requests[0].body
     prompt = json.dumps(body["messages"], ensure_ascii=False)
-    for needle in ("USER:", "ASSISTANT (gpt-4.1-mini)", "called search_history",
-                   "Zürich", "日本語も話せますか", "少しだけ", "TOOL search_history",
-                   "the language the user wrote in"):
+    for needle in (
+        "USER:",
+        "ASSISTANT (gpt-4.1-mini)",
+        "called search_history",
+        "Zürich",
+        "日本語も話せますか",
+        "少しだけ",
+        "TOOL search_history",
+        "the language the user wrote in",
+    ):
         assert needle in prompt, needle
     assert "2026-11-20" in prompt
     assert body["tools"][0]["function"]["name"] == "save_memory"
@@ -186,8 +209,11 @@ def test_a_model_that_answers_the_json_in_text_is_accepted(store, fake) -> None:
 
 def test_escape_sequences_never_reach_the_files(store, fake) -> None:
     pending_session(store)
-    healthy(fake, entry="Cleared \x1b[2J\x1b]0;pwned\x07the screen\x00.",
-            memory="# M\n- \x1b[31mred\x1b[0m \u202etext\n")
+    healthy(
+        fake,
+        entry="Cleared \x1b[2J\x1b]0;pwned\x07the screen\x00.",
+        memory="# M\n- \x1b[31mred\x1b[0m \u202etext\n",
+    )
     run_pending(store, fake)
     for path in (store.memory_path, store.history_path):
         data = path.read_text()
@@ -222,9 +248,11 @@ def test_an_update_over_the_memory_budget_is_rejected(store, fake) -> None:
 def test_a_user_edit_during_consolidation_is_never_overwritten(store, fake) -> None:
     store.write_memory("# Me\n- likes tea\n")
     journal = pending_session(store)
-    fake.script(CHAIN[0],
-                tool_call("save_memory", save_args(memory="# Me\n- likes tea\n- Ana\n")),
-                tool_call("save_memory", save_args(memory="# Me\n- likes COFFEE\n- Ana\n")))
+    fake.script(
+        CHAIN[0],
+        tool_call("save_memory", save_args(memory="# Me\n- likes tea\n- Ana\n")),
+        tool_call("save_memory", save_args(memory="# Me\n- likes COFFEE\n- Ana\n")),
+    )
     edits = iter(["# Me\n- likes COFFEE\n"])
 
     def user_edits(attempt) -> None:
@@ -234,8 +262,11 @@ def test_a_user_edit_during_consolidation_is_never_overwritten(store, fake) -> N
             store.memory_path.write_text(edit)
 
     (segment,) = journal.pending
-    result = asyncio.run(consolidate(store, fake_catalog(fake), journal, segment,
-                                     policy=POLICY, on_attempt=user_edits))
+    result = asyncio.run(
+        consolidate(
+            store, fake_catalog(fake), journal, segment, policy=POLICY, on_attempt=user_edits
+        )
+    )
     assert result.saved
     assert fake.count(model=CHAIN[0]) == 2  # consolidated again against the edited text
     assert "likes COFFEE" in json.dumps(fake.requests[1].body["messages"])
@@ -256,8 +287,11 @@ def test_a_user_who_keeps_editing_keeps_the_session_pending_not_clobbered(store,
             store.memory_path.write_text(f"# Me\n- edit {next(count)}\n")
 
     (segment,) = journal.pending
-    result = asyncio.run(consolidate(store, fake_catalog(fake), journal, segment,
-                                     policy=POLICY, on_attempt=user_edits))
+    result = asyncio.run(
+        consolidate(
+            store, fake_catalog(fake), journal, segment, policy=POLICY, on_attempt=user_edits
+        )
+    )
     assert not result.saved
     assert "MEMORY.md changed while this session was being saved" in result.reason
     assert store.memory_path.read_text() == "# Me\n- edit 2\n"
@@ -268,18 +302,32 @@ def test_a_user_who_keeps_editing_keeps_the_session_pending_not_clobbered(store,
 def test_a_long_session_is_consolidated_in_parts_into_one_entry(store, fake) -> None:
     small = tuple(
         replace(e, context_window=4_000, fallback=None) if e.id == "gpt-4.1-mini" else e
-        for e in MODEL_CATALOG)
-    messages = [{"role": "user" if i % 2 == 0 else "assistant",
-                 "content": f"Message {i}: " + "lorem ipsum dolor sit amet " * 40}
-                for i in range(60)]
+        for e in MODEL_CATALOG
+    )
+    messages = [
+        {
+            "role": "user" if i % 2 == 0 else "assistant",
+            "content": f"Message {i}: " + "lorem ipsum dolor sit amet " * 40,
+        }
+        for i in range(60)
+    ]
     pending_session(store, messages)
-    store.settings = replace(store.settings, consolidation_model="gpt-4.1-mini",
-                             memory_max_chars=1_000)
-    fake.script("gpt-4.1-mini", *[tool_call("save_memory", save_args(
-        entry=f"Parts 1-{i} discussed lorem ipsum.", memory=f"# M\n- part {i}\n"))
-        for i in range(1, 40)])
-    results = asyncio.run(consolidate_pending(store, fake_catalog(fake, entries=small),
-                                              policy=POLICY))
+    store.settings = replace(
+        store.settings, consolidation_model="gpt-4.1-mini", memory_max_chars=1_000
+    )
+    fake.script(
+        "gpt-4.1-mini",
+        *[
+            tool_call(
+                "save_memory",
+                save_args(entry=f"Parts 1-{i} discussed lorem ipsum.", memory=f"# M\n- part {i}\n"),
+            )
+            for i in range(1, 40)
+        ],
+    )
+    results = asyncio.run(
+        consolidate_pending(store, fake_catalog(fake, entries=small), policy=POLICY)
+    )
     assert results[0].saved
     parts = fake.count(model="gpt-4.1-mini")
     assert parts > 2
@@ -327,8 +375,7 @@ def test_an_unknown_consolidation_model_keeps_the_session_pending(store, fake) -
     assert store.find_session(journal.id).state == "pending"
 
 
-def test_compaction_consolidates_the_older_part_and_keeps_the_journal_whole(store,
-                                                                            fake) -> None:
+def test_compaction_consolidates_the_older_part_and_keeps_the_journal_whole(store, fake) -> None:
     store.settings = replace(store.settings, session_max_messages=10, session_keep_messages=4)
     session = LiveSession.resume_or_start(store, "gpt-4.1-mini")
     for i in range(12):
@@ -337,8 +384,7 @@ def test_compaction_consolidates_the_older_part_and_keeps_the_journal_whole(stor
     segment = session.compact()
     assert segment is not None and segment.start == 0
     assert session.messages[segment.end]["role"] == "user"
-    assert [m["content"] for m in session.context()] == \
-        [f"m{i}" for i in range(segment.end, 12)]
+    assert [m["content"] for m in session.context()] == [f"m{i}" for i in range(segment.end, 12)]
     healthy(fake)
     (result,) = run_pending(store, fake)
     assert result.saved
@@ -355,7 +401,6 @@ def test_compaction_consolidates_the_older_part_and_keeps_the_journal_whole(stor
 
 def test_the_consolidation_chain_is_composed_unless_a_model_is_chosen() -> None:
     assert MemorySettings().consolidation_model == ""
-
 
 
 def test_a_failing_head_costs_the_first_session_only(store, fake) -> None:

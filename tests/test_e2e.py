@@ -34,15 +34,34 @@ class Terminal:
         self.socket = f"kept-test-{os.getpid()}-{name}"
 
     def tmux(self, *args: str) -> str:
-        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True,
-                              text=True, check=False).stdout
+        return subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=False
+        ).stdout
 
-    def start(self, command: list[str], env: dict[str, str],
-              size: tuple[int, int] = (100, 30)) -> None:
+    def start(
+        self, command: list[str], env: dict[str, str], size: tuple[int, int] = (100, 30)
+    ) -> None:
         exports = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
-        subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", "new-session", "-d",
-                        "-s", "kept", "-x", str(size[0]), "-y", str(size[1]), *exports, *command],
-                       check=True)
+        subprocess.run(
+            [
+                "tmux",
+                "-L",
+                self.socket,
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                "kept",
+                "-x",
+                str(size[0]),
+                "-y",
+                str(size[1]),
+                *exports,
+                *command,
+            ],
+            check=True,
+        )
         self.tmux("set-option", "-t", "kept", "remain-on-exit", "on")
 
     def screen(self) -> str:
@@ -54,8 +73,7 @@ class Terminal:
     def type(self, text: str) -> None:
         self.tmux("send-keys", "-t", "kept", "-l", text)
 
-    def wait_until(self, condition: Callable[[str], bool], what: str,
-                   timeout: float = 60.0) -> str:
+    def wait_until(self, condition: Callable[[str], bool], what: str, timeout: float = 60.0) -> str:
         """Poll the screen until `condition` holds: the terminal has no event to wait on."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -80,16 +98,24 @@ class Terminal:
 
 def test_chat_new_session_and_quit_write_memory(fake: FakeProvider, tmp_path: Path) -> None:
     fake.default = text("Hello from the fake provider.")
-    fake.set_default("llama-3.3-70b-versatile", tool_call("save_memory", save_args(
-        entry="Ana said hello from a real terminal.")))
+    fake.set_default(
+        "llama-3.3-70b-versatile",
+        tool_call("save_memory", save_args(entry="Ana said hello from a real terminal.")),
+    )
     path = config_path()
     path.parent.mkdir(parents=True)
-    path.write_text("".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n'
-                            for g in FAKE_GATEWAYS) + '[app]\nmodel = "gpt-4.1-mini"\n')
-    env = {"KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
-           "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"],
-           "HOME": str(tmp_path), "TERM": "xterm-256color", "PYTHON_KEYRING_BACKEND":
-           "keyring.backends.fail.Keyring", **fake_keys()}
+    path.write_text(
+        "".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n' for g in FAKE_GATEWAYS)
+        + '[app]\nmodel = "gpt-4.1-mini"\n'
+    )
+    env = {
+        "KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
+        "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"],
+        "HOME": str(tmp_path),
+        "TERM": "xterm-256color",
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+        **fake_keys(),
+    }
     terminal = Terminal("e2e")
     terminal.start([str(KEPT)], env)
     try:
@@ -99,8 +125,9 @@ def test_chat_new_session_and_quit_write_memory(fake: FakeProvider, tmp_path: Pa
         terminal.wait_until(lambda s: "Hello from the fake provider." in s, "the reply")
         terminal.type("/new")
         terminal.keys("Enter")
-        terminal.wait_until(lambda s: "Memory saved (llama-3.3-70b-versatile" in s,
-                            "memory to be saved")
+        terminal.wait_until(
+            lambda s: "Memory saved (llama-3.3-70b-versatile" in s, "memory to be saved"
+        )
         terminal.keys("C-q")
         terminal.wait_until(lambda s: terminal.exited(), "kept to quit", timeout=30)
     finally:
@@ -118,17 +145,24 @@ def test_kept_ask_on_a_terminal_renders_markdown(fake: FakeProvider, tmp_path: P
     fake.default = tool_call("save_memory", save_args(entry="Asked for a camping plan."))
     path = config_path()
     path.parent.mkdir(parents=True)
-    path.write_text("".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n'
-                            for g in FAKE_GATEWAYS) + '[app]\nmodel = "gpt-4.1-mini"\n')
-    env = {"KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
-           "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"],
-           "HOME": str(tmp_path), "TERM": "xterm-256color", "PYTHON_KEYRING_BACKEND":
-           "keyring.backends.fail.Keyring", **fake_keys()}
+    path.write_text(
+        "".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n' for g in FAKE_GATEWAYS)
+        + '[app]\nmodel = "gpt-4.1-mini"\n'
+    )
+    env = {
+        "KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
+        "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"],
+        "HOME": str(tmp_path),
+        "TERM": "xterm-256color",
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+        **fake_keys(),
+    }
     terminal = Terminal("ask")
     terminal.start([str(KEPT), "ask", "a camping plan"], env)
     try:
-        screen = terminal.wait_until(lambda s: terminal.exited() and "tent" in s,
-                                     "the answer and the exit")
+        screen = terminal.wait_until(
+            lambda s: terminal.exited() and "tent" in s, "the answer and the exit"
+        )
     finally:
         terminal.kill()
     assert "• pack the tent" in screen  # rendered: a bullet, no ** or backticks
@@ -140,8 +174,9 @@ def test_kept_ask_on_a_terminal_renders_markdown(fake: FakeProvider, tmp_path: P
         time.sleep(0.1)
 
 
-def test_continue_a_past_session_from_the_sessions_browser(fake: FakeProvider,
-                                                           tmp_path: Path) -> None:
+def test_continue_a_past_session_from_the_sessions_browser(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
     from tests.test_sessions import saved_session
 
     store = MemoryStore().ensure()
@@ -150,12 +185,18 @@ def test_continue_a_past_session_from_the_sessions_browser(fake: FakeProvider,
     fake.default = tool_call("save_memory", save_args(entry="Ana chose May for Lisbon."))
     path = config_path()
     path.parent.mkdir(parents=True)
-    path.write_text("".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n'
-                            for g in FAKE_GATEWAYS) + '[app]\nmodel = "gpt-4.1-mini"\n')
-    env = {"KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
-           "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"],
-           "HOME": str(tmp_path), "TERM": "xterm-256color", "PYTHON_KEYRING_BACKEND":
-           "keyring.backends.fail.Keyring", **fake_keys()}
+    path.write_text(
+        "".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n' for g in FAKE_GATEWAYS)
+        + '[app]\nmodel = "gpt-4.1-mini"\n'
+    )
+    env = {
+        "KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
+        "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"],
+        "HOME": str(tmp_path),
+        "TERM": "xterm-256color",
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+        **fake_keys(),
+    }
     terminal = Terminal("continue")
     terminal.start([str(KEPT)], env)
     try:
@@ -166,8 +207,10 @@ def test_continue_a_past_session_from_the_sessions_browser(fake: FakeProvider,
         terminal.wait_until(lambda s: "1 of 2 sessions" in s, "the filter")
         terminal.keys("Down")
         terminal.keys("c")
-        terminal.wait_until(lambda s: "Lisbon is lovely." in s and "Message Kept" in s,
-                            "the continued session in the chat")
+        terminal.wait_until(
+            lambda s: "Lisbon is lovely." in s and "Message Kept" in s,
+            "the continued session in the chat",
+        )
         terminal.type("When should I go?")
         terminal.keys("Enter")
         terminal.wait_until(lambda s: "May is best." in s, "the reply")

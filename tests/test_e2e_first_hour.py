@@ -14,16 +14,21 @@ from tests.test_e2e import KEPT, Terminal
 def _environment(fake: FakeProvider, tmp_path: Path, *, keys: bool = True) -> dict[str, str]:
     path = config_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n'
-                            for g in FAKE_GATEWAYS) + '[app]\nmodel = "gpt-4.1-mini"\n')
-    return {"KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
-            "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"],
-            "HOME": str(tmp_path), "TERM": "xterm-256color", "PYTHON_KEYRING_BACKEND":
-            "keyring.backends.fail.Keyring", **(fake_keys() if keys else {})}
+    path.write_text(
+        "".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n' for g in FAKE_GATEWAYS)
+        + '[app]\nmodel = "gpt-4.1-mini"\n'
+    )
+    return {
+        "KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
+        "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"],
+        "HOME": str(tmp_path),
+        "TERM": "xterm-256color",
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+        **(fake_keys() if keys else {}),
+    }
 
 
-def test_alt_enter_adds_a_line_as_the_terminal_sends_it(fake: FakeProvider,
-                                                        tmp_path: Path) -> None:
+def test_alt_enter_adds_a_line_as_the_terminal_sends_it(fake: FakeProvider, tmp_path: Path) -> None:
     """tmux's M-Enter and the raw ESC CR of xterm-style terminals add a line; Enter sends."""
     fake.default = text("Three lines received.")
     terminal = Terminal("alt-enter")
@@ -49,8 +54,7 @@ def test_alt_enter_adds_a_line_as_the_terminal_sends_it(fake: FakeProvider,
     assert sent[-1]["content"] == "line one\nline two\nline three"
 
 
-def test_a_first_hour_at_80x24_shows_every_screen_whole(fake: FakeProvider,
-                                                        tmp_path: Path) -> None:
+def test_a_first_hour_at_80x24_shows_every_screen_whole(fake: FakeProvider, tmp_path: Path) -> None:
     """Onboarding → chat → /new → /memory → /keys → quit, in a 80x24 terminal: each screen
     shows its text whole (the status bar's cost, /memory's keys, /keys' buttons)."""
     import json
@@ -58,18 +62,27 @@ def test_a_first_hour_at_80x24_shows_every_screen_whole(fake: FakeProvider,
     from tests.support import save_args
 
     fake.served = ["llama3.2"]
-    fake.script("llama3.2", text("ok"), text("Hello Ana, from your local model."),
-                text(json.dumps(save_args(entry="Ana said hello at 80x24."))))
-    env = {"KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
-           "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"], "HOME": str(tmp_path),
-           "TERM": "xterm-256color",
-           "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+    fake.script(
+        "llama3.2",
+        text("ok"),
+        text("Hello Ana, from your local model."),
+        text(json.dumps(save_args(entry="Ana said hello at 80x24."))),
+    )
+    env = {
+        "KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
+        "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"],
+        "HOME": str(tmp_path),
+        "TERM": "xterm-256color",
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+    }
     url = fake.base_url("local").removesuffix("/v1")
     terminal = Terminal("first-hour")
     terminal.start([str(KEPT)], env, size=(80, 24))
     try:
-        terminal.wait_until(lambda s: "Or a local server" in s and "Use local server" in s,
-                            "the welcome screen, its buttons in sight")
+        terminal.wait_until(
+            lambda s: "Or a local server" in s and "Use local server" in s,
+            "the welcome screen, its buttons in sight",
+        )
         for _ in range(5):  # keys sent the instant the dialog is drawn may precede its focus
             terminal.keys("C-e", "C-u")
             terminal.type(url)
@@ -81,30 +94,41 @@ def test_a_first_hour_at_80x24_shows_every_screen_whole(fake: FakeProvider,
         terminal.keys("Enter")
         terminal.wait_until(lambda s: "pick one with the arrows" in s, "the server's models")
         terminal.keys("Enter")
-        terminal.wait_until(lambda s: "Message Kept" in s and "Or a local server" not in s,
-                            "the chat")
+        terminal.wait_until(
+            lambda s: "Message Kept" in s and "Or a local server" not in s, "the chat"
+        )
         terminal.type("Hello, I'm Ana.")
         terminal.keys("Enter")
-        screen = terminal.wait_until(lambda s: "Hello Ana, from your local model." in s
-                                     and "$0." in s, "the reply and the whole status bar")
+        screen = terminal.wait_until(
+            lambda s: "Hello Ana, from your local model." in s and "$0." in s,
+            "the reply and the whole status bar",
+        )
         assert "llama3.2 · " in screen
         terminal.type("/new")
         terminal.keys("Enter")
-        terminal.wait_until(lambda s: "Memory saved (" in s and "New session started." in s,
-                            "memory to be saved")
+        terminal.wait_until(
+            lambda s: "Memory saved (" in s and "New session started." in s, "memory to be saved"
+        )
         terminal.type("/memory")
         terminal.keys("Enter")
-        terminal.wait_until(lambda s: "Name: Ana" in s and "1–5: tabs" in s,
-                            "/memory with its keys in sight")
+        terminal.wait_until(
+            lambda s: "Name: Ana" in s and "1–5: tabs" in s, "/memory with its keys in sight"
+        )
         terminal.keys("3")  # 1 MEMORY.md, 2 INSTRUCTIONS.md, 3 History
         terminal.wait_until(lambda s: "Ana said hello at 80x24." in s, "the history tab")
         terminal.keys("Escape")
         terminal.wait_until(lambda s: "Message Kept" in s, "the chat again")
         terminal.type("/keys")
         terminal.keys("Enter")
-        terminal.wait_until(lambda s: "API keys" in s and "DEEPSEEK_API_KEY" in s
-                            and "Close" in s and "No OS keyring" in s,
-                            "/keys whole: every gateway, the buttons, the keyring note")
+        terminal.wait_until(
+            lambda s: (
+                "API keys" in s
+                and "DEEPSEEK_API_KEY" in s
+                and "Close" in s
+                and "No OS keyring" in s
+            ),
+            "/keys whole: every gateway, the buttons, the keyring note",
+        )
         terminal.keys("Escape")
         terminal.wait_until(lambda s: "Message Kept" in s, "the chat again")
         terminal.keys("C-q")

@@ -58,33 +58,51 @@ def walk(terminal: Terminal, url: str, expect_reply: str | None, patience: float
     terminal.keys("Enter")
     terminal.wait_until(lambda s: "pick one with the arrows" in s, "the server's models")
     terminal.keys("Enter")
-    terminal.wait_until(lambda s: "Message Kept" in s and "Welcome to Kept" not in s,
-                        "the chat screen", timeout=patience)
+    terminal.wait_until(
+        lambda s: "Message Kept" in s and "Welcome to Kept" not in s,
+        "the chat screen",
+        timeout=patience,
+    )
     terminal.type("Hello, I'm Ana from Zurich.")
     terminal.keys("Enter")
     if expect_reply:
         terminal.wait_until(lambda s: expect_reply in s, "the reply", timeout=patience)
     else:  # a real model: its reply is whatever it is; the status bar counts its tokens
-        terminal.wait_until(lambda s: "· 0 tokens" not in s and "tokens" in s, "the reply",
-                            timeout=patience)
+        terminal.wait_until(
+            lambda s: "· 0 tokens" not in s and "tokens" in s, "the reply", timeout=patience
+        )
     terminal.type("/new")
     terminal.keys("Enter")
-    terminal.wait_until(lambda s: "Memory saved (" in s, "memory to be saved",
-                        timeout=patience)
+    terminal.wait_until(lambda s: "Memory saved (" in s, "memory to be saved", timeout=patience)
     terminal.keys("C-q")
     terminal.wait_until(lambda s: terminal.exited(), "kept to quit", timeout=60)
 
 
-def run_kept(tmp_path: Path, name: str, url: str, reply: str | None,
-             patience: float) -> list[str]:
+def run_kept(tmp_path: Path, name: str, url: str, reply: str | None, patience: float) -> list[str]:
     trace = tmp_path / "connections.strace"
-    env = {"KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
-           "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"], "HOME": str(tmp_path),
-           "TERM": "xterm-256color",
-           "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+    env = {
+        "KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
+        "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"],
+        "HOME": str(tmp_path),
+        "TERM": "xterm-256color",
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+    }
     terminal = Terminal(name)
-    terminal.start(["strace", "-f", "-qq", "-e", "trace=connect", "-e", "signal=none",
-                    "-o", str(trace), str(KEPT)], env)
+    terminal.start(
+        [
+            "strace",
+            "-f",
+            "-qq",
+            "-e",
+            "trace=connect",
+            "-e",
+            "signal=none",
+            "-o",
+            str(trace),
+            str(KEPT),
+        ],
+        env,
+    )
     try:
         walk(terminal, url, reply, patience)
     finally:
@@ -93,12 +111,22 @@ def run_kept(tmp_path: Path, name: str, url: str, reply: str | None,
 
 
 def test_a_local_only_user_gets_memory_saved_and_nothing_leaves_the_machine(
-        fake: FakeProvider, tmp_path: Path) -> None:
+    fake: FakeProvider, tmp_path: Path
+) -> None:
     fake.served = ["llama3.2"]
-    fake.script("llama3.2", text("ok"), text("Hello Ana, from your local model."),
-                text(json.dumps(save_args(entry="Ana from Zurich said hello locally."))))
-    connections = run_kept(tmp_path, "local", fake.base_url("local").removesuffix("/v1"),
-                           "Hello Ana, from your local model.", 120)
+    fake.script(
+        "llama3.2",
+        text("ok"),
+        text("Hello Ana, from your local model."),
+        text(json.dumps(save_args(entry="Ana from Zurich said hello locally."))),
+    )
+    connections = run_kept(
+        tmp_path,
+        "local",
+        fake.base_url("local").removesuffix("/v1"),
+        "Hello Ana, from your local model.",
+        120,
+    )
     store = MemoryStore()
     assert store.memory_path.read_text() == save_args()["memory_update"]
     (entry,) = store.history_entries()
@@ -121,10 +149,11 @@ def test_a_local_only_user_gets_memory_saved_by_a_real_model(tmp_path: Path) -> 
 def test_strace_output_is_read_as_addresses(tmp_path: Path) -> None:
     trace = tmp_path / "t.strace"
     trace.write_text(
-        '12 connect(3, {sa_family=AF_INET, sin_port=htons(443), '
+        "12 connect(3, {sa_family=AF_INET, sin_port=htons(443), "
         'sin_addr=inet_addr("104.18.1.1")}, 16) = -1 EINPROGRESS\n'
         '12 connect(4, {sa_family=AF_UNIX, sun_path="/run/dbus"}, 110) = 0\n'
-        '13 connect(5, {sa_family=AF_INET6, sin6_port=htons(80), sin6_flowinfo=htonl(0), '
-        'inet_pton(AF_INET6, "::1", &sin6_addr), sin6_scope_id=0}, 28) = 0\n')
+        "13 connect(5, {sa_family=AF_INET6, sin6_port=htons(80), sin6_flowinfo=htonl(0), "
+        'inet_pton(AF_INET6, "::1", &sin6_addr), sin6_scope_id=0}, 28) = 0\n'
+    )
     assert outgoing(trace) == ["104.18.1.1", "::1"]
     assert subprocess.run(["strace", "-V"], capture_output=True, check=False).returncode == 0

@@ -32,6 +32,7 @@ def read_at_once(app, *keys: str) -> None:
 
 # --- 1. keys --------------------------------------------------------------------------------
 
+
 def test_the_parser_reads_esc_cr_as_alt_enter() -> None:
     from textual._xterm_parser import XTermParser
 
@@ -61,8 +62,10 @@ def test_tab_then_enter_in_one_read_completes_before_sending(fake: FakeProvider)
 
 # --- 2. a broken stream ---------------------------------------------------------------------
 
+
 def test_a_broken_stream_keeps_the_partial_reply_on_screen_and_in_the_journal(
-        fake: FakeProvider) -> None:
+    fake: FakeProvider,
+) -> None:
     from app.widgets.message import MessageView
     from tests.fakes.provider import cut
     from tests.support import send
@@ -88,6 +91,7 @@ def test_a_broken_stream_keeps_the_partial_reply_on_screen_and_in_the_journal(
 
 # --- 8. failure notices ---------------------------------------------------------------------
 
+
 def free_port() -> int:
     import socket
 
@@ -107,12 +111,17 @@ def local_app(base_url: str, env: dict[str, str] | None = None, model: str = "sm
     from memory import MemorySettings, MemoryStore
     from tests.support import FAST_POLICY
 
-    config = parse_catalog_config(tomllib.loads(
-        f'[gateways.local]\nbase_url = "{base_url}"\n\n[[models]]\nid = "smollm2"\n'))
+    config = parse_catalog_config(
+        tomllib.loads(f'[gateways.local]\nbase_url = "{base_url}"\n\n[[models]]\nid = "smollm2"\n')
+    )
     settings = Settings(AppSettings(model=model), MemorySettings(attempt_deadline=5.0), ())
-    return KeptApp(store=MemoryStore(settings=settings.memory), settings=settings,
-                   catalog=Catalog(config=config, keys=KeyStore(environ=env or {})),
-                   policy=FAST_POLICY, config_path=config_path())
+    return KeptApp(
+        store=MemoryStore(settings=settings.memory),
+        settings=settings,
+        catalog=Catalog(config=config, keys=KeyStore(environ=env or {})),
+        policy=FAST_POLICY,
+        config_path=config_path(),
+    )
 
 
 async def failure_of(app) -> str:
@@ -146,6 +155,7 @@ def test_a_refused_local_server_is_named_and_not_sent_to_keys() -> None:
 
 
 # --- 7. the status bar ----------------------------------------------------------------------
+
 
 def test_a_brand_new_data_folder_does_not_say_memory_saved(fake: FakeProvider) -> None:
     from tests.support import settle
@@ -217,6 +227,7 @@ def test_one_failing_memory_job_of_two_leaves_the_counter_right(fake, monkeypatc
 
 # --- 15. small ones -------------------------------------------------------------------------
 
+
 def test_kept_version(capsys) -> None:
     import pytest
 
@@ -228,8 +239,9 @@ def test_kept_version(capsys) -> None:
     assert capsys.readouterr().out.startswith("kept 0.")
 
 
-def test_consolidate_prints_each_sessions_attempts_before_its_line(fake, capsys,
-                                                                  monkeypatch) -> None:
+def test_consolidate_prints_each_sessions_attempts_before_its_line(
+    fake, capsys, monkeypatch
+) -> None:
     from app.cli import main
     from catalog import config_path
     from memory import MemoryStore
@@ -238,8 +250,9 @@ def test_consolidate_prints_each_sessions_attempts_before_its_line(fake, capsys,
 
     path = config_path()
     path.parent.mkdir(parents=True)
-    path.write_text("".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n'
-                            for g in FAKE_GATEWAYS))
+    path.write_text(
+        "".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n' for g in FAKE_GATEWAYS)
+    )
     for name, value in fake_keys().items():
         monkeypatch.setenv(name, value)
     fake.set_default("llama-3.3-70b-versatile", http_error(400))
@@ -250,7 +263,8 @@ def test_consolidate_prints_each_sessions_attempts_before_its_line(fake, capsys,
     lines = capsys.readouterr().out.splitlines()
     sessions = [i for i, line in enumerate(lines) if line.startswith("Session ")]
     assert len(sessions) == 2 and {first.id, second.id} <= {
-        lines[i].split()[1].rstrip(":") for i in sessions}
+        lines[i].split()[1].rstrip(":") for i in sessions
+    }
     assert lines[0].startswith("  llama-3.3-70b-versatile")
     assert lines[sessions[0] + 1].startswith("  llama-3.3-70b-versatile"), lines
 
@@ -275,8 +289,9 @@ def notices(app) -> list[str]:
     return [str(n.message) for n in app._notifications]
 
 
-def test_export_goes_to_the_exports_folder_and_names_a_bad_path(fake, tmp_path,
-                                                                monkeypatch) -> None:
+def test_export_goes_to_the_exports_folder_and_names_a_bad_path(
+    fake, tmp_path, monkeypatch
+) -> None:
     monkeypatch.chdir(tmp_path)
 
     async def scenario():
@@ -357,6 +372,7 @@ def test_the_licence_is_an_spdx_string_so_setup_does_not_warn() -> None:
 
 # --- 4. a data folder that cannot be used ---------------------------------------------------
 
+
 def test_every_verb_and_the_app_name_a_data_folder_that_is_a_file(tmp_path) -> None:
     import subprocess
     import sys
@@ -367,18 +383,35 @@ def test_every_verb_and_the_app_name_a_data_folder_that_is_a_file(tmp_path) -> N
     kept = Path(sys.executable).with_name("kept")
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("x")
-    env = subprocess_env(KEPT_DATA_DIR=str(blocker), KEPT_CONFIG_DIR=str(tmp_path / "c"),
-                         PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
-    for argv in ([], ["memory", "grep", "x"], ["memory", "show"], ["log"], ["doctor"],
-                 ["consolidate"], ["memory", "versions"]):
-        done = subprocess.run([str(kept), *argv], env=env, capture_output=True, text=True,
-                              timeout=120, stdin=subprocess.DEVNULL)
+    env = subprocess_env(
+        KEPT_DATA_DIR=str(blocker),
+        KEPT_CONFIG_DIR=str(tmp_path / "c"),
+        PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
+    )
+    for argv in (
+        [],
+        ["memory", "grep", "x"],
+        ["memory", "show"],
+        ["log"],
+        ["doctor"],
+        ["consolidate"],
+        ["memory", "versions"],
+    ):
+        done = subprocess.run(
+            [str(kept), *argv],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
         assert done.returncode == 2, (argv, done.stdout, done.stderr)
         assert "Traceback" not in done.stderr
         assert str(blocker) in done.stderr and done.stderr.count("\n") == 1, (argv, done.stderr)
 
 
 # --- 6. kept import -------------------------------------------------------------------------
+
 
 def test_import_rejects_a_message_with_no_text_naming_the_line(tmp_path, capsys) -> None:
     from app.cli import main
@@ -396,16 +429,22 @@ def test_import_keeps_the_original_times(tmp_path, capsys) -> None:
     from memory import MemoryStore
 
     path = tmp_path / "chat.jsonl"
-    path.write_text('{"role":"user","content":"a","timestamp":"2026-11-20T09:15:00Z"}\n'
-                    '{"role":"assistant","content":"b","created_at":1763630160}\n'
-                    '{"role":"user","content":"c","time":"2026-11-20T09:17:00+00:00"}\n')
+    path.write_text(
+        '{"role":"user","content":"a","timestamp":"2026-11-20T09:15:00Z"}\n'
+        '{"role":"assistant","content":"b","created_at":1763630160}\n'
+        '{"role":"user","content":"c","time":"2026-11-20T09:17:00+00:00"}\n'
+    )
     assert main(["import", str(path)]) == 0
     (journal,) = MemoryStore().pending_sessions()
     assert [m["time"] for m in journal.messages] == [
-        "2026-11-20T09:15:00+00:00", "2025-11-20T09:16:00+00:00", "2026-11-20T09:17:00+00:00"]
+        "2026-11-20T09:15:00+00:00",
+        "2025-11-20T09:16:00+00:00",
+        "2026-11-20T09:17:00+00:00",
+    ]
 
 
 # --- 5. kept doctor -------------------------------------------------------------------------
+
 
 def test_doctor_names_an_unknown_app_model_and_a_bad_consolidation_model(capsys) -> None:
     from app.cli import main
@@ -439,6 +478,7 @@ def test_bad_toml_is_one_problem_in_doctor_and_one_notice_in_the_app(capsys) -> 
 
 # --- 12. models -----------------------------------------------------------------------------
 
+
 def test_picking_a_model_with_no_key_warns(fake: FakeProvider) -> None:
     async def scenario():
         app = make_app(fake, env={"OPENAI_API_KEY": "sk-test-0123456789"})
@@ -461,8 +501,7 @@ def test_the_picker_shows_a_local_model_as_local_not_key(fake: FakeProvider) -> 
             await pilot.press("ctrl+o")
             while not isinstance(app.screen, ModelPicker):
                 await pilot.pause()
-            (option,) = [o for o in app.screen.query_one("#models").options
-                         if o.id == "smollm2"]
+            (option,) = [o for o in app.screen.query_one("#models").options if o.id == "smollm2"]
             assert "local" in str(option.prompt) and "key ✓" not in str(option.prompt)
 
     run(scenario)
@@ -475,6 +514,7 @@ def test_an_unknown_app_model_falls_back_to_one_that_can_answer(fake) -> None:
 
 
 # --- 9. onboarding --------------------------------------------------------------------------
+
 
 def status_text(screen, selector: str) -> str:
     return str(screen.query_one(selector).content)
@@ -489,7 +529,8 @@ async def until(pilot, condition, what: str) -> None:
 
 
 def test_onboarding_tests_a_key_before_saving_it_and_picks_the_balanced_tier(
-        fake: FakeProvider, memory_keyring) -> None:
+    fake: FakeProvider, memory_keyring
+) -> None:
     from textual.widgets import Input, Select
 
     from app.screens.onboarding import OnboardingScreen
@@ -506,8 +547,11 @@ def test_onboarding_tests_a_key_before_saving_it_and_picks_the_balanced_tier(
             assert app.focused.id == "key"  # the first keystroke is not lost
             screen.query_one("#gateway", Select).value = "openai"
             await pilot.press(*"sk-bad-0123456789", "enter")
-            await until(pilot, lambda: "not saved" in status_text(screen, "#onboarding-status"),
-                        "the refusal")
+            await until(
+                pilot,
+                lambda: "not saved" in status_text(screen, "#onboarding-status"),
+                "the refusal",
+            )
             assert memory_keyring.secrets == {}
             fake.default = text("ok")
             screen.query_one("#key", Input).value = "sk-good-0123456789"
@@ -521,8 +565,10 @@ def test_onboarding_tests_a_key_before_saving_it_and_picks_the_balanced_tier(
 
 # --- 10. /keys ------------------------------------------------------------------------------
 
+
 def test_keys_opens_on_the_gateway_list_tests_cheaply_and_confirms_delete(
-        fake: FakeProvider, memory_keyring) -> None:
+    fake: FakeProvider, memory_keyring
+) -> None:
     from textual.widgets import OptionList
 
     from app.screens.keys import KeysScreen
@@ -545,22 +591,31 @@ def test_keys_opens_on_the_gateway_list_tests_cheaply_and_confirms_delete(
                 await pilot.press("down")
             fake.default = http_error(401)
             await pilot.click("#test")
-            await until(pilot, lambda: "did not answer" in status_text(screen, "#key-status"),
-                        "the test")
+            await until(
+                pilot, lambda: "did not answer" in status_text(screen, "#key-status"), "the test"
+            )
             said = status_text(screen, "#key-status")
             assert "check it with /keys" not in said
             model = fake.requests[-1].body["model"]
-            assert model != "o3" and model == min(
-                (e for e in app.catalog.entries if e.gateway == "openai"),
-                key=lambda e: app.catalog.pricing(e).input_per_token
-                + app.catalog.pricing(e).output_per_token).id
+            assert (
+                model != "o3"
+                and model
+                == min(
+                    (e for e in app.catalog.entries if e.gateway == "openai"),
+                    key=lambda e: (
+                        app.catalog.pricing(e).input_per_token
+                        + app.catalog.pricing(e).output_per_token
+                    ),
+                ).id
+            )
             screen.query_one("#delete").press()
             await pilot.pause()
             assert ("kept", "openai") in memory_keyring.secrets
             assert "again" in status_text(screen, "#key-status")
             screen.query_one("#delete").press()
-            await until(pilot, lambda: ("kept", "openai") not in memory_keyring.secrets,
-                        "the deletion")
+            await until(
+                pilot, lambda: ("kept", "openai") not in memory_keyring.secrets, "the deletion"
+            )
 
     run(scenario)
 
@@ -615,11 +670,19 @@ def child(code: str, tmp_path) -> str:
 
     from tests.conftest import subprocess_env
 
-    env = subprocess_env(KEPT_DATA_DIR=os.environ["KEPT_DATA_DIR"],
-                         KEPT_CONFIG_DIR=os.environ["KEPT_CONFIG_DIR"],
-                         PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                          text=True, timeout=300, cwd=Path(__file__).parents[1])
+    env = subprocess_env(
+        KEPT_DATA_DIR=os.environ["KEPT_DATA_DIR"],
+        KEPT_CONFIG_DIR=os.environ["KEPT_CONFIG_DIR"],
+        PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).parents[1],
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()[-1]
 
@@ -633,6 +696,7 @@ def test_consolidate_with_nothing_to_send_does_not_load_litellm(tmp_path) -> Non
 
 
 # --- 14. /memory ----------------------------------------------------------------------------
+
 
 def test_memory_tabs_by_number_history_by_date_and_angle_brackets_shown(fake) -> None:
     from textual.widgets import Markdown, TabbedContent
@@ -670,6 +734,7 @@ def test_memory_tabs_by_number_history_by_date_and_angle_brackets_shown(fake) ->
 
 
 # --- 3. /keys fits ----------------------------------------------------------------------------
+
 
 def test_keys_result_and_buttons_are_in_sight_at_60x20(fake: FakeProvider) -> None:
     from textual.containers import VerticalScroll

@@ -22,8 +22,17 @@ ROOT = Path(__file__).parent.parent
 
 
 def entry(model_id: str, gateway: str, fallback: str | None = None) -> ModelEntry:
-    return ModelEntry(model_id, model_id, "fast", "", gateway, fallback=fallback,
-                      context_window=100_000, input_per_mtok=1.0, output_per_mtok=2.0)
+    return ModelEntry(
+        model_id,
+        model_id,
+        "fast",
+        "",
+        gateway,
+        fallback=fallback,
+        context_window=100_000,
+        input_per_mtok=1.0,
+        output_per_mtok=2.0,
+    )
 
 
 PAIR = (entry("primary", "openai", "backup"), entry("backup", "anthropic"))
@@ -39,8 +48,15 @@ class Clock:
 
 def walk(fake: FakeProvider, book: HealthBook, entries=PAIR, **kwargs):
     kwargs.setdefault("policy", FAST_POLICY)
-    return asyncio.run(complete(fake_catalog(fake, entries=entries, env=kwargs.pop(
-        "env", None)), "primary", MESSAGES, health=book, **kwargs))
+    return asyncio.run(
+        complete(
+            fake_catalog(fake, entries=entries, env=kwargs.pop("env", None)),
+            "primary",
+            MESSAGES,
+            health=book,
+            **kwargs,
+        )
+    )
 
 
 def test_a_failing_model_costs_one_walk_then_goes_last(fake, tmp_path) -> None:
@@ -171,13 +187,17 @@ def test_the_book_stays_small_and_survives_damage(tmp_path) -> None:
 
 def test_two_processes_never_lose_each_others_updates(tmp_path) -> None:
     path = tmp_path / "health.json"
-    code = ("import sys\nfrom pathlib import Path\nfrom catalog import Attempt, Outcome\n"
-            "from catalog.health import HealthBook\n"
-            "book = HealthBook(Path(sys.argv[1]))\n"
-            "for i in range(40): book.observe(Attempt(f'{sys.argv[2]}{i}', 'openai', "
-            "Outcome.OK, latency=0.1))\n")
-    children = [subprocess.Popen([sys.executable, "-c", code, str(path), name], cwd=ROOT)
-                for name in ("a", "b")]
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom catalog import Attempt, Outcome\n"
+        "from catalog.health import HealthBook\n"
+        "book = HealthBook(Path(sys.argv[1]))\n"
+        "for i in range(40): book.observe(Attempt(f'{sys.argv[2]}{i}', 'openai', "
+        "Outcome.OK, latency=0.1))\n"
+    )
+    children = [
+        subprocess.Popen([sys.executable, "-c", code, str(path), name], cwd=ROOT)
+        for name in ("a", "b")
+    ]
     assert [child.wait(timeout=120) for child in children] == [0, 0]
     models = json.loads(path.read_text())["models"]
     assert {f"a{i}" for i in range(40)} | {f"b{i}" for i in range(40)} == set(models)
@@ -220,22 +240,26 @@ def test_a_model_that_answers_in_its_usual_time_is_not_hedged(fake, tmp_path) ->
     assert result.model == "primary" and fake.count(model="backup") == 0
 
 
-def test_a_model_not_known_yet_is_hedged_after_the_shortest_deadline(fake, tmp_path,
-                                                                     monkeypatch) -> None:
+def test_a_model_not_known_yet_is_hedged_after_the_shortest_deadline(
+    fake, tmp_path, monkeypatch
+) -> None:
     book = HealthBook(tmp_path / "health.json")
     monkeypatch.setattr(health_module, "MIN_DEADLINE", 0.3)
     fake.set_default("primary", hang())
     result = walk(fake, book, hedge=True)  # FAST_POLICY's deadline is 10 s
     assert result.model == "backup"
     assert sorted((a.model, a.outcome) for a in result.attempts) == [
-        ("backup", Outcome.OK), ("primary", Outcome.CANCELLED)]
+        ("backup", Outcome.OK),
+        ("primary", Outcome.CANCELLED),
+    ]
     assert next(a for a in result.attempts if a.model == "primary").latency < 5.0
     # It waited the whole shortest deadline without a word: that is a verdict.
     assert book.get("primary").state is State.COOLING
 
 
 def test_a_model_with_its_own_deadline_is_not_hedged_before_its_p95_is_known(
-        fake, tmp_path, monkeypatch) -> None:
+    fake, tmp_path, monkeypatch
+) -> None:
     book = HealthBook(tmp_path / "health.json")
     monkeypatch.setattr(health_module, "MIN_DEADLINE", 0.1)
     slow = (replace(PAIR[0], deadline=0.5), PAIR[1])
@@ -243,7 +267,9 @@ def test_a_model_with_its_own_deadline_is_not_hedged_before_its_p95_is_known(
     result = walk(fake, book, entries=slow, hedge=True)
     assert result.model == "backup"
     assert [(a.model, a.kind) for a in result.attempts] == [
-        ("primary", Kind.DEADLINE), ("backup", None)]
+        ("primary", Kind.DEADLINE),
+        ("backup", None),
+    ]
 
 
 def test_cancelling_a_hedged_walk_cancels_both_models(fake, tmp_path) -> None:
@@ -254,9 +280,17 @@ def test_cancelling_a_hedged_walk_cancels_both_models(fake, tmp_path) -> None:
     attempts: list[Attempt] = []
 
     async def scenario() -> None:
-        task = asyncio.create_task(complete(
-            fake_catalog(fake, entries=PAIR), "primary", MESSAGES, policy=FAST_POLICY,
-            health=book, hedge=True, on_attempt=attempts.append))
+        task = asyncio.create_task(
+            complete(
+                fake_catalog(fake, entries=PAIR),
+                "primary",
+                MESSAGES,
+                policy=FAST_POLICY,
+                health=book,
+                hedge=True,
+                on_attempt=attempts.append,
+            )
+        )
         assert await asyncio.to_thread(fake.wait_for_requests, 2)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -264,7 +298,9 @@ def test_cancelling_a_hedged_walk_cancels_both_models(fake, tmp_path) -> None:
 
     asyncio.run(scenario())
     assert sorted((a.model, a.outcome, a.reason) for a in attempts) == [
-        ("backup", Outcome.CANCELLED, "cancelled"), ("primary", Outcome.CANCELLED, "cancelled")]
+        ("backup", Outcome.CANCELLED, "cancelled"),
+        ("primary", Outcome.CANCELLED, "cancelled"),
+    ]
 
 
 def test_hedging_is_a_memory_setting() -> None:
@@ -283,9 +319,27 @@ def test_a_request_that_lost_a_hedge_counts_in_the_figures() -> None:
     from memory.log import figures
 
     store = MemoryStore().ensure()
-    store.log({"session": "s", "segment": "0-2", "model": "a", "outcome": "cancelled",
-               "kind": "late", "latency": 0.5, "cost": 0.002})
-    store.log({"session": "s", "segment": "0-2", "model": "a", "outcome": "cancelled",
-               "kind": "cancelled", "latency": 0.5, "cost": 0.0})
+    store.log(
+        {
+            "session": "s",
+            "segment": "0-2",
+            "model": "a",
+            "outcome": "cancelled",
+            "kind": "late",
+            "latency": 0.5,
+            "cost": 0.002,
+        }
+    )
+    store.log(
+        {
+            "session": "s",
+            "segment": "0-2",
+            "model": "a",
+            "outcome": "cancelled",
+            "kind": "cancelled",
+            "latency": 0.5,
+            "cost": 0.0,
+        }
+    )
     (row,) = figures(store)
     assert (row.model, row.attempts, row.cost) == ("a", 1, 0.002)

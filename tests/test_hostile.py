@@ -17,9 +17,13 @@ from tests.support import FAST_POLICY, fake_catalog, make_app, pending_session, 
 POLICY = replace(FAST_POLICY, retries=0, attempt_deadline=5.0)
 # A window title (OSC 0), colours (CSI) and a clipboard write (OSC 52).
 HOSTILE = "\x1b]0;pwned\x07\x1b[31mred\x1b[0m \x1b]52;c;ZXZpbA==\x07 boom\x9b2J"
-CONSOLIDATION_CHAIN = ("llama-3.3-70b-versatile", "qwen/qwen3-32b",
-                       "meta-llama/llama-4-scout-17b-16e-instruct", "gpt-4.1-mini",
-                       "claude-haiku-4-5")
+CONSOLIDATION_CHAIN = (
+    "llama-3.3-70b-versatile",
+    "qwen/qwen3-32b",
+    "meta-llama/llama-4-scout-17b-16e-instruct",
+    "gpt-4.1-mini",
+    "claude-haiku-4-5",
+)
 
 
 def raw_escapes(text: str) -> bool:
@@ -37,8 +41,10 @@ def run_pending(store: MemoryStore, fake: FakeProvider, **kwargs):
 
 # --- 1. escape sequences -------------------------------------------------------------------
 
+
 def test_escapes_in_error_bodies_and_tool_names_never_reach_files_or_output(
-        store, fake, capsys) -> None:
+    store, fake, capsys
+) -> None:
     journal = pending_session(store)
     fake.set_default(CONSOLIDATION_CHAIN[0], http_error(500, message=HOSTILE))
     fake.set_default(CONSOLIDATION_CHAIN[1], tool_call(f"evil{HOSTILE}", save_args()))
@@ -59,9 +65,11 @@ def test_escapes_in_error_bodies_and_tool_names_never_reach_files_or_output(
 
 
 def test_model_text_beside_a_history_search_is_journaled_clean(fake) -> None:
-    fake.script("gpt-4.1-mini", tool_call("search_history", {"pattern": f"tea{HOSTILE}"},
-                                          content=f"Let me look {HOSTILE}"),
-                text(f"Found it {HOSTILE}"))
+    fake.script(
+        "gpt-4.1-mini",
+        tool_call("search_history", {"pattern": f"tea{HOSTILE}"}, content=f"Let me look {HOSTILE}"),
+        text(f"Found it {HOSTILE}"),
+    )
 
     async def scenario():
         app = make_app(fake)
@@ -71,8 +79,12 @@ def test_model_text_beside_a_history_search_is_journaled_clean(fake) -> None:
 
             shown = [(v.who, v.text) for v in app.screen.query(MessageView)]
             assert all(not raw_escapes(f"{who}{body}") for who, body in shown)
-            assert [m["role"] for m in app.session.messages] == \
-                ["user", "assistant", "tool", "assistant"]
+            assert [m["role"] for m in app.session.messages] == [
+                "user",
+                "assistant",
+                "tool",
+                "assistant",
+            ]
             raw = app.session.journal.path.read_text(encoding="utf-8")
             assert "Let me look" in raw and not raw_escapes(raw)
 
@@ -82,9 +94,11 @@ def test_model_text_beside_a_history_search_is_journaled_clean(fake) -> None:
 def test_escapes_in_a_config_label_or_id_are_never_printed(capsys, tmp_path) -> None:
     config = tmp_path / "config" / "config.toml"
     config.parent.mkdir(parents=True)
-    config.write_text('[[models]]\nid = "mine"\nlabel = "My \\u001b]0;x\\u0007model"\n'
-                      'description = "d\\u001b[2J"\n\n'
-                      '[[models]]\nid = "bad\\u001b[31mid"\n')
+    config.write_text(
+        '[[models]]\nid = "mine"\nlabel = "My \\u001b]0;x\\u0007model"\n'
+        'description = "d\\u001b[2J"\n\n'
+        '[[models]]\nid = "bad\\u001b[31mid"\n'
+    )
     assert main(["models"]) == 0
     captured = capsys.readouterr()
     assert "My model" in captured.out
@@ -96,11 +110,27 @@ def test_escapes_already_in_a_journal_or_the_log_are_never_shown(store, capsys) 
     journal = pending_session(store, [{"role": "user", "content": "hi PLACE"}])
     journal.path.write_text(journal.path.read_text().replace("PLACE", json.dumps(HOSTILE)[1:-1]))
     with journal.path.open("a") as f:
-        f.write(json.dumps({"mark": "failed", "start": 0, "end": 1,
-                            "reason": f"old {HOSTILE}", "time": "2026-11-30T10:00:00+00:00"})
-                + "\n")
-    store.log({"session": journal.id, "segment": "0-1", "model": f"m{HOSTILE}",
-               "outcome": "failed", "reason": f"logged {HOSTILE}"})
+        f.write(
+            json.dumps(
+                {
+                    "mark": "failed",
+                    "start": 0,
+                    "end": 1,
+                    "reason": f"old {HOSTILE}",
+                    "time": "2026-11-30T10:00:00+00:00",
+                }
+            )
+            + "\n"
+        )
+    store.log(
+        {
+            "session": journal.id,
+            "segment": "0-1",
+            "model": f"m{HOSTILE}",
+            "outcome": "failed",
+            "reason": f"logged {HOSTILE}",
+        }
+    )
     reloaded = store.find_session(journal.id)
     assert reloaded.messages[0]["content"] == "hi red  boom"
     assert main(["log"]) == 0
@@ -109,6 +139,7 @@ def test_escapes_already_in_a_journal_or_the_log_are_never_shown(store, capsys) 
 
 
 # --- 2. a full disk while sending --------------------------------------------------------------
+
 
 def disk_full_after(monkeypatch, budget: int) -> None:
     """Writes through memory.storage succeed for `budget` bytes, then fail with ENOSPC,
@@ -121,7 +152,7 @@ def disk_full_after(monkeypatch, budget: int) -> None:
     left = [budget]
 
     def write_all(fd: int, data: bytes) -> None:
-        fits = data[:left[0]]
+        fits = data[: left[0]]
         if fits:
             os.write(fd, fits)
             left[0] -= len(fits)
@@ -131,8 +162,7 @@ def disk_full_after(monkeypatch, budget: int) -> None:
     monkeypatch.setattr(memory.storage, "write_all", write_all)
 
 
-def test_a_full_disk_keeps_the_message_in_the_composer_and_tears_no_line(
-        fake, monkeypatch) -> None:
+def test_a_full_disk_keeps_the_message_in_the_composer_and_tears_no_line(fake, monkeypatch) -> None:
     import memory.storage
 
     fake.default = text("ok")
@@ -186,6 +216,7 @@ def test_a_failed_write_names_its_file_and_leaves_the_file_as_it_was(store, monk
 
 # --- 3. one bad file in sessions/ ----------------------------------------------------------
 
+
 def test_an_unreadable_file_in_sessions_is_skipped_with_a_warning(store, fake, capsys) -> None:
     journal = pending_session(store)
     (store.sessions_dir / "x.jsonl").mkdir()
@@ -211,35 +242,46 @@ def test_an_unreadable_file_in_sessions_is_skipped_with_a_warning(store, fake, c
 
 # --- 4. one bad session never blocks the others -------------------------------------------
 
-def test_an_import_with_a_malformed_tool_call_skips_that_line(store, fake, tmp_path,
-                                                              capsys) -> None:
+
+def test_an_import_with_a_malformed_tool_call_skips_that_line(
+    store, fake, tmp_path, capsys
+) -> None:
     source = tmp_path / "chat.jsonl"
-    source.write_text("\n".join(json.dumps(m) for m in [
-        {"role": "user", "content": "hello"},
-        {"role": "assistant", "content": None, "tool_calls": [{"function": "x"}]},
-        {"role": "assistant", "content": "hi"}]) + "\n")
+    source.write_text(
+        "\n".join(
+            json.dumps(m)
+            for m in [
+                {"role": "user", "content": "hello"},
+                {"role": "assistant", "content": None, "tool_calls": [{"function": "x"}]},
+                {"role": "assistant", "content": "hi"},
+            ]
+        )
+        + "\n"
+    )
     assert main(["import", str(source)]) == 0
     assert "chat.jsonl:2: skipped" in capsys.readouterr().err
     # The same line written straight into a journal is skipped on load, too.
     journal = pending_session(store, [{"role": "user", "content": "two"}])
     with journal.path.open("a") as f:
-        f.write(json.dumps({"role": "assistant", "content": None,
-                            "tool_calls": [{"function": "x"}]}) + "\n")
+        f.write(
+            json.dumps({"role": "assistant", "content": None, "tool_calls": [{"function": "x"}]})
+            + "\n"
+        )
     fake.default = tool_call("save_memory", save_args())
     results = run_pending(store, fake)
     assert [r.saved for r in results] == [True, True]
 
 
-def test_a_time_past_the_calendar_in_a_far_time_zone_is_no_crash(store, fake,
-                                                                  monkeypatch) -> None:
+def test_a_time_past_the_calendar_in_a_far_time_zone_is_no_crash(store, fake, monkeypatch) -> None:
     import time
 
     with monkeypatch.context() as local:
         local.setenv("TZ", "Asia/Tokyo")
         time.tzset()
         try:
-            pending_session(store, [{"role": "user", "content": "hi",
-                                     "time": "9999-12-31T23:59:59+00:00"}])
+            pending_session(
+                store, [{"role": "user", "content": "hi", "time": "9999-12-31T23:59:59+00:00"}]
+            )
             fake.default = tool_call("save_memory", save_args())
             (result,) = run_pending(store, fake)
             assert result.saved
@@ -259,8 +301,9 @@ def test_a_reply_that_breaks_the_check_is_that_replys_rejection(store, fake) -> 
     assert "RecursionError" in result.attempts[0].reason
 
 
-def test_a_session_that_fails_to_consolidate_does_not_stop_the_next(store, fake,
-                                                                    monkeypatch) -> None:
+def test_a_session_that_fails_to_consolidate_does_not_stop_the_next(
+    store, fake, monkeypatch
+) -> None:
     import memory.consolidation
 
     first = pending_session(store, [{"role": "user", "content": "boom-session"}])
@@ -283,13 +326,21 @@ def test_a_session_that_fails_to_consolidate_does_not_stop_the_next(store, fake,
 
 # --- 5. a wrong-typed field in the live journal ----------------------------------------------
 
+
 def test_a_wrong_typed_field_in_the_live_journal_does_not_stop_the_app(fake) -> None:
     store = MemoryStore().ensure()
     path = store.sessions_dir / "20261130-100000-abcdef.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in [
-        {"kept": "session", "version": 1, "id": path.stem, "created": "x", "model": ["x"]},
-        {"role": "user", "content": "hi", "time": "2026-11-30T10:00:00+00:00"},
-        {"role": "assistant", "content": "hello", "model": ["x"], "name": 3}]) + "\n")
+    path.write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {"kept": "session", "version": 1, "id": path.stem, "created": "x", "model": ["x"]},
+                {"role": "user", "content": "hi", "time": "2026-11-30T10:00:00+00:00"},
+                {"role": "assistant", "content": "hello", "model": ["x"], "name": 3},
+            ]
+        )
+        + "\n"
+    )
 
     async def scenario():
         app = make_app(fake)
@@ -317,18 +368,19 @@ def test_the_command_exits_non_zero_when_the_app_crashed(fake) -> None:
 
 # --- 6. an interrupted import ------------------------------------------------------------------
 
-def test_an_interrupted_import_leaves_nothing_behind(store, tmp_path, monkeypatch,
-                                                     capsys) -> None:
+
+def test_an_interrupted_import_leaves_nothing_behind(store, tmp_path, monkeypatch, capsys) -> None:
     import memory.storage
 
     source = tmp_path / "big.jsonl"
-    source.write_text("".join(json.dumps({"role": "user", "content": f"m{i}"}) + "\n"
-                              for i in range(2000)))
+    source.write_text(
+        "".join(json.dumps({"role": "user", "content": f"m{i}"}) + "\n" for i in range(2000))
+    )
 
     def interrupted(fd: int, data: bytes) -> None:
         import os
 
-        os.write(fd, data[:len(data) // 2])
+        os.write(fd, data[: len(data) // 2])
         raise KeyboardInterrupt
 
     with monkeypatch.context() as local:
@@ -343,6 +395,7 @@ def test_an_interrupted_import_leaves_nothing_behind(store, tmp_path, monkeypatc
 
 
 # --- 7. symbolic links are never written through ---------------------------------------------
+
 
 def test_a_symlinked_journal_is_not_written_through(store, tmp_path) -> None:
     victim = tmp_path / "victim"
@@ -373,7 +426,7 @@ def test_a_symlinked_config_is_written_at_its_target(tmp_path) -> None:
     from app.settings import save_setting
 
     target = tmp_path / "dotfiles-config.toml"
-    target.write_text("# my settings\n[app]\ntheme = \"kept-dark\"\n")
+    target.write_text('# my settings\n[app]\ntheme = "kept-dark"\n')
     link = tmp_path / "config" / "config.toml"
     link.parent.mkdir()
     link.symlink_to(target)
@@ -384,22 +437,29 @@ def test_a_symlinked_config_is_written_at_its_target(tmp_path) -> None:
 
 # --- 8. every key Kept knows is redacted ---------------------------------------------------------
 
+
 def test_a_key_echoed_by_another_gateway_is_redacted_everywhere(store, fake, capsys) -> None:
     from tests.support import fake_keys
 
     anthropic_key = fake_keys()["ANTHROPIC_API_KEY"]
     journal = pending_session(store)
-    fake.set_default(CONSOLIDATION_CHAIN[0],
-                     http_error(500, message=f"upstream said: invalid key {anthropic_key}"))
+    fake.set_default(
+        CONSOLIDATION_CHAIN[0],
+        http_error(500, message=f"upstream said: invalid key {anthropic_key}"),
+    )
     fake.default = text("prose")
     (result,) = run_pending(store, fake)
     assert not result.saved and "***" in result.attempts[0].reason
-    for where in (result.reason, store.log_path.read_text(),
-                  journal.path.read_text(encoding="utf-8")):
+    for where in (
+        result.reason,
+        store.log_path.read_text(),
+        journal.path.read_text(encoding="utf-8"),
+    ):
         assert anthropic_key not in where
 
 
 # --- 9. a broken gateway table never falls back to the public endpoint -------------------------
+
 
 def write_config(tmp_path, body: str):
     path = tmp_path / "config" / "config.toml"
@@ -413,13 +473,16 @@ def gateway_state(catalog, gateway: str):
     return catalog.route(entry)
 
 
-@pytest.mark.parametrize("body", [
-    '[gateways.groq]\nbase_url = "htp:/typo"\n',
-    '[gateways.groq]\nbase_url = "https://user:secret@proxy.example/v1"\n',
-    '[gateways.groq]\nbase_url = "https://proxy.example/v1\\u0007"\n',
-    '[gateways.groq]\nbase_ur = "https://proxy.example/v1"\n',
-    '[gateways.groq]\nbase_url = "https://proxy.example/v1"\n[app\nmodel = 1\n',
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        '[gateways.groq]\nbase_url = "htp:/typo"\n',
+        '[gateways.groq]\nbase_url = "https://user:secret@proxy.example/v1"\n',
+        '[gateways.groq]\nbase_url = "https://proxy.example/v1\\u0007"\n',
+        '[gateways.groq]\nbase_ur = "https://proxy.example/v1"\n',
+        '[gateways.groq]\nbase_url = "https://proxy.example/v1"\n[app\nmodel = 1\n',
+    ],
+)
 def test_an_invalid_gateway_table_makes_that_gateway_unusable(tmp_path, body) -> None:
     from catalog import load_catalog
 
@@ -436,19 +499,27 @@ def test_a_model_on_a_broken_gateway_is_skipped_without_a_request(tmp_path, stor
     from catalog.config import load_catalog_config
     from tests.support import fake_keys
 
-    config = load_catalog_config(write_config(tmp_path, '[gateways.groq]\nbase_url = 3\n'))
+    config = load_catalog_config(write_config(tmp_path, "[gateways.groq]\nbase_url = 3\n"))
     catalog = Catalog(config=config, keys=KeyStore(environ=fake_keys()))
-    result = asyncio.run(complete(catalog, "llama-3.3-70b-versatile",
-                                  [{"role": "user", "content": "hi"}], policy=POLICY,
-                                  walk_chain=False))
+    result = asyncio.run(
+        complete(
+            catalog,
+            "llama-3.3-70b-versatile",
+            [{"role": "user", "content": "hi"}],
+            policy=POLICY,
+            walk_chain=False,
+        )
+    )
     assert not result.ok and result.attempts[0].outcome.value == "skipped"
     assert "gateways.groq" in result.attempts[0].reason
 
 
 # --- 12. an unreadable MEMORY.md -----------------------------------------------------------------
 
+
 def test_an_unreadable_memory_file_is_named_everywhere_and_costs_no_request(
-        store, fake, capsys) -> None:
+    store, fake, capsys
+) -> None:
     store.memory_path.mkdir()
     assert main(["memory", "show"]) == 2
     err = capsys.readouterr().err
@@ -500,9 +571,13 @@ KNOWN = "# About the user\n" + "".join(f"- fact number {i} about the user\n" for
 
 def test_a_deliberate_forget_is_let_through_and_versioned(store, fake) -> None:
     store.write_memory(KNOWN)
-    pending_session(store, [{"role": "user", "content": "Please forget everything you know "
-                                                        "about me."},
-                            {"role": "assistant", "content": "Done."}])
+    pending_session(
+        store,
+        [
+            {"role": "user", "content": "Please forget everything you know about me."},
+            {"role": "assistant", "content": "Done."},
+        ],
+    )
     fake.default = tool_call("save_memory", save_args(memory=""))
     (result,) = run_pending(store, fake)
     assert result.saved
@@ -554,6 +629,7 @@ def test_a_binary_memory_file_is_named_as_the_cause(store, fake) -> None:
 
 # --- 11. a large pending session neither freezes the app nor spends without asking -------------
 
+
 def on_loop() -> bool:
     try:
         asyncio.get_running_loop()
@@ -568,8 +644,16 @@ SMALL = "tiny-window"
 def small_window_catalog(fake: FakeProvider):
     from catalog import MODEL_CATALOG, ModelEntry
 
-    tiny = ModelEntry(SMALL, "Tiny", "local", "a small window", "openai",
-                      context_window=2000, input_per_mtok=1.0, output_per_mtok=2.0)
+    tiny = ModelEntry(
+        SMALL,
+        "Tiny",
+        "local",
+        "a small window",
+        "openai",
+        context_window=2000,
+        input_per_mtok=1.0,
+        output_per_mtok=2.0,
+    )
     return fake_catalog(fake, entries=(*MODEL_CATALOG, tiny))
 
 
@@ -582,12 +666,16 @@ def test_token_counting_and_journal_loading_run_off_the_event_loop(fake, monkeyp
     import memory.consolidation
     import memory.journal
 
-    store = MemoryStore(settings=MemorySettings(attempt_deadline=5.0,
-                                                consolidation_model=SMALL)).ensure()
+    store = MemoryStore(
+        settings=MemorySettings(attempt_deadline=5.0, consolidation_model=SMALL)
+    ).ensure()
     big_session(store)
     on_the_loop: list[str] = []
-    for module, name in ((memory.journal, "load"), (memory.consolidation, "chunk_transcript"),
-                         (memory.consolidation, "transcript_budget")):
+    for module, name in (
+        (memory.journal, "load"),
+        (memory.consolidation, "chunk_transcript"),
+        (memory.consolidation, "transcript_budget"),
+    ):
         real = getattr(module, name)
 
         def spy(*args, real=real, name=name, **kwargs):
@@ -603,8 +691,9 @@ def test_token_counting_and_journal_loading_run_off_the_event_loop(fake, monkeyp
 
 
 def test_a_session_needing_many_requests_asks_first(fake, capsys) -> None:
-    store = MemoryStore(settings=MemorySettings(attempt_deadline=5.0,
-                                                consolidation_model=SMALL)).ensure()
+    store = MemoryStore(
+        settings=MemorySettings(attempt_deadline=5.0, consolidation_model=SMALL)
+    ).ensure()
     journal = big_session(store)
     fake.default = tool_call("save_memory", save_args())
     catalog = small_window_catalog(fake)
@@ -640,14 +729,18 @@ def test_the_app_checks_pending_sessions_off_the_event_loop(fake) -> None:
     asyncio.run(scenario())
 
 
-def test_kept_consolidate_shows_the_estimate_and_goes_ahead_with_yes(fake, capsys, tmp_path,
-                                                                     monkeypatch) -> None:
+def test_kept_consolidate_shows_the_estimate_and_goes_ahead_with_yes(
+    fake, capsys, tmp_path, monkeypatch
+) -> None:
     from catalog import load_catalog
 
-    config = write_config(tmp_path, f'[memory]\nconsolidation_model = "{SMALL}"\n'
-                          f'[gateways.openai]\nbase_url = "{fake.base_url("openai")}"\n'
-                          f'[[models]]\nid = "{SMALL}"\ngateway = "openai"\n'
-                          'context_window = 2000\n')
+    config = write_config(
+        tmp_path,
+        f'[memory]\nconsolidation_model = "{SMALL}"\n'
+        f'[gateways.openai]\nbase_url = "{fake.base_url("openai")}"\n'
+        f'[[models]]\nid = "{SMALL}"\ngateway = "openai"\n'
+        "context_window = 2000\n",
+    )
     assert not load_catalog(config).problems
     journal = big_session(MemoryStore().ensure())
     fake.default = tool_call("save_memory", save_args())
@@ -661,12 +754,17 @@ def test_kept_consolidate_shows_the_estimate_and_goes_ahead_with_yes(fake, capsy
 
 # --- 13. leftovers and the user's modes ---------------------------------------------------------
 
+
 def dead_pid() -> int:
     import subprocess
     import sys
 
-    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                           capture_output=True, text=True, check=True)
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return int(child.stdout)
 
 
@@ -676,9 +774,12 @@ def test_temporary_copies_left_by_a_kill_are_removed_at_start(store) -> None:
     from memory.consolidation import recover
 
     dead = dead_pid()
-    leftovers = [store.root / f".MEMORY.md.{dead}.tmp", store.root / f".commit.json.{dead}.tmp",
-                 store.versions_dir / f".000001.md.{dead}.tmp",
-                 store.sessions_dir / f".x.jsonl.{dead}.tmp"]
+    leftovers = [
+        store.root / f".MEMORY.md.{dead}.tmp",
+        store.root / f".commit.json.{dead}.tmp",
+        store.versions_dir / f".000001.md.{dead}.tmp",
+        store.sessions_dir / f".x.jsonl.{dead}.tmp",
+    ]
     live = store.root / f".HISTORY.md.{os.getpid()}.tmp"  # a write under way: left alone
     for path in (*leftovers, live):
         path.write_text("a full copy of memory")
@@ -706,6 +807,7 @@ def test_a_read_only_data_folder_is_respected_and_said(store, capsys) -> None:
 
 # --- 14. smaller ones --------------------------------------------------------------------------
 
+
 def test_a_config_nested_a_thousand_deep_is_a_problem_not_a_crash(tmp_path, capsys) -> None:
     from app.settings import load_settings
 
@@ -717,8 +819,9 @@ def test_a_config_nested_a_thousand_deep_is_a_problem_not_a_crash(tmp_path, caps
 
 def test_kept_models_all_caps_each_chain(tmp_path, capsys) -> None:
     count = 3000
-    write_config(tmp_path, "".join(
-        f'[[models]]\nid = "m{i}"\nfallback = "m{i + 1}"\n' for i in range(count)))
+    write_config(
+        tmp_path, "".join(f'[[models]]\nid = "m{i}"\nfallback = "m{i + 1}"\n' for i in range(count))
+    )
     assert main(["models", "--all"]) == 0
     out = capsys.readouterr().out
     chains = [line for line in out.splitlines() if line.startswith("  m")]
@@ -727,8 +830,9 @@ def test_kept_models_all_caps_each_chain(tmp_path, capsys) -> None:
     assert "more" in chains[0]
 
 
-def test_two_overlapping_consolidations_both_see_the_session_saved(store, fake,
-                                                                   monkeypatch) -> None:
+def test_two_overlapping_consolidations_both_see_the_session_saved(
+    store, fake, monkeypatch
+) -> None:
     import contextlib
     import threading
 
@@ -781,8 +885,9 @@ def test_a_file_the_command_line_cannot_read_is_one_sentence(store, capsys) -> N
     assert "consolidation.jsonl" in err and "Traceback" not in err and len(err.splitlines()) == 1
 
 
-def test_a_full_disk_during_consolidation_names_the_file_and_loses_nothing(store, fake,
-                                                                           monkeypatch) -> None:
+def test_a_full_disk_during_consolidation_names_the_file_and_loses_nothing(
+    store, fake, monkeypatch
+) -> None:
     journal = pending_session(store)
     before = journal.path.read_bytes()
     fake.default = tool_call("save_memory", save_args())

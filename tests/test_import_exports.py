@@ -21,15 +21,28 @@ from tests.support import configure_fake, save_args
 T0 = 1_700_000_000.0  # 2023-11-14 22:13:20 UTC
 
 
-def node(node_id: str, parent: str | None, children: list[str], role: str | None = None,
-         text: str = "", at: float = T0, **extra) -> dict:
+def node(
+    node_id: str,
+    parent: str | None,
+    children: list[str],
+    role: str | None = None,
+    text: str = "",
+    at: float = T0,
+    **extra,
+) -> dict:
     message = None
     if role is not None:
-        message = {"id": node_id, "author": {"role": role, "name": None, "metadata": {}},
-                   "create_time": at, "update_time": None,
-                   "content": {"content_type": "text", "parts": [text]},
-                   "status": "finished_successfully", "weight": 1.0, "recipient": "all",
-                   "metadata": {"model_slug": "gpt-4o"} if role == "assistant" else {}}
+        message = {
+            "id": node_id,
+            "author": {"role": role, "name": None, "metadata": {}},
+            "create_time": at,
+            "update_time": None,
+            "content": {"content_type": "text", "parts": [text]},
+            "status": "finished_successfully",
+            "weight": 1.0,
+            "recipient": "all",
+            "metadata": {"model_slug": "gpt-4o"} if role == "assistant" else {},
+        }
         message.update(extra)
     return {"id": node_id, "message": message, "parent": parent, "children": children}
 
@@ -39,8 +52,15 @@ def chatgpt_trip() -> dict:
     regenerated: the branch shown last is the current one."""
     mapping = [
         node("root", None, ["sys"]),
-        node("sys", "root", ["q1", "q1-edit"], "system", "You are ChatGPT.", T0,
-             metadata={"is_visually_hidden_from_conversation": True}),
+        node(
+            "sys",
+            "root",
+            ["q1", "q1-edit"],
+            "system",
+            "You are ChatGPT.",
+            T0,
+            metadata={"is_visually_hidden_from_conversation": True},
+        ),
         node("q1", "sys", ["a1"], "user", "Plan a trip to Porto", T0 + 10),
         node("a1", "q1", [], "assistant", "Porto it is.", T0 + 20),
         node("q1-edit", "sys", ["a2-old", "a2"], "user", "Plan a trip to Lisbon", T0 + 30),
@@ -49,19 +69,39 @@ def chatgpt_trip() -> dict:
         node("tool", "a2", [], "assistant", "search('lisbon')", T0 + 55, recipient="browser"),
         node("q2", "a2", [], "user", "", T0 + 60),
     ]
-    mapping[-1]["message"]["content"] = {"content_type": "multimodal_text", "parts": [
-        {"content_type": "image_asset_pointer", "asset_pointer": "file-service://x"},
-        "And this photo? It's the tram."]}
-    return {"title": "Trip planning", "create_time": T0, "update_time": T0 + 60,
-            "mapping": {n["id"]: n for n in mapping}, "current_node": "q2",
-            "conversation_id": "c-trip", "id": "c-trip", "default_model_slug": "gpt-4o"}
+    mapping[-1]["message"]["content"] = {
+        "content_type": "multimodal_text",
+        "parts": [
+            {"content_type": "image_asset_pointer", "asset_pointer": "file-service://x"},
+            "And this photo? It's the tram.",
+        ],
+    }
+    return {
+        "title": "Trip planning",
+        "create_time": T0,
+        "update_time": T0 + 60,
+        "mapping": {n["id"]: n for n in mapping},
+        "current_node": "q2",
+        "conversation_id": "c-trip",
+        "id": "c-trip",
+        "default_model_slug": "gpt-4o",
+    }
 
 
 def chatgpt_simple(conversation_id: str, words: str, at: float) -> dict:
-    mapping = [node("r", None, ["u"]), node("u", "r", ["a"], "user", words, at),
-               node("a", "u", [], "assistant", f"About {words}.", at + 5)]
-    return {"title": words, "create_time": at, "mapping": {n["id"]: n for n in mapping},
-            "current_node": "a", "conversation_id": conversation_id, "id": conversation_id}
+    mapping = [
+        node("r", None, ["u"]),
+        node("u", "r", ["a"], "user", words, at),
+        node("a", "u", [], "assistant", f"About {words}.", at + 5),
+    ]
+    return {
+        "title": words,
+        "create_time": at,
+        "mapping": {n["id"]: n for n in mapping},
+        "current_node": "a",
+        "conversation_id": conversation_id,
+        "id": conversation_id,
+    }
 
 
 def write_json(path: Path, value) -> Path:
@@ -74,8 +114,9 @@ def sessions(store: MemoryStore) -> list:
 
 
 def test_chatgpt_keeps_the_current_branch_with_its_times_and_model(tmp_path, capsys) -> None:
-    export = write_json(tmp_path / "conversations.json",
-                        [chatgpt_trip(), chatgpt_simple("c-2", "tea", T0 + 86_400)])
+    export = write_json(
+        tmp_path / "conversations.json", [chatgpt_trip(), chatgpt_simple("c-2", "tea", T0 + 86_400)]
+    )
     assert main(["import", "--from", "chatgpt", str(export)]) == 0
     assert "Imported 2 ChatGPT conversations (5 messages)" in capsys.readouterr().out
     trip, tea = sessions(MemoryStore())  # oldest first: ids begin with the original time
@@ -103,8 +144,7 @@ def test_importing_again_imports_nothing_twice(tmp_path, capsys) -> None:
     assert len(sessions(MemoryStore())) == 2
 
 
-def test_a_malformed_export_names_the_conversation_and_loses_nothing(tmp_path,
-                                                                    capsys) -> None:
+def test_a_malformed_export_names_the_conversation_and_loses_nothing(tmp_path, capsys) -> None:
     broken = {"title": "No tree here", "create_time": T0, "conversation_id": "c-bad"}
     good = [chatgpt_simple("c-1", "tea", T0), broken, chatgpt_simple("c-3", "jam", T0 + 9)]
     export = write_json(tmp_path / "c.json", good)
@@ -137,18 +177,41 @@ def test_what_is_not_an_export_is_refused_in_one_sentence(tmp_path, capsys, cont
 
 
 def test_claude_export_with_text_and_content_blocks(tmp_path, capsys) -> None:
-    export = write_json(tmp_path / "conversations.json", [{
-        "uuid": "5f0c", "name": "Sourdough", "created_at": "2024-03-02T09:00:00.000000Z",
-        "updated_at": "2024-03-02T09:05:00.000000Z", "account": {"uuid": "acc"},
-        "chat_messages": [
-            {"uuid": "m1", "sender": "human", "text": "My starter smells of acetone.",
-             "content": [{"type": "text", "text": "My starter smells of acetone."}],
-             "created_at": "2024-03-02T09:00:10.000000Z", "attachments": [], "files": []},
-            {"uuid": "m2", "sender": "assistant", "text": "",
-             "content": [{"type": "text", "text": "Feed it more often."},
-                         {"type": "tool_use", "name": "web_search", "input": {}}],
-             "created_at": "2024-03-02T09:00:20.000000Z", "attachments": [], "files": []},
-        ]}])
+    export = write_json(
+        tmp_path / "conversations.json",
+        [
+            {
+                "uuid": "5f0c",
+                "name": "Sourdough",
+                "created_at": "2024-03-02T09:00:00.000000Z",
+                "updated_at": "2024-03-02T09:05:00.000000Z",
+                "account": {"uuid": "acc"},
+                "chat_messages": [
+                    {
+                        "uuid": "m1",
+                        "sender": "human",
+                        "text": "My starter smells of acetone.",
+                        "content": [{"type": "text", "text": "My starter smells of acetone."}],
+                        "created_at": "2024-03-02T09:00:10.000000Z",
+                        "attachments": [],
+                        "files": [],
+                    },
+                    {
+                        "uuid": "m2",
+                        "sender": "assistant",
+                        "text": "",
+                        "content": [
+                            {"type": "text", "text": "Feed it more often."},
+                            {"type": "tool_use", "name": "web_search", "input": {}},
+                        ],
+                        "created_at": "2024-03-02T09:00:20.000000Z",
+                        "attachments": [],
+                        "files": [],
+                    },
+                ],
+            }
+        ],
+    )
     assert main(["import", "--from", "claude", str(export)]) == 0
     (journal,) = sessions(MemoryStore())
     assert journal.id.startswith("20240302-090000-")
@@ -167,17 +230,40 @@ def llm_db(path: Path) -> Path:
           [response_json] TEXT, [conversation_id] TEXT REFERENCES [conversations]([id]),
           [duration_ms] INTEGER, [datetime_utc] TEXT);
     """)
-    db.executemany("INSERT INTO conversations VALUES (?, ?, ?)", [
-        ("01j-a", "Regex help", "gpt-4o-mini"), ("01j-b", "Haiku", "claude-3-haiku")])
-    db.executemany("INSERT INTO responses (id, model, prompt, response, conversation_id, "
-                   "datetime_utc) VALUES (?, ?, ?, ?, ?, ?)", [
-        ("r2", "gpt-4o-mini", "And for emails?", "Use a library.", "01j-a",
-         "2024-05-01T10:02:00.000000"),
-        ("r1", "gpt-4o-mini", "A regex for dates?", r"\d{4}-\d{2}-\d{2}", "01j-a",
-         "2024-05-01T10:00:00.000000"),
-        ("r3", "claude-3-haiku", "A haiku on tea", "Steam over the cup", "01j-b",
-         "2024-06-01T08:00:00.000000"),
-    ])
+    db.executemany(
+        "INSERT INTO conversations VALUES (?, ?, ?)",
+        [("01j-a", "Regex help", "gpt-4o-mini"), ("01j-b", "Haiku", "claude-3-haiku")],
+    )
+    db.executemany(
+        "INSERT INTO responses (id, model, prompt, response, conversation_id, "
+        "datetime_utc) VALUES (?, ?, ?, ?, ?, ?)",
+        [
+            (
+                "r2",
+                "gpt-4o-mini",
+                "And for emails?",
+                "Use a library.",
+                "01j-a",
+                "2024-05-01T10:02:00.000000",
+            ),
+            (
+                "r1",
+                "gpt-4o-mini",
+                "A regex for dates?",
+                r"\d{4}-\d{2}-\d{2}",
+                "01j-a",
+                "2024-05-01T10:00:00.000000",
+            ),
+            (
+                "r3",
+                "claude-3-haiku",
+                "A haiku on tea",
+                "Steam over the cup",
+                "01j-b",
+                "2024-06-01T08:00:00.000000",
+            ),
+        ],
+    )
     db.commit()
     db.close()
     return path
@@ -188,7 +274,11 @@ def test_llm_logs_db_becomes_one_session_per_conversation(tmp_path, capsys) -> N
     assert "Imported 2 llm conversations (6 messages)" in capsys.readouterr().out
     regex, haiku = sessions(MemoryStore())
     assert [m["content"] for m in regex.messages] == [
-        "A regex for dates?", r"\d{4}-\d{2}-\d{2}", "And for emails?", "Use a library."]
+        "A regex for dates?",
+        r"\d{4}-\d{2}-\d{2}",
+        "And for emails?",
+        "Use a library.",
+    ]
     assert regex.messages[0]["time"] == "2024-05-01T10:00:00+00:00"
     assert regex.model == "gpt-4o-mini" and haiku.messages[1]["model"] == "claude-3-haiku"
     assert main(["import", "--from", "llm", str(tmp_path / "logs.db")]) == 0
@@ -204,7 +294,7 @@ def test_llm_logs_db_becomes_one_session_per_conversation(tmp_path, capsys) -> N
 
 
 def test_the_array_is_read_in_pieces_whatever_their_size(monkeypatch) -> None:
-    values = [{"text": "é" * 5000, "n": 1}, {"text": "x\"y\\z", "n": 2}, [], {"n": 4}]
+    values = [{"text": "é" * 5000, "n": 1}, {"text": 'x"y\\z', "n": 2}, [], {"n": 4}]
     text = "\ufeff [ " + " ,\n ".join(json.dumps(v, ensure_ascii=False) for v in values) + "]"
     monkeypatch.setattr(importing, "READ_SIZE", 7)
     assert [v for _, v in json_array(io.StringIO(text), "x.json")] == values
@@ -219,10 +309,11 @@ def configured(fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> FakeProvi
     return fake
 
 
-def test_consolidate_dry_run_then_oldest_first_with_progress(configured, tmp_path,
-                                                             capsys) -> None:
-    newest, oldest = chatgpt_simple("c-2", "jam", T0 + 86_400 * 40), chatgpt_simple(
-        "c-1", "tea", T0)
+def test_consolidate_dry_run_then_oldest_first_with_progress(configured, tmp_path, capsys) -> None:
+    newest, oldest = (
+        chatgpt_simple("c-2", "jam", T0 + 86_400 * 40),
+        chatgpt_simple("c-1", "tea", T0),
+    )
     export = write_json(tmp_path / "c.json", [newest, oldest])
     main(["import", "--from", "chatgpt", str(export)])
     capsys.readouterr()
@@ -237,12 +328,14 @@ def test_consolidate_dry_run_then_oldest_first_with_progress(configured, tmp_pat
     assert history.index("[2023-11-1") < history.index("[2023-12-2")  # oldest first
 
 
-def test_consolidate_stopped_by_ctrl_c_goes_on_next_time(configured, tmp_path, capsys,
-                                                         monkeypatch) -> None:
+def test_consolidate_stopped_by_ctrl_c_goes_on_next_time(
+    configured, tmp_path, capsys, monkeypatch
+) -> None:
     from app import cli_import
 
-    export = write_json(tmp_path / "c.json", [chatgpt_simple(f"c-{i}", f"w{i}", T0 + i * 999)
-                                              for i in range(3)])
+    export = write_json(
+        tmp_path / "c.json", [chatgpt_simple(f"c-{i}", f"w{i}", T0 + i * 999) for i in range(3)]
+    )
     main(["import", "--from", "chatgpt", str(export)])
     seen = cli_import.Progress.__call__
 

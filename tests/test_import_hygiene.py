@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parent.parent
-FORBIDDEN = {"catalog": {"memory", "app", "themes", "textual"},
-             "memory": {"app", "themes", "textual"},
-             "themes": {"app", "memory", "catalog"}}
+FORBIDDEN = {
+    "catalog": {"memory", "app", "themes", "textual"},
+    "memory": {"app", "themes", "textual"},
+    "themes": {"app", "memory", "catalog"},
+}
 
 
 @pytest.mark.parametrize("package", sorted(FORBIDDEN))
@@ -34,9 +36,14 @@ def test_no_import_points_up(package: str) -> None:
 def test_importing_every_memory_and_catalog_module_loads_neither_textual_nor_litellm() -> None:
     modules = sorted(
         ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
-        for package in ("catalog", "memory") for p in (ROOT / package).rglob("*.py"))
-    code = (f"import importlib, sys\nfor m in {modules!r}: importlib.import_module(m)\n"
-            "print(sorted(m for m in ('textual', 'litellm') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=ROOT, check=True)
+        for package in ("catalog", "memory")
+        for p in (ROOT / package).rglob("*.py")
+    )
+    code = (
+        f"import importlib, sys\nfor m in {modules!r}: importlib.import_module(m)\n"
+        "print(sorted(m for m in ('textual', 'litellm') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
     assert out.stdout.strip() == "[]"

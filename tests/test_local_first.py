@@ -21,7 +21,7 @@ from tests.support import FAST_POLICY, pending_session, save_args
 def local_catalog(fake: FakeProvider, extra: str = "", **env: str) -> Catalog:
     config = tomllib.loads(f"""
 [gateways.local]
-base_url = "{fake.base_url('local')}"
+base_url = "{fake.base_url("local")}"
 
 [[models]]
 id = "smollm2"
@@ -49,8 +49,7 @@ def run(store: MemoryStore, catalog: Catalog, **kwargs):
     return asyncio.run(consolidate_pending(store, catalog, policy=FAST_POLICY, **kwargs))
 
 
-def test_with_no_cloud_key_the_local_model_saves_memory_under_a_json_schema(
-        store, fake) -> None:
+def test_with_no_cloud_key_the_local_model_saves_memory_under_a_json_schema(store, fake) -> None:
     pending_session(store)
     fake.set_default("smollm2", text(json.dumps(save_args())))
     (result,) = run(store, local_catalog(fake), chat_model="smollm2")
@@ -94,10 +93,16 @@ def test_structured_output_off_calls_the_tool(store, fake) -> None:
 
 
 def test_a_reply_cut_by_the_context_says_so_and_the_next_try_uses_smaller_parts(
-        store, fake) -> None:
-    messages = [{"role": "user" if i % 2 == 0 else "assistant",
-                 "content": f"Message {i}: " + "words and more words " * 30,
-                 "time": "2026-11-20T09:15:00+00:00"} for i in range(16)]
+    store, fake
+) -> None:
+    messages = [
+        {
+            "role": "user" if i % 2 == 0 else "assistant",
+            "content": f"Message {i}: " + "words and more words " * 30,
+            "time": "2026-11-20T09:15:00+00:00",
+        }
+        for i in range(16)
+    ]
     pending_session(store, messages)
     fake.script("smollm2", text('{"history_entry": "The user', finish="length"))
     fake.set_default("smollm2", text(json.dumps(save_args())))
@@ -120,8 +125,9 @@ def test_a_cut_off_reply_names_the_tokens_of_the_window(store, fake) -> None:
     reply = Reply("smollm2", "local", '{"history_entry": "x', (), "length", 969, 3127, 0.0)
     with pytest.raises(Exception) as caught:
         parse_save_memory(reply, "", MemorySettings(), window=4096)
-    assert str(caught.value) == ("smollm2 ran out of context: 969 prompt + 3,127 completion "
-                                 "tokens of 4,096")
+    assert str(caught.value) == (
+        "smollm2 ran out of context: 969 prompt + 3,127 completion tokens of 4,096"
+    )
 
 
 def test_a_local_model_joins_the_end_of_a_hosted_chain(store, fake) -> None:
@@ -129,8 +135,9 @@ def test_a_local_model_joins_the_end_of_a_hosted_chain(store, fake) -> None:
     fake.set_default("gpt-4.1-mini", http_error(500))
     fake.set_default("smollm2", text(json.dumps(save_args())))
     catalog = local_catalog(fake, OPENAI_API_KEY="sk-test-0123456789")
-    catalog.gateways["openai"] = replace(catalog.gateways["openai"],
-                                         base_url=fake.base_url("openai"))
+    catalog.gateways["openai"] = replace(
+        catalog.gateways["openai"], base_url=fake.base_url("openai")
+    )
     (result,) = run(store, catalog)
     assert result.saved and result.model == "smollm2"
     assert [a.model for a in result.attempts][-1] == "smollm2"
@@ -188,14 +195,20 @@ def test_probe_names_an_address_where_nothing_listens() -> None:
         port = sock.getsockname()[1]
     probe = probe_server(f"http://127.0.0.1:{port}/v1")
     assert not probe.ok
-    assert probe.problem == (f"nothing is listening at http://127.0.0.1:{port}/v1/models "
-                             "(connection refused)")
+    assert probe.problem == (
+        f"nothing is listening at http://127.0.0.1:{port}/v1/models (connection refused)"
+    )
 
 
 def test_a_raw_line_break_inside_a_json_string_is_accepted(store, fake) -> None:
     pending_session(store)
-    fake.set_default("smollm2", text('{"history_entry": "Ana said hello.\nShe lives in '
-                                     'Zurich.", "memory_update": "# Ana\n- Zurich\n"}'))
+    fake.set_default(
+        "smollm2",
+        text(
+            '{"history_entry": "Ana said hello.\nShe lives in '
+            'Zurich.", "memory_update": "# Ana\n- Zurich\n"}'
+        ),
+    )
     (result,) = run(store, local_catalog(fake))
     assert result.saved, result.reason
     assert store.memory_path.read_text() == "# Ana\n- Zurich\n"

@@ -61,10 +61,16 @@ WAIT = 60.0  # generous timeout for any one child on a slow machine
 
 # --- helpers -------------------------------------------------------------------------------
 
+
 def _spawn(data: Path) -> subprocess.Popen[bytes]:
     env = subprocess_env(KEPT_DATA_DIR=str(data))
-    return subprocess.Popen([sys.executable, str(CHILD), str(data)], cwd=REPO, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, str(CHILD), str(data)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def _read_until_ready(proc: subprocess.Popen[bytes]) -> tuple[str, bytes]:
@@ -84,8 +90,10 @@ def _read_until_ready(proc: subprocess.Popen[bytes]) -> tuple[str, bytes]:
             chunk = os.read(fd, 4096)
             if not chunk:
                 _, err = proc.communicate(timeout=WAIT)
-                pytest.fail(f"the child exited ({proc.returncode}) before READY:\n"
-                            f"{seen.decode()}\n{err.decode()}")
+                pytest.fail(
+                    f"the child exited ({proc.returncode}) before READY:\n"
+                    f"{seen.decode()}\n{err.decode()}"
+                )
             seen += chunk
     match = re.search(rb"^SESSION (\S+)$", seen, re.MULTILINE)
     assert match, seen
@@ -143,15 +151,17 @@ def _assert_committed(store: MemoryStore, session_id: str, before: list[str]) ->
 
     entries = _entries(store)
     assert entries.count(child.ENTRY) == 1, "the history entry is missing or duplicated"
-    assert Counter(entries) == Counter([*before, child.ENTRY]), \
+    assert Counter(entries) == Counter([*before, child.ENTRY]), (
         "an older history entry was lost or duplicated"
+    )
     assert entries == [*before, child.ENTRY], "history entries are out of order"
     history = store.history_path.read_text(encoding="utf-8")
     assert history.startswith(child.PREAMBLE), "the heading of HISTORY.md was lost"
-    assert sum(len(e) + 2 for e in (e.text for e in store.history_entries())) <= \
-        store.settings.history_window_chars, "HISTORY.md was not rolled into history/"
-    assert [p.name for p in store.archive_files()] == \
-        [f"2025-{m:02d}.md" for m in range(1, 10)]
+    assert (
+        sum(len(e) + 2 for e in (e.text for e in store.history_entries()))
+        <= store.settings.history_window_chars
+    ), "HISTORY.md was not rolled into history/"
+    assert [p.name for p in store.archive_files()] == [f"2025-{m:02d}.md" for m in range(1, 10)]
 
     journal = store.find_session(session_id)
     assert journal.warnings == []
@@ -178,8 +188,10 @@ def _assert_committed(store: MemoryStore, session_id: str, before: list[str]) ->
 
 # --- 1. kill -9 at random instants of a commit ---------------------------------------------
 
+
 def test_kill_9_at_any_instant_of_a_commit_leaves_old_or_new_and_the_next_start_completes_it(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     seed = int(os.environ.get("KEPT_CRASH_SEED", random.randrange(2**32)))
     rng = random.Random(seed)
     print(f"\nseed {seed} (KEPT_CRASH_SEED={seed} repeats the same delays)")
@@ -200,8 +212,10 @@ def test_kill_9_at_any_instant_of_a_commit_leaves_old_or_new_and_the_next_start_
         assert memory.recover(store) is None  # nothing to complete
         _assert_committed(store, session_id, before)
     duration = statistics.median(durations)
-    print(f"a whole commit takes {duration * 1000:.1f} ms "
-          f"(runs: {', '.join(f'{d * 1000:.1f}' for d in durations)})")
+    print(
+        f"a whole commit takes {duration * 1000:.1f} ms "
+        f"(runs: {', '.join(f'{d * 1000:.1f}' for d in durations)})"
+    )
 
     stages: Counter[str] = Counter()
     writable = leftovers = 0
@@ -243,8 +257,15 @@ def test_kill_9_at_any_instant_of_a_commit_leaves_old_or_new_and_the_next_start_
             assert journal.state == "pending" and len(journal.pending) == 1
             assert _marks(store, session_id) == ["pending"]
             saved = SavedMemory(child.HISTORY_ENTRY, child.NEW_MEMORY)
-            assert commit(store, journal, journal.pending[0], saved, base=store.read_memory(),
-                          model=child.MODEL, when=child.WHEN)
+            assert commit(
+                store,
+                journal,
+                journal.pending[0],
+                saved,
+                base=store.read_memory(),
+                model=child.MODEL,
+                when=child.WHEN,
+            )
         _assert_committed(store, session_id, before)  # recover() alone completed it
         # The rest of a start: nothing left to consolidate, nothing changes.
         assert asyncio.run(consolidate_pending(store, _idle_catalog())) == []
@@ -258,9 +279,11 @@ def test_kill_9_at_any_instant_of_a_commit_leaves_old_or_new_and_the_next_start_
 
     elapsed = time.monotonic() - started
     during = sum(n for stage, n in stages.items() if stage.startswith("during"))
-    print(f"{KILLS} kills in {elapsed:.1f} s: {stages['before']} before the commit began, "
-          f"{during} during it, {stages['after']} after it finished "
-          f"(delays drawn from 0 to {reach * 1000:.1f} ms at the end)")
+    print(
+        f"{KILLS} kills in {elapsed:.1f} s: {stages['before']} before the commit began, "
+        f"{during} during it, {stages['after']} after it finished "
+        f"(delays drawn from 0 to {reach * 1000:.1f} ms at the end)"
+    )
     for stage, n in sorted(stages.items()):
         print(f"  {n:3d}  {stage}")
     print(f"  .tmp files left by killed writers (and ignored): {leftovers}")
@@ -274,27 +297,35 @@ def test_kill_9_at_any_instant_of_a_commit_leaves_old_or_new_and_the_next_start_
 
 HEAD = CONSOLIDATION_HEAD
 INITIAL_MEMORY = "# About the user\n\n" + "".join(
-    f"- Standing fact {n}: prefers metric units and short answers.\n" for n in range(8))
+    f"- Standing fact {n}: prefers metric units and short answers.\n" for n in range(8)
+)
 REPLIES = 12  # more than any interleaving of 3 sessions and 2 processes can use
 
 
 def _reply(k: int) -> tuple[str, str]:
-    return (f"Reply {k}: the user and Kept talked things through.",
-            INITIAL_MEMORY + f"- Learned in reply {k}: something new.\n")
+    return (
+        f"Reply {k}: the user and Kept talked things through.",
+        INITIAL_MEMORY + f"- Learned in reply {k}: something new.\n",
+    )
 
 
 def _config(fake: FakeProvider) -> str:
-    gateways = "".join(f'[gateways.{name}]\nbase_url = "{fake.base_url(name)}"\n\n'
-                       for name in ("groq", "openai", "anthropic"))
+    gateways = "".join(
+        f'[gateways.{name}]\nbase_url = "{fake.base_url(name)}"\n\n'
+        for name in ("groq", "openai", "anthropic")
+    )
     # A request the fake drops is retried at once rather than after a second; and the first
     # process's held request outlives the second process's start on the slowest machine,
     # without a hedge asking the next model meanwhile.
-    return gateways + ("[transport]\nbackoff = 0.0\nmax_backoff = 0.0\nattempt_deadline = 300.0\n"
-                       "\n[memory]\nattempt_deadline = 300.0\nhedge = false\n")
+    return gateways + (
+        "[transport]\nbackoff = 0.0\nmax_backoff = 0.0\nattempt_deadline = 300.0\n"
+        "\n[memory]\nattempt_deadline = 300.0\nhedge = false\n"
+    )
 
 
 def test_two_processes_consolidating_at_once_save_every_session_exactly_once(
-        tmp_path: Path, fake: FakeProvider) -> None:
+    tmp_path: Path, fake: FakeProvider
+) -> None:
     data, config = tmp_path / "data", tmp_path / "config"
     config.mkdir()
     (config / "config.toml").write_text(_config(fake), encoding="utf-8")
@@ -313,16 +344,32 @@ def test_two_processes_consolidating_at_once_save_every_session_exactly_once(
     # Each process's first request hangs until both have sent one, so the two are surely
     # consolidating at the same time; then the dropped requests are retried.
     replies = [_reply(k) for k in range(REPLIES)]
-    fake.script(HEAD, hang(), hang(), *(tool_call("save_memory", {
-        "history_entry": entry, "memory_update": update}) for entry, update in replies))
-    fake.default = tool_call("save_memory", {"history_entry": "Unexpected request.",
-                                             "memory_update": INITIAL_MEMORY})
+    fake.script(
+        HEAD,
+        hang(),
+        hang(),
+        *(
+            tool_call("save_memory", {"history_entry": entry, "memory_update": update})
+            for entry, update in replies
+        ),
+    )
+    fake.default = tool_call(
+        "save_memory", {"history_entry": "Unexpected request.", "memory_update": INITIAL_MEMORY}
+    )
 
-    env = subprocess_env(**fake_keys(), KEPT_DATA_DIR=str(data), KEPT_CONFIG_DIR=str(config),
-                         PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+    env = subprocess_env(
+        **fake_keys(),
+        KEPT_DATA_DIR=str(data),
+        KEPT_CONFIG_DIR=str(config),
+        PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
+    )
     command = [sys.executable, "-m", "app.cli", "consolidate"]
-    procs = [subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
     try:
         both = fake.wait_for_requests(2, timeout=120)
         fake.release()
@@ -343,8 +390,10 @@ def test_two_processes_consolidating_at_once_save_every_session_exactly_once(
     for p, (out, err) in zip(procs, outputs, strict=True):
         assert "Traceback" not in err and "warning:" not in err, err
         pending = re.findall(r"^Session (\S+): still pending, nothing lost\. (.*)$", out, re.M)
-        assert all(reason.startswith("another Kept process is saving this session")
-                   for _, reason in pending), out
+        assert all(
+            reason.startswith("another Kept process is saving this session")
+            for _, reason in pending
+        ), out
         assert p.returncode == (1 if pending else 0), out
         saved_by.update(re.findall(r"^Session (\S+): saved by ", out, re.M))
     assert saved_by == Counter(stamps.keys()), "a session was saved twice, or by nobody"

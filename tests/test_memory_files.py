@@ -32,8 +32,13 @@ def test_files_are_private_to_the_user(store: MemoryStore) -> None:
     store.write_memory("# Me\n")
     store.append_history("[2026-11-29 10:00] Talked.")
     store.log({"session": session.id})
-    for folder in (store.root, store.sessions_dir, store.done_dir, store.versions_dir,
-                   store.archive_dir):
+    for folder in (
+        store.root,
+        store.sessions_dir,
+        store.done_dir,
+        store.versions_dir,
+        store.archive_dir,
+    ):
         assert mode(folder) == 0o700, folder
     for path in (session.journal.path, store.memory_path, store.history_path, store.log_path):
         assert mode(path) == 0o600, path
@@ -41,13 +46,25 @@ def test_files_are_private_to_the_user(store: MemoryStore) -> None:
 
 def test_journal_round_trip_keeps_every_field(store: MemoryStore) -> None:
     journal = store.new_session("claude-sonnet-4-5")
-    call = [{"id": "c1", "type": "function",
-             "function": {"name": "search_history", "arguments": "{\"pattern\": \"tea\"}"}}]
+    call = [
+        {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "search_history", "arguments": '{"pattern": "tea"}'},
+        }
+    ]
     journal.append({"role": "user", "content": "Ünïcode ✓ 日本"})
-    journal.append({"role": "assistant", "content": None, "tool_calls": call,
-                    "model": "claude-sonnet-4-5"})
-    journal.append({"role": "tool", "tool_call_id": "c1", "name": "search_history",
-                    "content": "[2026-11-01 09:00] tea"})
+    journal.append(
+        {"role": "assistant", "content": None, "tool_calls": call, "model": "claude-sonnet-4-5"}
+    )
+    journal.append(
+        {
+            "role": "tool",
+            "tool_call_id": "c1",
+            "name": "search_history",
+            "content": "[2026-11-01 09:00] tea",
+        }
+    )
     again = load(journal.path)
     assert again.id == journal.id and again.model == "claude-sonnet-4-5"
     assert again.messages == journal.messages
@@ -56,8 +73,7 @@ def test_journal_round_trip_keeps_every_field(store: MemoryStore) -> None:
     assert again.state == "active" and again.warnings == []
 
 
-def test_torn_and_corrupt_lines_are_skipped_with_file_and_line(store: MemoryStore,
-                                                              caplog) -> None:
+def test_torn_and_corrupt_lines_are_skipped_with_file_and_line(store: MemoryStore, caplog) -> None:
     journal = store.new_session()
     journal.append({"role": "user", "content": "first"})
     with open(journal.path, "ab") as f:
@@ -128,8 +144,9 @@ def test_history_rolls_into_archives_and_nothing_is_lost(tmp_path: Path) -> None
     assert [e.text for e in store.all_history_entries()] == written
     # Plain grep finds an archived entry and a recent one.
     for needle in ("Session number 3:", "Session number 30:"):
-        found = subprocess.run(["grep", "-rlF", needle, str(store.root)],
-                               capture_output=True, text=True)
+        found = subprocess.run(
+            ["grep", "-rlF", needle, str(store.root)], capture_output=True, text=True
+        )
         assert found.stdout.strip(), needle
 
 
@@ -137,7 +154,8 @@ def test_history_keeps_a_heading_the_user_added(store: MemoryStore) -> None:
     store.history_path.write_text("# My history\n\n[2026-11-01 08:00] Old entry.\n")
     store.append_history("[2026-11-02 08:00] New entry.")
     assert store.history_path.read_text() == (
-        "# My history\n\n[2026-11-01 08:00] Old entry.\n\n[2026-11-02 08:00] New entry.\n\n")
+        "# My history\n\n[2026-11-01 08:00] Old entry.\n\n[2026-11-02 08:00] New entry.\n\n"
+    )
 
 
 def test_entries_are_single_timestamped_paragraphs() -> None:
@@ -146,8 +164,7 @@ def test_entries_are_single_timestamped_paragraphs() -> None:
     entry = format_entry(datetime(2026, 11, 29, 9, 5), "Line one.\n\nLine   two.")
     assert entry == "[2026-11-29 09:05] Line one. Line two."
     parsed = parse_entries(f"{entry}\n\n[2026-11-30 10:00] Next.\ncontinued\n", Path("H"))
-    assert [(e.stamp, e.line) for e in parsed] == [("2026-11-29 09:05", 1),
-                                                     ("2026-11-30 10:00", 3)]
+    assert [(e.stamp, e.line) for e in parsed] == [("2026-11-29 09:05", 1), ("2026-11-30 10:00", 3)]
     assert parsed[1].text == "[2026-11-30 10:00] Next.\ncontinued"
 
 
@@ -161,24 +178,45 @@ def test_atomic_write_never_leaves_a_partial_file(tmp_path: Path) -> None:
 
 def test_the_lock_excludes_other_processes(tmp_path: Path) -> None:
     lock = tmp_path / ".lock"
-    code = ("import sys; from pathlib import Path; from memory.storage import locked\n"
-            "with locked(Path(sys.argv[1]), blocking=False) as got: print(got)")
+    code = (
+        "import sys; from pathlib import Path; from memory.storage import locked\n"
+        "with locked(Path(sys.argv[1]), blocking=False) as got: print(got)"
+    )
     with locked(lock):
-        held = subprocess.run([sys.executable, "-c", code, str(lock)], capture_output=True,
-                              text=True, cwd=Path(__file__).parent.parent, check=True)
-    free = subprocess.run([sys.executable, "-c", code, str(lock)], capture_output=True,
-                          text=True, cwd=Path(__file__).parent.parent, check=True)
+        held = subprocess.run(
+            [sys.executable, "-c", code, str(lock)],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).parent.parent,
+            check=True,
+        )
+    free = subprocess.run(
+        [sys.executable, "-c", code, str(lock)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parent.parent,
+        check=True,
+    )
     assert held.stdout.strip() == "False" and free.stdout.strip() == "True"
 
 
 # --- save_memory arguments -----------------------------------------------------------------
 
+
 def reply(arguments=None, text: str = ""):
     from catalog import Reply, ToolCall
 
-    calls = () if arguments is None else (ToolCall("c1", "save_memory", arguments
-                                                   if isinstance(arguments, str)
-                                                   else json.dumps(arguments)),)
+    calls = (
+        ()
+        if arguments is None
+        else (
+            ToolCall(
+                "c1",
+                "save_memory",
+                arguments if isinstance(arguments, str) else json.dumps(arguments),
+            ),
+        )
+    )
     return Reply("m", "groq", text, calls, "stop", 10, 10, 0.0)
 
 
@@ -188,8 +226,10 @@ def reply(arguments=None, text: str = ""):
         ('{"history_entry": "x", ', "not valid JSON"),
         ('["history_entry"]', "must be a JSON object, not list"),
         ({"history_entry": 42, "memory_update": ""}, "history_entry must be a string, not int"),
-        ({"history_entry": "x", "memory_update": {"a": 1}},
-         "memory_update must be a string, not dict"),
+        (
+            {"history_entry": "x", "memory_update": {"a": 1}},
+            "memory_update must be a string, not dict",
+        ),
         ({"memory_update": "x"}, "without history_entry"),
         ({"history_entry": "\x1b[2J\x00", "memory_update": ""}, "history_entry is empty"),
         ({"history_entry": "x" * 5000, "memory_update": ""}, "over the 4,000 limit"),

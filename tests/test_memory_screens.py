@@ -19,8 +19,6 @@ def run(scenario):
     return asyncio.run(scenario())
 
 
-
-
 def shown(app, selector: str) -> str:
     widget = app.screen.query_one(selector)
     if isinstance(widget, Markdown):
@@ -156,8 +154,7 @@ def test_search_screen_finds_highlights_and_opens_the_entry() -> None:
             screen.query_one("#pattern").value = "Zür|Lisbon"
             screen.query_one("#regex").toggle()
             await settle(pilot)
-            assert {m.file.name for m in screen.matches} == {"HISTORY.md",
-                                                             f"{journal.id}.jsonl"}
+            assert {m.file.name for m in screen.matches} == {"HISTORY.md", f"{journal.id}.jsonl"}
             results = screen.query_one("#results", OptionList)
             results.highlighted = 0  # newest first: the open session
             await pilot.pause()
@@ -177,11 +174,27 @@ def test_log_screen_shows_chains_and_retries_pending_sessions(fake: FakeProvider
     store = MemoryStore().ensure()
     journal = pending_session(store)
     journal.mark_failed(journal.pending[0], "No model in the chain answered")
-    store.log({"session": "old", "segment": "0-2", "model": "qwen3-32b",
-               "outcome": "rejected", "reason": "did not call save_memory", "latency": 1.0,
-               "cost": 0.0001})
-    store.log({"session": "old", "segment": "0-2", "model": "gpt-4.1-mini", "outcome": "ok",
-               "latency": 4.1, "cost": 0.0008})
+    store.log(
+        {
+            "session": "old",
+            "segment": "0-2",
+            "model": "qwen3-32b",
+            "outcome": "rejected",
+            "reason": "did not call save_memory",
+            "latency": 1.0,
+            "cost": 0.0001,
+        }
+    )
+    store.log(
+        {
+            "session": "old",
+            "segment": "0-2",
+            "model": "gpt-4.1-mini",
+            "outcome": "ok",
+            "latency": 4.1,
+            "cost": 0.0008,
+        }
+    )
     fake.default = http_error(503)
 
     async def scenario():
@@ -192,15 +205,16 @@ def test_log_screen_shows_chains_and_retries_pending_sessions(fake: FakeProvider
             await pilot.press(*"/log", "enter")
             await pilot.pause()
             assert isinstance(app.screen, LogScreen)
-            assert ("old [0-2] ✓ qwen3-32b → did not call save_memory → gpt-4.1-mini ✓ 4.1 s"
-                    in shown(app, "#chains"))
+            assert (
+                "old [0-2] ✓ qwen3-32b → did not call save_memory → gpt-4.1-mini ✓ 4.1 s"
+                in shown(app, "#chains")
+            )
             assert journal.id in shown(app, "#pending")
             assert "llama-3.3-70b-versatile: cooling down until " in shown(app, "#health")
             assert "after 2 × 503" in shown(app, "#health")
             await pilot.click("#retry")
             await settle(pilot)
-            await until(pilot, lambda: shown(app, "#pending") == "Nothing pending.",
-                        "the retry")
+            await until(pilot, lambda: shown(app, "#pending") == "Nothing pending.", "the retry")
 
     run(scenario)
     assert store.find_session(journal.id).state == "consolidated"

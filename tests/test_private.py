@@ -14,8 +14,9 @@ from tests.support import make_app, save_args, send, settle
 
 
 def test_a_private_session_is_never_queued_and_is_deleted_when_it_ends() -> None:
-    store = MemoryStore(settings=replace(MemorySettings(), session_max_messages=4,
-                                         session_keep_messages=2)).ensure()
+    store = MemoryStore(
+        settings=replace(MemorySettings(), session_max_messages=4, session_keep_messages=2)
+    ).ensure()
     session = LiveSession.start(store, "gpt-4.1-mini", private=True)
     for i in range(8):
         session.append({"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"})
@@ -73,9 +74,11 @@ def test_private_command_shows_it_and_saves_nothing(fake: FakeProvider) -> None:
         return app.store
 
     store = run(scenario)
-    prompts = " ".join(str(r.body) for r in fake.requests
-                       if r.body.get("tools", [{}])[0].get("function", {}).get("name")
-                       == "save_memory")
+    prompts = " ".join(
+        str(r.body)
+        for r in fake.requests
+        if r.body.get("tools", [{}])[0].get("function", {}).get("name") == "save_memory"
+    )
     assert "back on the record" in prompts
     assert "secret" not in prompts
     assert [p.name for p in store.sessions_dir.glob("*.jsonl")] == []

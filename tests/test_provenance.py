@@ -17,12 +17,17 @@ FIRST = "# About Ana\n- Lives in Zürich\n- Drinks green tea\n"
 SECOND = "# About Ana\n- Lives in Lisbon\n- Drinks green tea\n- Plays the cello\n"
 
 
-def consolidated(store: MemoryStore, fake: FakeProvider, model: str, memory: str,
-                 messages: list[dict]) -> str:
+def consolidated(
+    store: MemoryStore, fake: FakeProvider, model: str, memory: str, messages: list[dict]
+) -> str:
     """One session saved by `model` (as the provider names it); returns the session id."""
     journal = pending_session(store, messages)
-    fake.set_default(model, tool_call("save_memory", save_args(
-        entry=f"Ana said: {messages[0]['content']}", memory=memory)))
+    fake.set_default(
+        model,
+        tool_call(
+            "save_memory", save_args(entry=f"Ana said: {messages[0]['content']}", memory=memory)
+        ),
+    )
     (result,) = asyncio.run(consolidate_pending(store, fake_catalog(fake), policy=FAST_POLICY))
     assert result.saved
     return journal.id
@@ -31,18 +36,41 @@ def consolidated(store: MemoryStore, fake: FakeProvider, model: str, memory: str
 @pytest.fixture
 def history(fake: FakeProvider) -> tuple[MemoryStore, str, str]:
     store = MemoryStore(settings=MemorySettings(attempt_deadline=5.0)).ensure()
-    one = consolidated(store, fake, "llama-3.3-70b-versatile", FIRST, [
-        {"role": "user", "content": "I live in Zürich and drink green tea every morning.",
-         "time": "2026-11-20T09:15:00+00:00"},
-        {"role": "assistant", "content": "Lovely!", "time": "2026-11-20T09:15:02+00:00"}])
+    one = consolidated(
+        store,
+        fake,
+        "llama-3.3-70b-versatile",
+        FIRST,
+        [
+            {
+                "role": "user",
+                "content": "I live in Zürich and drink green tea every morning.",
+                "time": "2026-11-20T09:15:00+00:00",
+            },
+            {"role": "assistant", "content": "Lovely!", "time": "2026-11-20T09:15:02+00:00"},
+        ],
+    )
     # The head now refuses, so the next model in the chain writes the second version.
     fake.set_default("llama-3.3-70b-versatile", tool_call("other_tool", {}))
-    two = consolidated(store, fake, "qwen/qwen3-32b", SECOND, [
-        {"role": "user", "content": "We moved: I live in Lisbon now.",
-         "time": "2026-11-21T10:00:00+00:00"},
-        {"role": "assistant", "content": "Noted.", "time": "2026-11-21T10:00:05+00:00"},
-        {"role": "user", "content": "Also, I started to play the cello last week.",
-         "time": "2026-11-21T10:01:00+00:00"}])
+    two = consolidated(
+        store,
+        fake,
+        "qwen/qwen3-32b",
+        SECOND,
+        [
+            {
+                "role": "user",
+                "content": "We moved: I live in Lisbon now.",
+                "time": "2026-11-21T10:00:00+00:00",
+            },
+            {"role": "assistant", "content": "Noted.", "time": "2026-11-21T10:00:05+00:00"},
+            {
+                "role": "user",
+                "content": "Also, I started to play the cello last week.",
+                "time": "2026-11-21T10:01:00+00:00",
+            },
+        ],
+    )
     return store, one, two
 
 
@@ -112,8 +140,13 @@ def test_undo_puts_back_what_a_consolidation_replaced(history, capsys) -> None:
 
 def test_undo_of_the_first_consolidation_empties_memory(fake: FakeProvider) -> None:
     store = MemoryStore(settings=MemorySettings(attempt_deadline=5.0)).ensure()
-    consolidated(store, fake, "llama-3.3-70b-versatile", FIRST, [
-        {"role": "user", "content": "I live in Zürich."}])
+    consolidated(
+        store,
+        fake,
+        "llama-3.3-70b-versatile",
+        FIRST,
+        [{"role": "user", "content": "I live in Zürich."}],
+    )
     (version,) = store.versions()
     store.undo(version.number)
     assert store.memory_path.read_text() == ""

@@ -22,13 +22,14 @@ if why_unavailable():
     pytest.skip(why_unavailable(), allow_module_level=True)
 
 SESSION = [
-    {"role": "user", "content": "Hi, I'm Ana and I live in Zurich.",
-     "time": "2026-11-20T09:15:00+00:00"},
-    {"role": "assistant", "content": "Nice to meet you, Ana!",
-     "time": "2026-11-20T09:15:05+00:00"},
+    {
+        "role": "user",
+        "content": "Hi, I'm Ana and I live in Zurich.",
+        "time": "2026-11-20T09:15:00+00:00",
+    },
+    {"role": "assistant", "content": "Nice to meet you, Ana!", "time": "2026-11-20T09:15:05+00:00"},
     {"role": "user", "content": "My cat is called Miso.", "time": "2026-11-20T09:16:00+00:00"},
-    {"role": "assistant", "content": "Miso is a lovely name.",
-     "time": "2026-11-20T09:16:05+00:00"},
+    {"role": "assistant", "content": "Miso is a lovely name.", "time": "2026-11-20T09:16:05+00:00"},
 ]
 
 

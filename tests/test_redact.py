@@ -27,14 +27,23 @@ def b64url(data: dict) -> str:
     return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
 
 
-JWT = ".".join((b64url({"alg": "HS256", "typ": "JWT"}),
-                b64url({"sub": "1234567890", "name": "Ana", "iat": 1516239022}),
-                chars(43, ALNUM + "-_")))
-PEM = ("-----BEGIN RSA PRIVATE KEY-----\n"
-       + "\n".join(chars(64, ALNUM + "+/") for _ in range(5))
-       + "\n-----END RSA PRIVATE KEY-----")
-OPENSSH = ("-----BEGIN OPENSSH PRIVATE KEY-----\n"
-           + "\n".join(chars(70, ALNUM + "+/") for _ in range(3)) + "\n")  # pasted cut short
+JWT = ".".join(
+    (
+        b64url({"alg": "HS256", "typ": "JWT"}),
+        b64url({"sub": "1234567890", "name": "Ana", "iat": 1516239022}),
+        chars(43, ALNUM + "-_"),
+    )
+)
+PEM = (
+    "-----BEGIN RSA PRIVATE KEY-----\n"
+    + "\n".join(chars(64, ALNUM + "+/") for _ in range(5))
+    + "\n-----END RSA PRIVATE KEY-----"
+)
+OPENSSH = (
+    "-----BEGIN OPENSSH PRIVATE KEY-----\n"
+    + "\n".join(chars(70, ALNUM + "+/") for _ in range(3))
+    + "\n"
+)  # pasted cut short
 
 SECRETS = {
     "OpenAI": "sk-" + chars(48),
@@ -43,10 +52,10 @@ SECRETS = {
     "Groq": "gsk_" + chars(52),
     "GitHub classic": "ghp_" + chars(36),
     "GitHub fine-grained": "github_pat_" + chars(22) + "_" + chars(59),
-    "Slack bot": "xoxb-" + "-".join((chars(11, string.digits), chars(13, string.digits),
-                                     chars(24))),
-    "Slack user": "xoxp-" + "-".join((chars(11, string.digits), chars(12, string.digits),
-                                      chars(32, "0123456789abcdef"))),
+    "Slack bot": "xoxb-"
+    + "-".join((chars(11, string.digits), chars(13, string.digits), chars(24))),
+    "Slack user": "xoxp-"
+    + "-".join((chars(11, string.digits), chars(12, string.digits), chars(32, "0123456789abcdef"))),
     "Google": "AIza" + chars(35, ALNUM + "_-"),
     "AWS access key id": "AKIA" + chars(16, string.ascii_uppercase + string.digits),
     "JWT": JWT,
@@ -66,18 +75,27 @@ def test_each_credential_format_is_redacted(name: str) -> None:
     assert out.endswith(" — please keep it safe.")
 
 
-@pytest.mark.parametrize(("said", "kept", "gone"), [
-    ("password=hunter2!", "password=", "hunter2"),
-    ("my PASSWORD: correct-horse-battery", "PASSWORD: ", "correct-horse"),
-    ('{"api_key": "abc123def456"}', '"api_key": "', "abc123def456"),
-    ("export AWS_SECRET_ACCESS_KEY=" + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-     "AWS_SECRET_ACCESS_KEY=", "wJalrXUtnFEMI"),
-    ("DB_PASSWD='s3cr3t pass'", "DB_PASSWD='", "s3cr3t"),
-    ("client_secret = Zm9vYmFy", "client_secret = ", "Zm9vYmFy"),
-    ("Authorization: Bearer abcdefghijklmnop1234567890", "Authorization: Bearer ",
-     "abcdefghijklmnop"),
-    ("postgres://ana:pa55w0rd@db.example.org/app", "postgres://ana:", "pa55w0rd"),
-])
+@pytest.mark.parametrize(
+    ("said", "kept", "gone"),
+    [
+        ("password=hunter2!", "password=", "hunter2"),
+        ("my PASSWORD: correct-horse-battery", "PASSWORD: ", "correct-horse"),
+        ('{"api_key": "abc123def456"}', '"api_key": "', "abc123def456"),
+        (
+            "export AWS_SECRET_ACCESS_KEY=" + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "AWS_SECRET_ACCESS_KEY=",
+            "wJalrXUtnFEMI",
+        ),
+        ("DB_PASSWD='s3cr3t pass'", "DB_PASSWD='", "s3cr3t"),
+        ("client_secret = Zm9vYmFy", "client_secret = ", "Zm9vYmFy"),
+        (
+            "Authorization: Bearer abcdefghijklmnop1234567890",
+            "Authorization: Bearer ",
+            "abcdefghijklmnop",
+        ),
+        ("postgres://ana:pa55w0rd@db.example.org/app", "postgres://ana:", "pa55w0rd"),
+    ],
+)
 def test_assigned_secrets_lose_their_value_and_keep_their_name(said, kept, gone) -> None:
     out = redact(said)
     assert kept in out and gone not in out and REDACTED in out
@@ -105,13 +123,27 @@ def test_near_misses_survive(text: str) -> None:
 def test_consolidation_sends_no_secret_and_the_journal_keeps_it(fake: FakeProvider) -> None:
     store = MemoryStore(settings=MemorySettings(attempt_deadline=5.0)).ensure()
     said = "\n".join(f"{name}: {value}" for name, value in SECRETS.items())
-    journal = pending_session(store, [
-        {"role": "user", "content": f"Keep these for me:\n{said}\npassword=hunter2"},
-        {"role": "assistant", "content": "I will not store credentials.",
-         "tool_calls": [{"id": "c1", "type": "function", "function": {
-             "name": "search_history", "arguments": json.dumps({"pattern": SECRETS["Groq"]})}}]},
-        {"role": "user", "content": "Commit 3f786850e387550fdab836ed7e6dc881de23001b is mine."},
-    ])
+    journal = pending_session(
+        store,
+        [
+            {"role": "user", "content": f"Keep these for me:\n{said}\npassword=hunter2"},
+            {
+                "role": "assistant",
+                "content": "I will not store credentials.",
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {
+                            "name": "search_history",
+                            "arguments": json.dumps({"pattern": SECRETS["Groq"]}),
+                        },
+                    }
+                ],
+            },
+            {"role": "user", "content": "Commit 3f786850e387550fdab836ed7e6dc881de23001b is mine."},
+        ],
+    )
     fake.default = tool_call("save_memory", save_args())
     (result,) = asyncio.run(consolidate_pending(store, fake_catalog(fake), policy=FAST_POLICY))
     assert result.saved

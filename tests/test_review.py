@@ -116,8 +116,7 @@ def test_review_setting_is_validated() -> None:
     assert settings.review is Review.BEFORE and problems == []
     settings, problems = parse_memory_settings({"memory": {"review": "sometimes"}}, "c.toml")
     assert settings.review is Review.AFTER
-    assert problems == ["c.toml: [memory] review must be \"after\" or \"before\", not "
-                        "'sometimes'."]
+    assert problems == ['c.toml: [memory] review must be "after" or "before", not \'sometimes\'.']
     assert MemorySettings().review is Review.AFTER  # automatic stays the default
 
 
@@ -154,19 +153,25 @@ def test_review_commands_list_accept_and_reject(configured, capsys) -> None:
 
 # --- tidy ----------------------------------------------------------------------------------
 
-MESSY = ("# About Ana\n- Lives in Zürich\n- Drinks green tea\n- drinks green tea every day\n"
-         "- Lives in Lisbon since November\n- Plays the cello\n- Works as a nurse\n"
-         "- Prefers short answers\n- Has a cat called Miso\n- Likes hiking in the Alps\n")
-TIDY = ("# About Ana\n- Lives in Lisbon (since November)\n- Drinks green tea every day\n"
-        "- Plays the cello\n- Works as a nurse\n- Prefers short answers\n"
-        "- Has a cat called Miso\n- Likes hiking in the Alps\n")
+MESSY = (
+    "# About Ana\n- Lives in Zürich\n- Drinks green tea\n- drinks green tea every day\n"
+    "- Lives in Lisbon since November\n- Plays the cello\n- Works as a nurse\n"
+    "- Prefers short answers\n- Has a cat called Miso\n- Likes hiking in the Alps\n"
+)
+TIDY = (
+    "# About Ana\n- Lives in Lisbon (since November)\n- Drinks green tea every day\n"
+    "- Plays the cello\n- Works as a nurse\n- Prefers short answers\n"
+    "- Has a cat called Miso\n- Likes hiking in the Alps\n"
+)
 
 
 def test_tidy_goes_through_the_chain_and_the_shrink_guard(fake: FakeProvider) -> None:
     store = MemoryStore(settings=MemorySettings(attempt_deadline=5.0)).ensure()
     store.write_memory(MESSY)
-    fake.set_default("llama-3.3-70b-versatile", tool_call("save_memory", save_args(
-        entry="Dropped everything.", memory="# Ana\n")))  # would drop most of memory
+    fake.set_default(
+        "llama-3.3-70b-versatile",
+        tool_call("save_memory", save_args(entry="Dropped everything.", memory="# Ana\n")),
+    )  # would drop most of memory
     fake.set_default("qwen/qwen3-32b", text("Sure, here is a tidier memory."))
     fake.default = tool_call("save_memory", save_args(entry="Merged duplicates.", memory=TIDY))
     result = asyncio.run(tidy(store, fake_catalog(fake), policy=FAST_POLICY))

@@ -39,10 +39,15 @@ def store() -> MemoryStore:
     return store
 
 
-def test_grep_finds_words_in_finished_transcripts_naming_session_date_role(
-        store, capsys) -> None:
-    old = finished(store, [{"role": "user", "content": "My cat is called \"Quokka\"\nreally"},
-                           {"role": "assistant", "content": "A fine name."}], "2026-03-01")
+def test_grep_finds_words_in_finished_transcripts_naming_session_date_role(store, capsys) -> None:
+    old = finished(
+        store,
+        [
+            {"role": "user", "content": 'My cat is called "Quokka"\nreally'},
+            {"role": "assistant", "content": "A fine name."},
+        ],
+        "2026-03-01",
+    )
     new = finished(store, [{"role": "user", "content": "Another quokka photo"}], "2026-10-01")
     assert main(["memory", "grep", "-i", "quokka"]) == 0
     out = capsys.readouterr().out.splitlines()
@@ -80,10 +85,10 @@ def test_since_and_until_keep_matches_dated_within_them(store, capsys) -> None:
     assert "--since takes a date" in capsys.readouterr().err
 
 
-def test_the_search_history_tool_quotes_what_was_said_but_not_the_current_session(
-        store) -> None:
-    old = finished(store, [{"role": "assistant", "content": "Your quokka is 3 years old."}],
-                   "2026-03-01")
+def test_the_search_history_tool_quotes_what_was_said_but_not_the_current_session(store) -> None:
+    old = finished(
+        store, [{"role": "assistant", "content": "Your quokka is 3 years old."}], "2026-03-01"
+    )
     live = store.new_session("gpt-4.1-mini")
     live.append({"role": "user", "content": "How old is my quokka?"})
     answer = run_search_tool(store, json.dumps({"pattern": "quokka"}), exclude=(live.id,))
@@ -137,11 +142,14 @@ def test_kept_memory_grep_imports_only_what_a_search_needs(tmp_path) -> None:
     import subprocess
     import sys
 
-    code = ("import sys\nfrom app.cli import main\nmain(['memory', 'grep', 'x'])\n"
-            "print(sorted(m for m in ('memory.store', 'catalog', 'textual', 'litellm') "
-            "if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, check=True)
+    code = (
+        "import sys\nfrom app.cli import main\nmain(['memory', 'grep', 'x'])\n"
+        "print(sorted(m for m in ('memory.store', 'catalog', 'textual', 'litellm') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
     assert out.stdout.strip().splitlines()[-1] == "[]"
 
 

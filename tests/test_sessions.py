@@ -24,15 +24,28 @@ def saved_session(store: MemoryStore, words: str, day: int) -> str:
     journal = store.new_session("gpt-4.1-mini")
     when = f"2026-11-{day:02d}T09:00:00+00:00"
     journal.append({"role": "user", "content": f"Tell me about {words}.", "time": when})
-    journal.append({"role": "assistant", "content": f"{words} is lovely.", "time": when,
-                    "model": "gpt-4.1-mini"})
+    journal.append(
+        {
+            "role": "assistant",
+            "content": f"{words} is lovely.",
+            "time": when,
+            "model": "gpt-4.1-mini",
+        }
+    )
     segment = journal.mark_pending(close=True)
     assert segment is not None
     base = store.read_memory()
     memory = base.text + f"- Likes {words}\n"
     stamp = datetime(2026, 11, day, 9, 0, tzinfo=UTC).astimezone()
-    assert commit(store, journal, segment, SavedMemory(
-        f"Ana asked about {words}. She liked it.", memory), base, "gpt-4.1-mini", stamp)
+    assert commit(
+        store,
+        journal,
+        segment,
+        SavedMemory(f"Ana asked about {words}. She liked it.", memory),
+        base,
+        "gpt-4.1-mini",
+        stamp,
+    )
     # Named as a journal started that day would be, so the order is the days' order.
     done = store.done_dir / journal.path.name
     header, *rest = done.read_text().splitlines()
@@ -86,8 +99,7 @@ def test_every_session_newest_first_with_title_model_count_state_and_a_filter() 
             assert "Ana asked about green tea." in shown[3] and "2 msg" in shown[3]
             await pilot.press(*"tea saved")
             assert [s.id for s in screen.shown] == [tea]
-            assert "1 of 4 sessions" in str(screen.query_one("#sessions-summary",
-                                                             Static).render())
+            assert "1 of 4 sessions" in str(screen.query_one("#sessions-summary", Static).render())
             screen.query_one("#filter", Input).value = ""
             await pilot.pause()
             await pilot.press("down", "down", "down", "enter")  # to the list, then Lisbon
@@ -109,11 +121,14 @@ def test_the_list_cache_is_derived_and_mended(tmp_path) -> None:
 
 
 def test_continue_makes_a_saved_session_live_and_new_words_a_new_segment(
-        fake: FakeProvider) -> None:
+    fake: FakeProvider,
+) -> None:
     store, _tea, lisbon, _pending = seeded()
     fake.script("gpt-4.1-mini", text("Yes, in May."))
-    fake.default = tool_call("save_memory", save_args(
-        "Ana planned May in Lisbon.", "# About Ana\n- Likes green tea\n- Likes Lisbon\n"))
+    fake.default = tool_call(
+        "save_memory",
+        save_args("Ana planned May in Lisbon.", "# About Ana\n- Likes green tea\n- Likes Lisbon\n"),
+    )
 
     async def scenario() -> None:
         app = make_app(fake)
@@ -174,8 +189,9 @@ def test_export_and_delete_saying_what_stays(tmp_path, monkeypatch) -> None:
             assert isinstance(app.screen, SessionsScreen)
             assert tea not in [s.id for s in app.screen.sessions]
             # The live session cannot be deleted from here.
-            options.highlighted = next(i for i, s in enumerate(app.screen.shown)
-                                       if s.id == app.session.id)
+            options.highlighted = next(
+                i for i, s in enumerate(app.screen.shown) if s.id == app.session.id
+            )
             await pilot.press("d")
             await pilot.pause()
             assert isinstance(app.screen, SessionsScreen)

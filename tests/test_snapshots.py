@@ -19,7 +19,7 @@ SIZE = (100, 32)
 CLOCK = datetime(2026, 11, 29, 9, 30, tzinfo=UTC)
 REPLY = (
     "Here is a small **Python** function:\n\n"
-    "```python\ndef greet(name: str) -> str:\n    return f\"Hello, {name}!\"\n```\n\n"
+    '```python\ndef greet(name: str) -> str:\n    return f"Hello, {name}!"\n```\n\n'
     "- It takes a *name*\n- It returns a greeting\n"
 )
 
@@ -68,8 +68,9 @@ def seed_memory() -> None:
     from memory import MemoryStore
 
     store = MemoryStore().ensure()
-    store.write_memory("# About Ana\n\n- Lives in Lisbon\n- Prefers short answers\n"
-                       "- Drinks green tea\n")
+    store.write_memory(
+        "# About Ana\n\n- Lives in Lisbon\n- Prefers short answers\n- Drinks green tea\n"
+    )
     store.append_history("[2026-11-01 09:00] Talked about green tea and where to buy it.")
     store.append_history("[2026-11-02 18:30] Planned a trip to Lisbon in March.")
     for model, outcome, reason, latency, cost in (
@@ -77,8 +78,17 @@ def seed_memory() -> None:
         ("qwen3-32b", "rejected", "did not call save_memory", 1.2, 0.0001),
         ("gpt-4.1-mini", "ok", "", 4.1, 0.0008),
     ):
-        store.log({"session": "20261102-183000-a1b2c3", "segment": "0-12", "model": model,
-                   "outcome": outcome, "reason": reason, "latency": latency, "cost": cost})
+        store.log(
+            {
+                "session": "20261102-183000-a1b2c3",
+                "segment": "0-12",
+                "model": model,
+                "outcome": outcome,
+                "reason": reason,
+                "latency": latency,
+                "cost": cost,
+            }
+        )
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -148,12 +158,17 @@ def test_change_dialog(snap_compare, fake: FakeProvider, theme: str) -> None:
     new = "# About Ana\n- Lives in Lisbon\n- Drinks green tea\n- Plays the cello\n"
 
     async def before(pilot) -> None:
-        pilot.app.push_screen(ChangeDialog(
-            "Proposed memory change: +2 −1 lines", unified(old, new, "MEMORY.md now",
-                                                            "proposed"), new,
-            [("accept", "Accept"), ("reject", "Reject"), ("later", "Decide later")],
-            note="Session 20261102-183000-a1b2c3 · llama-3.3-70b-versatile\nAna moved to "
-            "Lisbon and started the cello.", editable=True))
+        pilot.app.push_screen(
+            ChangeDialog(
+                "Proposed memory change: +2 −1 lines",
+                unified(old, new, "MEMORY.md now", "proposed"),
+                new,
+                [("accept", "Accept"), ("reject", "Reject"), ("later", "Decide later")],
+                note="Session 20261102-183000-a1b2c3 · llama-3.3-70b-versatile\nAna moved to "
+                "Lisbon and started the cello.",
+                editable=True,
+            )
+        )
         await pilot.pause()
 
     assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=(130, 36))
@@ -201,6 +216,7 @@ def _typing(*keys: str, wait: bool = False):
         if wait:
             await pilot.app.workers.wait_for_complete()
         await pilot.pause()
+
     return before
 
 
@@ -216,19 +232,23 @@ def test_small_chat(snap_compare, fake: FakeProvider, size) -> None:
 
 
 @pytest.mark.parametrize("size", SMALL, ids=lambda s: f"{s[0]}x{s[1]}")
-@pytest.mark.parametrize("command", ["/model", "/keys", "/memory", "/log", "/grep tea",
-                                     "/private"], ids=lambda c: c[1:].replace(" ", "-"))
+@pytest.mark.parametrize(
+    "command",
+    ["/model", "/keys", "/memory", "/log", "/grep tea", "/private"],
+    ids=lambda c: c[1:].replace(" ", "-"),
+)
 def test_small_screens(snap_compare, fake: FakeProvider, size, command: str) -> None:
     seed_memory()
-    assert snap_compare(app_for(fake, THEMES[0]), terminal_size=size,
-                        run_before=_typing(*command, "enter",
-                                           wait=command.startswith(("/log", "/grep"))))
+    assert snap_compare(
+        app_for(fake, THEMES[0]),
+        terminal_size=size,
+        run_before=_typing(*command, "enter", wait=command.startswith(("/log", "/grep"))),
+    )
 
 
 @pytest.mark.parametrize("size", SMALL, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_small_help(snap_compare, fake: FakeProvider, size) -> None:
-    assert snap_compare(app_for(fake, THEMES[0]), terminal_size=size,
-                        run_before=_typing("f1"))
+    assert snap_compare(app_for(fake, THEMES[0]), terminal_size=size, run_before=_typing("f1"))
 
 
 @pytest.mark.parametrize("size", SMALL, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -249,11 +269,16 @@ def test_small_change_dialog(snap_compare, fake: FakeProvider, size) -> None:
     new = "# About Ana\n- Lives in Lisbon\n- Drinks green tea\n- Plays the cello\n"
 
     async def before(pilot) -> None:
-        pilot.app.push_screen(ChangeDialog(
-            "Proposed memory change: +2 −1 lines", unified(old, new, "MEMORY.md now",
-                                                            "proposed"), new,
-            [("accept", "Accept"), ("reject", "Reject"), ("later", "Decide later")],
-            note="Session 20261102-183000-a1b2c3 · llama-3.3-70b-versatile", editable=True))
+        pilot.app.push_screen(
+            ChangeDialog(
+                "Proposed memory change: +2 −1 lines",
+                unified(old, new, "MEMORY.md now", "proposed"),
+                new,
+                [("accept", "Accept"), ("reject", "Reject"), ("later", "Decide later")],
+                note="Session 20261102-183000-a1b2c3 · llama-3.3-70b-versatile",
+                editable=True,
+            )
+        )
         await pilot.pause()
 
     assert snap_compare(app_for(fake, THEMES[0]), run_before=before, terminal_size=size)
@@ -276,11 +301,20 @@ def test_versions_fit_on_one_line(snap_compare, fake: FakeProvider, size) -> Non
 
     seed_memory()
     store = MemoryStore()
-    store.save_version(b"# About Ana\n", "consolidation", time="2026-11-20T09:15:00+00:00",
-                       session="20261120-091500-a1b2c3", model="llama3.2")
-    store.save_version(b"# About Ana\n\n- Lives in Lisbon\n", "consolidation",
-                       time="2026-11-30T10:00:00+00:00", session="20261130-100000-d4e5f6",
-                       model="llama-4-scout-17b-16e-instruct")
+    store.save_version(
+        b"# About Ana\n",
+        "consolidation",
+        time="2026-11-20T09:15:00+00:00",
+        session="20261120-091500-a1b2c3",
+        model="llama3.2",
+    )
+    store.save_version(
+        b"# About Ana\n\n- Lives in Lisbon\n",
+        "consolidation",
+        time="2026-11-30T10:00:00+00:00",
+        session="20261130-100000-d4e5f6",
+        model="llama-4-scout-17b-16e-instruct",
+    )
     store.save_version(b"# Me\n", "edit", time="2026-11-30T11:00:00+00:00")
 
     async def before(pilot) -> None:

@@ -38,24 +38,37 @@ from tests.support import FAKE_GATEWAYS, FAST_POLICY, fake_catalog, fake_keys
 FORMATS = ("openai", "anthropic", "groq")
 OTHER = {"openai": "anthropic", "anthropic": "openai", "groq": "anthropic"}
 MESSAGES = [{"role": "user", "content": "Hello there"}]
-SAVE_TOOL = [{
-    "type": "function",
-    "function": {
-        "name": "save_memory",
-        "description": "Save memory",
-        "parameters": {
-            "type": "object",
-            "properties": {"history_entry": {"type": "string"},
-                           "memory_update": {"type": "string"}},
-            "required": ["history_entry", "memory_update"],
+SAVE_TOOL = [
+    {
+        "type": "function",
+        "function": {
+            "name": "save_memory",
+            "description": "Save memory",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "history_entry": {"type": "string"},
+                    "memory_update": {"type": "string"},
+                },
+                "required": ["history_entry", "memory_update"],
+            },
         },
-    },
-}]
+    }
+]
 
 
 def entry(model_id: str, gateway: str, fallback: str | None = None) -> ModelEntry:
-    return ModelEntry(model_id, model_id, "fast", "", gateway, fallback=fallback,
-                      context_window=100_000, input_per_mtok=1.0, output_per_mtok=2.0)
+    return ModelEntry(
+        model_id,
+        model_id,
+        "fast",
+        "",
+        gateway,
+        fallback=fallback,
+        context_window=100_000,
+        input_per_mtok=1.0,
+        output_per_mtok=2.0,
+    )
 
 
 def pair(fmt: str) -> tuple[ModelEntry, ...]:
@@ -79,7 +92,8 @@ def test_a_healthy_model_answers_with_tokens_and_cost(fake: FakeProvider, fmt, s
     assert result.reply.gateway == fmt
     assert result.reply.prompt_tokens > 0 and result.reply.completion_tokens > 0
     assert result.reply.cost == pytest.approx(
-        (result.reply.prompt_tokens * 1 + result.reply.completion_tokens * 2) / 1e6)
+        (result.reply.prompt_tokens * 1 + result.reply.completion_tokens * 2) / 1e6
+    )
     assert [a.outcome for a in result.attempts] == [Outcome.OK]
     assert fake.count(model="primary") == 1 and fake.count(model="backup") == 0
     assert fake.requests[0].gateway == fmt
@@ -93,8 +107,12 @@ def test_a_healthy_model_answers_with_tokens_and_cost(fake: FakeProvider, fmt, s
 def test_tool_calls_arrive_intact(fake: FakeProvider, fmt, stream) -> None:
     args = {"history_entry": "Talked about Zürich — 日本語 too.", "memory_update": "# Me\n"}
     fake.script("primary", tool_call("save_memory", args))
-    result = run(fake_catalog(fake, entries=pair(fmt)), stream=stream, tools=SAVE_TOOL,
-                 tool_choice={"type": "function", "function": {"name": "save_memory"}})
+    result = run(
+        fake_catalog(fake, entries=pair(fmt)),
+        stream=stream,
+        tools=SAVE_TOOL,
+        tool_choice={"type": "function", "function": {"name": "save_memory"}},
+    )
     assert result.ok
     (call,) = result.reply.tool_calls
     assert call.name == "save_memory"
@@ -127,8 +145,11 @@ def test_transient_faults_are_retried_once_then_the_fallback_is_asked_once(
     assert fake.count(model="primary") == 2  # a healthy backup follows: one short retry
     assert fake.count(model="backup") == 1
     outcomes = [(a.model, a.outcome) for a in result.attempts]
-    assert outcomes == [("primary", Outcome.RETRIED), ("primary", Outcome.FAILED),
-                        ("backup", Outcome.OK)]
+    assert outcomes == [
+        ("primary", Outcome.RETRIED),
+        ("primary", Outcome.FAILED),
+        ("backup", Outcome.OK),
+    ]
     assert {a.kind for a in result.attempts[:2]} <= kinds
 
 
@@ -175,12 +196,19 @@ def test_a_stream_that_dies_midway_moves_straight_to_the_next_model(
     attempts: list[Attempt] = []
     deltas: list[str] = []
     policy = replace(FAST_POLICY, stall_timeout=0.5)
-    result = run(fake_catalog(fake, entries=pair(fmt)), stream=True, policy=policy,
-                 on_attempt=attempts.append, on_delta=deltas.append)
+    result = run(
+        fake_catalog(fake, entries=pair(fmt)),
+        stream=True,
+        policy=policy,
+        on_attempt=attempts.append,
+        on_delta=deltas.append,
+    )
     assert result.ok and result.model == "backup"
     assert fake.count(model="primary") == 1 and fake.count(model="backup") == 1
     assert [(a.model, a.outcome, a.kind) for a in attempts] == [
-        ("primary", Outcome.FAILED, kind), ("backup", Outcome.OK, None)]
+        ("primary", Outcome.FAILED, kind),
+        ("backup", Outcome.OK, None),
+    ]
     # The partial text of the dead stream was shown, then the backup's answer.
     assert "".join(deltas).endswith(result.reply.text)
 
@@ -209,19 +237,25 @@ def test_no_answer_hits_the_deadline_and_the_walk_goes_on(fake, fmt, stream) -> 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_an_auth_failure_writes_off_the_gateway_for_the_rest_of_the_walk(fake, fmt) -> None:
-    entries = (entry("primary", fmt, "sibling"), entry("sibling", fmt, "backup"),
-               entry("backup", OTHER[fmt]))
+    entries = (
+        entry("primary", fmt, "sibling"),
+        entry("sibling", fmt, "backup"),
+        entry("backup", OTHER[fmt]),
+    )
     fake.set_default("primary", http_error(401))
     result = run(fake_catalog(fake, entries=entries))
     assert result.ok and result.model == "backup"
     assert fake.count(model="primary") == 1  # never retried
     assert fake.count(model="sibling") == 0  # same gateway: skipped without a request
     kinds = [(a.model, a.outcome, a.kind) for a in result.attempts]
-    assert kinds == [("primary", Outcome.FAILED, Kind.AUTH),
-                     ("sibling", Outcome.SKIPPED, Kind.GATEWAY_DOWN),
-                     ("backup", Outcome.OK, None)]
-    assert fmt in result.attempts[0].reason.lower() or "key was refused" in \
-        result.attempts[0].reason
+    assert kinds == [
+        ("primary", Outcome.FAILED, Kind.AUTH),
+        ("sibling", Outcome.SKIPPED, Kind.GATEWAY_DOWN),
+        ("backup", Outcome.OK, None),
+    ]
+    assert (
+        fmt in result.attempts[0].reason.lower() or "key was refused" in result.attempts[0].reason
+    )
 
 
 def test_a_gateway_without_a_key_is_skipped_without_a_request(fake) -> None:
@@ -230,22 +264,33 @@ def test_a_gateway_without_a_key_is_skipped_without_a_request(fake) -> None:
     assert result.ok and result.model == "gpt-4.1-mini"
     assert fake.count(gateway="groq") == 0
     skipped = result.attempts[:3]
-    assert [a.model for a in skipped] == ["llama-3.3-70b-versatile", "qwen3-32b",
-                                          "llama-4-scout-17b-16e-instruct"]
+    assert [a.model for a in skipped] == [
+        "llama-3.3-70b-versatile",
+        "qwen3-32b",
+        "llama-4-scout-17b-16e-instruct",
+    ]
     assert all(a.outcome is Outcome.SKIPPED and a.kind is Kind.NO_KEY for a in skipped)
     assert "GROQ_API_KEY" in skipped[0].reason
 
 
 def test_the_consolidation_chain_walks_each_gateway_in_its_own_format(fake) -> None:
-    for model in ("llama-3.3-70b-versatile", "qwen/qwen3-32b",
-                  "meta-llama/llama-4-scout-17b-16e-instruct", "gpt-4.1-mini"):
+    for model in (
+        "llama-3.3-70b-versatile",
+        "qwen/qwen3-32b",
+        "meta-llama/llama-4-scout-17b-16e-instruct",
+        "gpt-4.1-mini",
+    ):
         fake.set_default(model, http_error(500))
     result = run(fake_catalog(fake), "llama-3.3-70b-versatile")
     assert result.ok and result.model == "claude-haiku-4-5"
     assert [(r.gateway, r.model) for r in fake.requests] == (
         [("groq", "llama-3.3-70b-versatile")] * 2
-        + [("groq", "qwen/qwen3-32b"), ("groq", "meta-llama/llama-4-scout-17b-16e-instruct"),
-           ("openai", "gpt-4.1-mini"), ("anthropic", "claude-haiku-4-5")]
+        + [
+            ("groq", "qwen/qwen3-32b"),
+            ("groq", "meta-llama/llama-4-scout-17b-16e-instruct"),
+            ("openai", "gpt-4.1-mini"),
+            ("anthropic", "claude-haiku-4-5"),
+        ]
     )
 
 
@@ -262,8 +307,7 @@ def test_a_cycle_of_failing_models_ends_with_a_result_not_a_loop(fake) -> None:
 
 def test_a_rejected_answer_moves_on_and_resumes_after_the_model_that_answered(fake) -> None:
     fake.set_default("primary", text("Here is a summary in prose."))
-    fake.script("backup", tool_call("save_memory", {"history_entry": "x",
-                                                    "memory_update": ""}))
+    fake.script("backup", tool_call("save_memory", {"history_entry": "x", "memory_update": ""}))
 
     def accept(reply: Reply) -> str:
         if not reply.tool_calls:
@@ -274,7 +318,9 @@ def test_a_rejected_answer_moves_on_and_resumes_after_the_model_that_answered(fa
     assert result.ok and result.model == "backup" and result.value == "save_memory"
     assert fake.count(model="primary") == 1  # an answer that missed is not retried
     assert [(a.outcome, a.reason) for a in result.attempts] == [
-        (Outcome.REJECTED, "did not call save_memory"), (Outcome.OK, "")]
+        (Outcome.REJECTED, "did not call save_memory"),
+        (Outcome.OK, ""),
+    ]
     assert result.attempts[0].prompt_tokens > 0  # it was paid for, and it shows
 
 
@@ -301,9 +347,15 @@ def test_cancellation_stops_at_once_without_fallback(fake: FakeProvider) -> None
     attempts: list[Attempt] = []
 
     async def scenario() -> None:
-        task = asyncio.create_task(complete(
-            fake_catalog(fake, entries=pair("openai")), "primary", MESSAGES,
-            policy=FAST_POLICY, on_attempt=attempts.append))
+        task = asyncio.create_task(
+            complete(
+                fake_catalog(fake, entries=pair("openai")),
+                "primary",
+                MESSAGES,
+                policy=FAST_POLICY,
+                on_attempt=attempts.append,
+            )
+        )
         assert await asyncio.to_thread(fake.wait_for_requests, 1)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -320,8 +372,9 @@ def test_a_refused_connection_is_retried_then_the_fallback_answers(fake: FakePro
         dead_port = s.getsockname()[1]
     urls = {name: fake.base_url(name) for name in FAKE_GATEWAYS}
     urls["openai"] = f"http://127.0.0.1:{dead_port}/v1"
-    catalog = Catalog(pair("openai"), CatalogConfig(gateway_urls=urls),
-                      KeyStore(environ=fake_keys()))
+    catalog = Catalog(
+        pair("openai"), CatalogConfig(gateway_urls=urls), KeyStore(environ=fake_keys())
+    )
     result = run(catalog)
     assert result.ok and result.model == "backup"
     assert [a.kind for a in result.attempts[:2]] == [Kind.CONNECTION] * 2
@@ -331,15 +384,15 @@ def test_a_refused_connection_is_retried_then_the_fallback_answers(fake: FakePro
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_no_key_ever_appears_in_records_or_reasons(fake: FakeProvider, fmt) -> None:
     keys = fake_keys()
-    secret = keys[{"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY",
-                   "groq": "GROQ_API_KEY"}[fmt]]
+    secret = keys[
+        {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "groq": "GROQ_API_KEY"}[fmt]
+    ]
     fake.set_default("primary", http_error(500, message=f"upstream echoed key {secret}"))
     fake.set_default("backup", http_error(401, message=f"Incorrect API key provided: {secret}"))
     result = run(fake_catalog(fake, entries=pair(fmt), env=keys))
     assert not result.ok
     assert fake.requests[0].headers  # the key was really sent
-    everything = repr(result) + result.reason + json.dumps([a.to_dict() for a in
-                                                            result.attempts])
+    everything = repr(result) + result.reason + json.dumps([a.to_dict() for a in result.attempts])
     assert secret not in everything
     assert secret[:12] not in everything
 

@@ -22,8 +22,6 @@ def run(scenario):
     return asyncio.run(scenario())
 
 
-
-
 def notices(app) -> list[str]:
     return [n.message for n in app._notifications]
 
@@ -36,18 +34,24 @@ def test_a_saved_change_is_announced_shown_and_undone(fake: FakeProvider) -> Non
         app = make_app(fake)
         async with app.run_test(size=(130, 40)) as pilot:
             await pilot.press("ctrl+r")
-            await until(pilot, lambda: "No memory change to review yet." in notices(app),
-                        "the answer to Ctrl+R")
+            await until(
+                pilot,
+                lambda: "No memory change to review yet." in notices(app),
+                "the answer to Ctrl+R",
+            )
             await send(pilot, "I'm Ana")
             await pilot.press(*"/new", "enter")
             await settle(pilot)
-            assert "Memory updated: +2 −0 lines. Ctrl+R shows the change and can undo it." \
+            assert (
+                "Memory updated: +2 −0 lines. Ctrl+R shows the change and can undo it."
                 in notices(app)
+            )
             await pilot.press("ctrl+r")
             await until(pilot, lambda: isinstance(app.screen, ChangeDialog), "the diff")
             assert "+- Name: Ana" in app.screen.diff
-            assert app.screen.title_text.startswith("Memory updated: +2 −0 lines (version 1, "
-                                                    "session ")
+            assert app.screen.title_text.startswith(
+                "Memory updated: +2 −0 lines (version 1, session "
+            )
             await pilot.click("#undo")
             await pilot.pause()
             assert not isinstance(app.screen, ChangeDialog)
@@ -96,8 +100,9 @@ def test_tidy_command_offers_the_diff_and_writes_when_accepted(fake: FakeProvide
 
     async def scenario():
         app = make_app(fake)
-        app.store.ensure().write_memory("# About Ana\n- Drinks green tea\n- drinks green tea "
-                                        "every day\n")
+        app.store.ensure().write_memory(
+            "# About Ana\n- Drinks green tea\n- drinks green tea every day\n"
+        )
         async with app.run_test(size=(130, 40)) as pilot:
             await pilot.press(*"/tidy", "enter")
             await until(pilot, lambda: isinstance(app.screen, ChangeDialog), "the tidy")
@@ -113,8 +118,12 @@ def test_tidy_command_offers_the_diff_and_writes_when_accepted(fake: FakeProvide
 
 def test_memory_screen_says_where_a_line_came_from(fake: FakeProvider) -> None:
     fake.default = text("Nice to meet you.")
-    fake.set_default("llama-3.3-70b-versatile", tool_call("save_memory", save_args(
-        memory="# About the user\n- Name: Ana\n- Lives in Zürich\n")))
+    fake.set_default(
+        "llama-3.3-70b-versatile",
+        tool_call(
+            "save_memory", save_args(memory="# About the user\n- Name: Ana\n- Lives in Zürich\n")
+        ),
+    )
 
     async def scenario():
         app = make_app(fake)
@@ -124,8 +133,9 @@ def test_memory_screen_says_where_a_line_came_from(fake: FakeProvider) -> None:
             session = app.session.id
             await pilot.press(*"/new", "enter")
             await settle(pilot)
-            app.store.memory_path.write_text(app.store.memory_path.read_text()
-                                             + "- Owns a sailboat\n")
+            app.store.memory_path.write_text(
+                app.store.memory_path.read_text() + "- Owns a sailboat\n"
+            )
             await pilot.press(*"/memory", "enter")
             await pilot.pause()
             screen = app.screen

@@ -26,8 +26,16 @@ class ChangeDialog(Dialog[Decision]):
 
     BINDINGS = [Binding("escape", "leave", "Close")]
 
-    def __init__(self, title: str, diff: str, new_text: str, choices: list[tuple[str, str]],
-                 *, note: str = "", editable: bool = False) -> None:
+    def __init__(
+        self,
+        title: str,
+        diff: str,
+        new_text: str,
+        choices: list[tuple[str, str]],
+        *,
+        note: str = "",
+        editable: bool = False,
+    ) -> None:
         super().__init__()
         self.title_text, self.diff, self.new_text = title, diff, new_text
         self.choices, self.note, self.editable = choices, note, editable
@@ -38,16 +46,24 @@ class ChangeDialog(Dialog[Decision]):
             if self.note:
                 yield Static(self.note, markup=False, id="change-note")
             with VerticalScroll(id="change-diff"):
-                yield Static(Syntax(self.diff, "diff", theme="ansi_dark", word_wrap=True)
-                             if self.diff else "MEMORY.md stays as it is.", id="diff-text")
-            editor = TextArea(self.new_text, id="change-editor", language="markdown",
-                              soft_wrap=True)
+                yield Static(
+                    Syntax(self.diff, "diff", theme="ansi_dark", word_wrap=True)
+                    if self.diff
+                    else "MEMORY.md stays as it is.",
+                    id="diff-text",
+                )
+            editor = TextArea(
+                self.new_text, id="change-editor", language="markdown", soft_wrap=True
+            )
             editor.display = False
             yield editor
             with Horizontal(classes="buttons"):
                 for ident, label in self.choices:
-                    yield Button(label, id=ident,
-                                 variant="primary" if ident in ("accept", "keep") else "default")
+                    yield Button(
+                        label,
+                        id=ident,
+                        variant="primary" if ident in ("accept", "keep") else "default",
+                    )
                 if self.editable:
                     yield Button("Edit", id="edit")
 

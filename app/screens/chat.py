@@ -48,16 +48,21 @@ class ChatScreen(Screen):
     def _used_so_far(self) -> tuple[int, float]:
         """Tokens and cost of the session's turns: a resumed session counts on from them."""
         answers = [m for m in self.app.session.messages if m.get("role") == "assistant"]
-        return (sum(int(m.get("tokens") or 0) for m in answers),
-                sum(float(m.get("cost") or 0.0) for m in answers))
+        return (
+            sum(int(m.get("tokens") or 0) for m in answers),
+            sum(float(m.get("cost") or 0.0) for m in answers),
+        )
 
     def compose(self) -> ComposeResult:
         yield VerticalScroll(id="messages")
         yield Static(id="suggestions", markup=False)
         composer = Composer(id="composer", placeholder="Message Kept — / for commands")
         composer.commands = [c.name for c in commands.SLASH_COMMANDS]
-        composer.prompts = [m["content"] for m in self.app.session.messages
-                            if m.get("role") == "user" and m.get("content")][-200:]
+        composer.prompts = [
+            m["content"]
+            for m in self.app.session.messages
+            if m.get("role") == "user" and m.get("content")
+        ][-200:]
         yield composer
         yield StatusBar()
         yield Footer()
@@ -90,7 +95,7 @@ class ChatScreen(Screen):
         log.remove_children()
         messages = self.app.session.messages
         self._shown_from = max(0, len(messages) - PAGE)
-        views = [v for m in messages[self._shown_from:] if (v := self._view_for(m))]
+        views = [v for m in messages[self._shown_from :] if (v := self._view_for(m))]
         if self._shown_from:
             views.insert(0, self._earlier_button())
         if not views:
@@ -100,8 +105,11 @@ class ChatScreen(Screen):
         self.refresh_status()
 
     def _earlier_button(self) -> Button:
-        return Button(f"Show {min(PAGE, self._shown_from)} earlier messages "
-                      f"({self._shown_from} in all)", id="earlier", variant="default")
+        return Button(
+            f"Show {min(PAGE, self._shown_from)} earlier messages ({self._shown_from} in all)",
+            id="earlier",
+            variant="default",
+        )
 
     @on(Button.Pressed, "#earlier")
     def show_earlier(self) -> None:
@@ -109,12 +117,15 @@ class ChatScreen(Screen):
         log = self.query_one("#messages", VerticalScroll)
         button = self.query_one("#earlier", Button)
         start = max(0, self._shown_from - PAGE)
-        views = [v for m in self.app.session.messages[start:self._shown_from]
-                 if (v := self._view_for(m))]
+        views = [
+            v
+            for m in self.app.session.messages[start : self._shown_from]
+            if (v := self._view_for(m))
+        ]
         self._shown_from = start
         log.mount_all(views, after=button)
         if start:
-            button.label = (f"Show {min(PAGE, start)} earlier messages ({start} in all)")
+            button.label = f"Show {min(PAGE, start)} earlier messages ({start} in all)"
         else:
             button.remove()
 
@@ -143,8 +154,11 @@ class ChatScreen(Screen):
         box = self.query_one("#suggestions", Static)
         matches = self.query_one(Composer).matching_commands()
         if matches:
-            box.update("\n".join(f"{c.name:9} {c.help}" for c in commands.SLASH_COMMANDS
-                                 if c.name in matches))
+            box.update(
+                "\n".join(
+                    f"{c.name:9} {c.help}" for c in commands.SLASH_COMMANDS if c.name in matches
+                )
+            )
         box.set_class(bool(matches), "visible")
         if not is_loaded():
             self._warm_up()
@@ -188,9 +202,12 @@ class ChatScreen(Screen):
             await self._reply_done()
         self.app.new_session(private=private)
         self._tokens, self._cost = 0, 0.0
-        self.show_session(greeting="Private session started: nothing of it is saved to "
-                          "memory, and its journal is deleted when it ends." if private
-                          else "New session started.")
+        self.show_session(
+            greeting="Private session started: nothing of it is saved to "
+            "memory, and its journal is deleted when it ends."
+            if private
+            else "New session started."
+        )
 
     # --- a reply ----------------------------------------------------------------------------
 
@@ -207,14 +224,18 @@ class ChatScreen(Screen):
             if not composer.text.strip():
                 composer.load_text(text)
                 composer.move_cursor(composer.document.end)
-            self.notice(f"Your message could not be saved ({exc.filename or 'journal'}: "
-                        f"{exc.strerror or exc}), so it was not sent. It is back in the "
-                        "composer: free some space and press Enter again.", kind="error")
+            self.notice(
+                f"Your message could not be saved ({exc.filename or 'journal'}: "
+                f"{exc.strerror or exc}), so it was not sent. It is back in the "
+                "composer: free some space and press Enter again.",
+                kind="error",
+            )
             return
         self.add(MessageView("You", text, kind="user"))
         view = self.add(MessageView(f"{self._label(self.app.model)} …", kind="assistant"))
-        self._reply = self.run_worker(self._answer(view), group="reply", exclusive=True,
-                                      exit_on_error=False)
+        self._reply = self.run_worker(
+            self._answer(view), group="reply", exclusive=True, exit_on_error=False
+        )
 
     async def _answer(self, view: MessageView) -> Turn:
         from catalog import Outcome
@@ -240,9 +261,15 @@ class ChatScreen(Screen):
 
         pumping = asyncio.create_task(pump())
         try:
-            turn = await answer(self.app.session, self.app.catalog, self.app.model,
-                                on_delta=view.feed, on_attempt=on_attempt,
-                                policy=self.app.policy, now=self.app.clock())
+            turn = await answer(
+                self.app.session,
+                self.app.catalog,
+                self.app.model,
+                on_delta=view.feed,
+                on_attempt=on_attempt,
+                policy=self.app.policy,
+                now=self.app.clock(),
+            )
         finally:
             pumping.cancel()
             bar.activity = ""
@@ -260,23 +287,29 @@ class ChatScreen(Screen):
             if turn.fell_back:
                 # Said at once: a model that is cooling down is not waited for.
                 why = f" ({turn.unavailable})" if turn.unavailable else ""
-                label = (f"{self._label(turn.requested)} is unavailable — answered by "
-                         f"{label}{why}")
+                label = f"{self._label(turn.requested)} is unavailable — answered by {label}{why}"
             if turn.searches:
-                label += "  (searched history: " + ", ".join(
-                    repr(describe_search(s)) for s in turn.searches) + ")"
+                label += (
+                    "  (searched history: "
+                    + ", ".join(repr(describe_search(s)) for s in turn.searches)
+                    + ")"
+                )
             view.set_who(label)
         elif turn.cut_off:
             view.set_who(f"{self._label(turn.model)} — cut off")
-            self.notice(f"The reply broke off midway ({turn.reason}); what arrived is kept "
-                        "above and in the session.\nNext: send your message again, or "
-                        "pick another model with /model.", kind="error")
+            self.notice(
+                f"The reply broke off midway ({turn.reason}); what arrived is kept "
+                "above and in the session.\nNext: send your message again, or "
+                "pick another model with /model.",
+                kind="error",
+            )
         else:
             view.remove()
             from memory.assistant import failure_notice
 
-            self.notice(failure_notice(self.app.catalog, turn.requested, turn.attempts),
-                        kind="error")
+            self.notice(
+                failure_notice(self.app.catalog, turn.requested, turn.attempts), kind="error"
+            )
         self.refresh_status()
         if self.app.session.needs_compaction():
             segment = self.app.session.compact()
@@ -301,6 +334,8 @@ class ChatScreen(Screen):
         elif event.worker is self._reply and event.state is WorkerState.ERROR:
             self.query_one(StatusBar).activity = ""
             error = event.worker.error
-            self.notice(f"Something went wrong: {type(error).__name__}: "
-                        f"{clean_text(str(error))}. Your message is saved in the session.",
-                        kind="error")
+            self.notice(
+                f"Something went wrong: {type(error).__name__}: "
+                f"{clean_text(str(error))}. Your message is saved in the session.",
+                kind="error",
+            )

@@ -22,8 +22,9 @@ class ConflictDialog(Dialog[str]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide"):
-            yield Label("MEMORY.md changed on disk while you were editing it",
-                        classes="dialog-title")
+            yield Label(
+                "MEMORY.md changed on disk while you were editing it", classes="dialog-title"
+            )
             with Horizontal(id="both"):
                 with VerticalScroll(classes="side"):
                     yield Label("Your edit", classes="side-title")
@@ -35,8 +36,7 @@ class ConflictDialog(Dialog[str]):
                 yield Button("Keep mine", id="mine-button", variant="primary")
                 yield Button("Take the one on disk", id="theirs-button")
                 yield Button("Keep editing", id="edit-button")
-            yield Label("Whichever you choose, the other text stays in versions/.",
-                        classes="hint")
+            yield Label("Whichever you choose, the other text stays in versions/.", classes="hint")
 
     @on(Button.Pressed)
     def chosen(self, event: Button.Pressed) -> None:

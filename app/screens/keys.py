@@ -35,9 +35,14 @@ class KeysScreen(Dialog[None]):
             yield Label("API keys", classes="dialog-title")
             yield OptionList(*self._options(), id="gateways")
             no_keyring = self.app.catalog.keys.keyring_problem is not None
-            yield Input(placeholder="No OS keyring: set the key in your environment"
-                        if no_keyring else "Paste the key, then Enter", password=True,
-                        id="key", disabled=no_keyring)
+            yield Input(
+                placeholder="No OS keyring: set the key in your environment"
+                if no_keyring
+                else "Paste the key, then Enter",
+                password=True,
+                id="key",
+                disabled=no_keyring,
+            )
             with Horizontal(classes="buttons"):
                 if not no_keyring:  # nowhere to save a key: only testing is offered
                     yield Button("Save", id="save", variant="primary")
@@ -46,8 +51,10 @@ class KeysScreen(Dialog[None]):
                 yield Button("Close", id="close")
             yield Static("", id="key-status", markup=False)
             problem = self.app.catalog.keys.keyring_problem
-            yield Label(problem or "Keys are stored in your OS keyring (service \"kept\"), "
-                        "never in a file.", classes="hint")
+            yield Label(
+                problem or 'Keys are stored in your OS keyring (service "kept"), never in a file.',
+                classes="hint",
+            )
 
     def _options(self) -> list[Option]:
         options = []
@@ -139,8 +146,11 @@ class KeysScreen(Dialog[None]):
         except KeyStoreError as exc:
             self._say(str(exc))
             return
-        self._say(f"Deleted the {gateway.label} key." if removed
-                  else f"No {gateway.label} key was stored in the keyring.")
+        self._say(
+            f"Deleted the {gateway.label} key."
+            if removed
+            else f"No {gateway.label} key was stored in the keyring."
+        )
         self._refresh()
 
     @on(Button.Pressed, "#test")

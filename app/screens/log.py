@@ -46,9 +46,13 @@ class LogScreen(Screen):
 
         store = self.app.store
         logs = sessions(store)
-        self.query_one("#chains", Static).update("\n".join(
-            f"{log.session} [{log.segment}] {'✓' if log.saved else '…'} {log.chain()}"
-            for log in reversed(logs[-50:])) or "No consolidation has run yet.")
+        self.query_one("#chains", Static).update(
+            "\n".join(
+                f"{log.session} [{log.segment}] {'✓' if log.saved else '…'} {log.chain()}"
+                for log in reversed(logs[-50:])
+            )
+            or "No consolidation has run yet."
+        )
         lines = []
         for journal in store.pending_sessions():
             for segment in journal.pending:
@@ -63,11 +67,17 @@ class LogScreen(Screen):
         table.clear(columns=True)
         table.add_columns("model", "attempts", "success", "median latency", "total cost")
         for row in figures(store):
-            table.add_row(row.model, str(row.attempts), f"{row.success_rate:.0%}",
-                          f"{row.median_latency:.2f} s", f"${row.cost:.4f}")
-        self.query_one("#health", Static).update("\n".join(
-            f"{state.model}: {state.describe()}" for state in model_health(store))
-            or "No model has been asked yet.")
+            table.add_row(
+                row.model,
+                str(row.attempts),
+                f"{row.success_rate:.0%}",
+                f"{row.median_latency:.2f} s",
+                f"${row.cost:.4f}",
+            )
+        self.query_one("#health", Static).update(
+            "\n".join(f"{state.model}: {state.describe()}" for state in model_health(store))
+            or "No model has been asked yet."
+        )
 
     @work(thread=True, exclusive=True, group="log-plan", exit_on_error=False)
     def _show_plan(self) -> None:
@@ -76,8 +86,9 @@ class LogScreen(Screen):
 
         from app.settings import consolidation_plan_of
 
-        settings = replace(self.app.settings,
-                           app=replace(self.app.settings.app, model=self.app.model))
+        settings = replace(
+            self.app.settings, app=replace(self.app.settings.app, model=self.app.model)
+        )
         plan, problem = consolidation_plan_of(self.app.catalog, settings, check=True)
         lines = plan.lines() if plan else [problem]
         if plan is not None and not plan.can_answer:

@@ -49,8 +49,10 @@ def shown(text: str) -> str:
         if line.lstrip().startswith("```"):
             fenced = not fenced
         elif not fenced:
-            line = "".join(part if part.startswith("`") else part.replace("<", "\\<")
-                           for part in re.split(r"(`[^`]*`)", line))
+            line = "".join(
+                part if part.startswith("`") else part.replace("<", "\\<")
+                for part in re.split(r"(`[^`]*`)", line)
+            )
         out.append(line)
     return "\n".join(out)
 
@@ -63,9 +65,13 @@ class MemoryScreen(Screen):
         Binding("ctrl+s", "save", "Save", show=False),
         Binding("b", "where_from", "Where from"),
         # A tab from anywhere on the screen, not only once the tab bar has focus.
-        *(Binding(str(n), f"tab('{tab}')", tab, show=False) for n, tab in enumerate(
-            ("memory-tab", "instructions-tab", "history-tab", "versions-tab", "blame-tab"),
-            start=1)),
+        *(
+            Binding(str(n), f"tab('{tab}')", tab, show=False)
+            for n, tab in enumerate(
+                ("memory-tab", "instructions-tab", "history-tab", "versions-tab", "blame-tab"),
+                start=1,
+            )
+        ),
     ]
 
     app: KeptApp
@@ -86,8 +92,10 @@ class MemoryScreen(Screen):
                     yield Markdown(id="memory-view")
                 yield TextArea(id="editor", language="markdown", soft_wrap=True)
                 yield Static("", id="memory-status", markup=False)
-            with TabPane("INSTRUCTIONS.md", id="instructions-tab"), \
-                    VerticalScroll(id="instructions-scroll"):
+            with (
+                TabPane("INSTRUCTIONS.md", id="instructions-tab"),
+                VerticalScroll(id="instructions-scroll"),
+            ):
                 yield Markdown(id="instructions-view")
             with TabPane("History", id="history-tab"), VerticalScroll():
                 yield Markdown(id="history-view")
@@ -137,16 +145,17 @@ class MemoryScreen(Screen):
             text, status = "*MEMORY.md cannot be read.*", str(exc)
         else:
             # A file anyone can edit: its escapes never reach the terminal.
-            text = shown(memory.text.strip()) or \
-                "*MEMORY.md is empty: nothing has been saved yet.*"
+            text = shown(memory.text.strip()) or "*MEMORY.md is empty: nothing has been saved yet.*"
             status = memory.problem or f"MEMORY.md · {len(memory.raw):,} bytes"
         self.query_one("#memory-view", Markdown).update(text)
         if not self.editing:
             self.query_one("#memory-status", Static).update(
-                f"{status} · e: edit here · ctrl+e: edit in $EDITOR · 1–5: tabs")
+                f"{status} · e: edit here · ctrl+e: edit in $EDITOR · 1–5: tabs"
+            )
         instructions = shown(store.read_instructions().text.strip()) or (
             "*INSTRUCTIONS.md is empty. Press e to write what Kept should always do: tone, "
-            "language, format. It goes into every prompt, above the memory.*")
+            "language, format. It goes into every prompt, above the memory.*"
+        )
         self.query_one("#instructions-view", Markdown).update(instructions)
         # Newest first by date, not by file order: an imported session has an older date.
         entries = sorted(store.all_history_entries(), key=lambda e: e.stamp, reverse=True)
@@ -159,8 +168,9 @@ class MemoryScreen(Screen):
             # The model that wrote it says "consolidation" already; a row stays one line.
             by = version.model if version.session and version.model else version.source
             when = version.time[:16].replace("T", " ")
-            versions.add_option(Option(f"{version.number:>3}  {when}  {by}",
-                                       id=str(version.number)))
+            versions.add_option(
+                Option(f"{version.number:>3}  {when}  {by}", id=str(version.number))
+            )
         if versions.option_count:
             versions.highlighted = highlighted if highlighted is not None else 0
         if self.blamed is not None:
@@ -184,8 +194,9 @@ class MemoryScreen(Screen):
         lines.clear_options()
         for line in self.blamed:
             who = f"v{line.version.number}" if line.version else "new"
-            lines.add_option(Option(Text.assemble((f"{who:>5} ", "dim"), line.text or " "),
-                                    id=str(line.number)))
+            lines.add_option(
+                Option(Text.assemble((f"{who:>5} ", "dim"), line.text or " "), id=str(line.number))
+            )
         if lines.option_count:
             lines.highlighted = min(highlighted or 0, lines.option_count - 1)
         else:
@@ -199,7 +210,8 @@ class MemoryScreen(Screen):
             return
         line = self.blamed[int(str(event.option.id)) - 1]
         self.query_one("#blame-detail", Static).update(
-            explain(self.app.store, line) + "\n\nEnter: open the session's transcript there.")
+            explain(self.app.store, line) + "\n\nEnter: open the session's transcript there."
+        )
 
     @on(OptionList.OptionSelected, "#blame")
     def open_transcript(self, event: OptionList.OptionSelected) -> None:
@@ -212,22 +224,32 @@ class MemoryScreen(Screen):
         line = self.blamed[int(str(event.option.id)) - 1]
         session = line.version.session if line.version else None
         if session is None:
-            self.app.notify("No session wrote this line: it is an edit or a tidy.",
-                            title="Where from", markup=False)
+            self.app.notify(
+                "No session wrote this line: it is an edit or a tidy.",
+                title="Where from",
+                markup=False,
+            )
             return
         try:
             journal = self.app.store.find_session(session)
         except LookupError:
-            self.app.notify(f"Session {session}'s journal is no longer on disk.",
-                            title="Where from", severity="warning", markup=False)
+            self.app.notify(
+                f"Session {session}'s journal is no longer on disk.",
+                title="Where from",
+                severity="warning",
+                markup=False,
+            )
             return
         marked = likely_messages(journal.messages, line.text)
         entry = history_entry_for(self.app.store, session)
         title = f"Session {session} · {line.version.model if line.version else ''}\n" + (
-            entry.text if entry else "(its history entry was not found)")
+            entry.text if entry else "(its history entry was not found)"
+        )
         if not marked:
-            title += ("\nNo message shares a telling word with the line "
-                      f"{line.text!r} (matching is by text, best effort).")
+            title += (
+                "\nNo message shares a telling word with the line "
+                f"{line.text!r} (matching is by text, best effort)."
+            )
         self.app.push_screen(TranscriptScreen(title, journal.messages, marked))
 
     @work(exclusive=True, group="watch", exit_on_error=False)
@@ -237,7 +259,8 @@ class MemoryScreen(Screen):
         async for changed in memory_changes(self.app.store, self._stop):
             if self.editing and self.app.store.memory_path in changed:
                 self.query_one("#memory-status", Static).update(
-                    "MEMORY.md changed on disk while you edit: saving will show both.")
+                    "MEMORY.md changed on disk while you edit: saving will show both."
+                )
             self.reload()
 
     # --- versions ----------------------------------------------------------------------------
@@ -251,12 +274,17 @@ class MemoryScreen(Screen):
         if current is None:
             return
         now = current.text.splitlines()
-        diff = clean_text("\n".join(difflib.unified_diff(
-            old, now, f"version {number}", "MEMORY.md now", lineterm="")))
+        diff = clean_text(
+            "\n".join(
+                difflib.unified_diff(old, now, f"version {number}", "MEMORY.md now", lineterm="")
+            )
+        )
         self.diff_text = diff
         self.query_one("#diff", Static).update(
-            Syntax(diff, "diff", theme="ansi_dark", word_wrap=True) if diff
-            else f"Version {number} is the same as MEMORY.md now.")
+            Syntax(diff, "diff", theme="ansi_dark", word_wrap=True)
+            if diff
+            else f"Version {number} is the same as MEMORY.md now."
+        )
 
     @on(Button.Pressed, "#restore")
     def restore(self) -> None:
@@ -269,8 +297,9 @@ class MemoryScreen(Screen):
         except (LookupError, OSError) as exc:
             self.app.notify(str(exc), title="Memory", severity="error", markup=False)
             return
-        self.app.notify(f"Restored version {number} (saved as version {saved}).",
-                        title="Memory", markup=False)
+        self.app.notify(
+            f"Restored version {number} (saved as version {saved}).", title="Memory", markup=False
+        )
         self.reload()
 
     # --- editing -----------------------------------------------------------------------------
@@ -296,7 +325,8 @@ class MemoryScreen(Screen):
         self.query_one("#editor").display = editing
         name = "INSTRUCTIONS.md" if self.target == "instructions" else "MEMORY.md"
         self.query_one("#memory-status", Static).update(
-            f"Editing {name}: ctrl+s saves · esc cancels" if editing else "")
+            f"Editing {name}: ctrl+s saves · esc cancels" if editing else ""
+        )
         if not editing:
             self.reload()
 
@@ -314,17 +344,22 @@ class MemoryScreen(Screen):
         instructions = self.target == "instructions"
         store = self.app.store
         try:
-            on_disk = (store.save_instructions(text, base.digest) if instructions
-                       else store.save_edit(text, base.digest))
+            on_disk = (
+                store.save_instructions(text, base.digest)
+                if instructions
+                else store.save_edit(text, base.digest)
+            )
         except OSError as exc:  # the edit stays in the editor
             name = "INSTRUCTIONS.md" if instructions else "MEMORY.md"
-            self.app.notify(f"{name} not saved: {exc}", title="Memory", severity="error",
-                            markup=False)
+            self.app.notify(
+                f"{name} not saved: {exc}", title="Memory", severity="error", markup=False
+            )
             return
         if on_disk is None:
             name = "INSTRUCTIONS.md" if instructions else "MEMORY.md"
-            self.app.notify(f"{name} saved; the previous text is a version.",
-                            title="Memory", markup=False)
+            self.app.notify(
+                f"{name} saved; the previous text is a version.", title="Memory", markup=False
+            )
             self._set_editing(False)
             if instructions:  # back where the edit began (focus follows, or the tab would)
                 self.query_one(TabbedContent).active = "instructions-tab"
@@ -342,8 +377,10 @@ class MemoryScreen(Screen):
 
                 with self.app.store.lock():  # version numbers are shared with Kept's writes
                     self.app.store.save_version(
-                        text.encode("utf-8"), "your edit, not kept",
-                        time=datetime.now(UTC).isoformat(timespec="seconds"))
+                        text.encode("utf-8"),
+                        "your edit, not kept",
+                        time=datetime.now(UTC).isoformat(timespec="seconds"),
+                    )
                 self._set_editing(False)
             else:  # keep editing, now against what is on disk
                 self.base = on_disk
@@ -371,12 +408,18 @@ class MemoryScreen(Screen):
                 with self.app.suspend():
                     subprocess.run([*shlex.split(editor), name], check=False)
             except SuspendNotSupported:
-                self.app.notify("This terminal cannot hand over to an editor; press e to "
-                                "edit here.", severity="warning", markup=False)
+                self.app.notify(
+                    "This terminal cannot hand over to an editor; press e to edit here.",
+                    severity="warning",
+                    markup=False,
+                )
                 return
             except OSError as exc:
-                self.app.notify(f"Could not start {editor!r}: {exc.strerror}. Set $EDITOR.",
-                                severity="error", markup=False)
+                self.app.notify(
+                    f"Could not start {editor!r}: {exc.strerror}. Set $EDITOR.",
+                    severity="error",
+                    markup=False,
+                )
                 return
             with open(name, encoding="utf-8", errors="replace") as f:
                 text = f.read()

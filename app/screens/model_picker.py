@@ -34,15 +34,19 @@ class ModelPicker(Dialog[str | None]):
             if not self.catalog.route(entry).gateway.needs_key:
                 line.append("local", style="green")
             else:
-                line.append("key ✓" if key.usable else "no key", style="green" if key.usable
-                            else "red")
+                line.append(
+                    "key ✓" if key.usable else "no key", style="green" if key.usable else "red"
+                )
             line.append(f"\n  {entry.description}", style="dim")
             options.append(Option(line, id=entry.id))
         with Vertical(classes="dialog"):
             yield Label("Choose a model", classes="dialog-title")
             # Above the list: a long list on a short terminal cannot push it out of sight.
-            yield Label("Enter to choose · Esc to close · a model without a key falls back "
-                        "to the next in its chain", classes="hint picker-hint")
+            yield Label(
+                "Enter to choose · Esc to close · a model without a key falls back "
+                "to the next in its chain",
+                classes="hint picker-hint",
+            )
             yield OptionList(*options, id="models")
 
     def on_mount(self) -> None:

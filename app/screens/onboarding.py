@@ -43,29 +43,38 @@ class OnboardingScreen(Dialog[None]):
         problem = self.app.catalog.keys.keyring_problem
         with VerticalScroll(classes="dialog"):
             yield Label("Welcome to Kept", classes="dialog-title")
-            yield Static("Kept needs one way to reach a model: an API key for a provider, "
-                         "or a local OpenAI-compatible server (Ollama, llama.cpp, LM Studio).",
-                         markup=False)
+            yield Static(
+                "Kept needs one way to reach a model: an API key for a provider, "
+                "or a local OpenAI-compatible server (Ollama, llama.cpp, LM Studio).",
+                markup=False,
+            )
             yield Label("An API key", classes="dialog-title section-title")
             if problem:
-                others = ", ".join(g.env_var for g in gateways if g.env_var and
-                                   g.name != "groq")
-                yield Static(f"{problem}\nSet one in your shell and restart Kept, e.g. "
-                             f"export GROQ_API_KEY=... (or {others}).",
-                             id="no-keyring", markup=False)
+                others = ", ".join(g.env_var for g in gateways if g.env_var and g.name != "groq")
+                yield Static(
+                    f"{problem}\nSet one in your shell and restart Kept, e.g. "
+                    f"export GROQ_API_KEY=... (or {others}).",
+                    id="no-keyring",
+                    markup=False,
+                )
             else:
-                yield Select([(g.label, g.name) for g in gateways], value="groq",
-                             allow_blank=False, id="gateway")
-                yield Input(placeholder="Paste your API key, then Enter", password=True,
-                            id="key")
+                yield Select(
+                    [(g.label, g.name) for g in gateways],
+                    value="groq",
+                    allow_blank=False,
+                    id="gateway",
+                )
+                yield Input(placeholder="Paste your API key, then Enter", password=True, id="key")
                 with Horizontal(classes="buttons"):
                     yield Button("Save key", id="save-key", variant="primary")
             yield Label("Or a local server", classes="dialog-title section-title")
-            yield Input(value=LOCAL_DEFAULT, id="base-url",
-                        placeholder="Server address, then Enter to list its models")
+            yield Input(
+                value=LOCAL_DEFAULT,
+                id="base-url",
+                placeholder="Server address, then Enter to list its models",
+            )
             yield OptionList(id="server-models")
-            yield Input(placeholder="Model name on that server, e.g. llama3.2",
-                        id="local-model")
+            yield Input(placeholder="Model name on that server, e.g. llama3.2", id="local-model")
             with Horizontal(classes="buttons"):
                 yield Button("Find models", id="probe")
                 yield Button("Use local server", id="use-local")
@@ -109,8 +118,9 @@ class OnboardingScreen(Dialog[None]):
         except KeyStoreError as exc:
             self._say(str(exc))
             return
-        self.app.notify(f"Saved the {gateway.label} key in the OS keyring.", title="Keys",
-                        markup=False)
+        self.app.notify(
+            f"Saved the {gateway.label} key in the OS keyring.", title="Keys", markup=False
+        )
         models = [e for e in self.app.catalog.visible() if e.gateway == gateway.name]
         if models and self.app.catalog.get(self.app.model).gateway != gateway.name:
             # The balanced tier: a frontier model as the default would surprise the bill.
@@ -138,21 +148,26 @@ class OnboardingScreen(Dialog[None]):
         listing.clear_options()
         if not probe.ok:
             listing.display = False
-            self._say(f"{probe.problem[:1].upper()}{probe.problem[1:]}. Start your server, "
-                      "or fix the address.")
+            self._say(
+                f"{probe.problem[:1].upper()}{probe.problem[1:]}. Start your server, "
+                "or fix the address."
+            )
             return
         if not probe.models:
             listing.display = False
-            self._say(f"{probe.base_url} answers but lists no models: pull or load one, or "
-                      "type its name below.")
+            self._say(
+                f"{probe.base_url} answers but lists no models: pull or load one, or "
+                "type its name below."
+            )
             self.query_one("#local-model", Input).focus()
             return
         listing.add_options([Option(m.id, id=m.id) for m in probe.models])
         listing.display = True
         listing.highlighted = 0
         listing.focus()
-        self._say(f"{len(probe.models)} model(s) at {probe.base_url}: pick one with the "
-                  "arrows and Enter.")
+        self._say(
+            f"{len(probe.models)} model(s) at {probe.base_url}: pick one with the arrows and Enter."
+        )
 
     @on(OptionList.OptionSelected, "#server-models")
     def model_chosen(self, event: OptionList.OptionSelected) -> None:
@@ -170,8 +185,10 @@ class OnboardingScreen(Dialog[None]):
             self._say("The server address must start with http:// or https://.")
             return
         if not model:
-            self._say("Name the model your server runs, e.g. llama3.2, or press Enter in the "
-                      "address to list them.")
+            self._say(
+                "Name the model your server runs, e.g. llama3.2, or press Enter in the "
+                "address to list them."
+            )
             return
         self._say(f"Sending a test message to {model}…")
         self._try_local(base_url, model)
@@ -180,24 +197,33 @@ class OnboardingScreen(Dialog[None]):
     async def _try_local(self, url: str, model: str) -> None:
         from catalog.probe import probe_server
 
-        probe = self._probe if self._probe and self._probe.url == url else \
-            await asyncio.to_thread(probe_server, url)
+        probe = (
+            self._probe
+            if self._probe and self._probe.url == url
+            else await asyncio.to_thread(probe_server, url)
+        )
         if not probe.ok or probe.base_url is None:
-            self._say(f"{probe.problem[:1].upper()}{probe.problem[1:]}. Start your server, "
-                      "or fix the address.")
+            self._say(
+                f"{probe.problem[:1].upper()}{probe.problem[1:]}. Start your server, "
+                "or fix the address."
+            )
             return
         known = {m.id: m for m in probe.models}
         if known and model not in known:
-            self._say(f"{probe.base_url} has no model '{model}'; it has "
-                      f"{', '.join(sorted(known))}.")
+            self._say(
+                f"{probe.base_url} has no model '{model}'; it has {', '.join(sorted(known))}."
+            )
             return
         window = known[model].context_window if model in known else None
         problem = await self.app.use_local_model(probe.base_url, model, window)
         if problem:
             self._say(problem)
             return
-        self.app.notify(f"Chatting with {model} on {probe.base_url}; it saves your memory "
-                        "too.", title="Local server", markup=False)
+        self.app.notify(
+            f"Chatting with {model} on {probe.base_url}; it saves your memory too.",
+            title="Local server",
+            markup=False,
+        )
         self.dismiss(None)
 
     @on(Button.Pressed, "#later")

@@ -38,8 +38,9 @@ class SearchScreen(Screen):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="search-bar"):
-            yield Input(self.initial, placeholder="Search history and every session's "
-                        "words", id="pattern")
+            yield Input(
+                self.initial, placeholder="Search history and every session's words", id="pattern"
+            )
             yield Checkbox("regex", id="regex")
             yield Checkbox("match case", id="case")
         yield Static("", id="search-summary", markup=False)
@@ -58,8 +59,11 @@ class SearchScreen(Screen):
     def search(self) -> None:
         pattern = self.query_one("#pattern", Input).value
         if pattern:
-            self.run_search(pattern, self.query_one("#regex", Checkbox).value,
-                            not self.query_one("#case", Checkbox).value)
+            self.run_search(
+                pattern,
+                self.query_one("#regex", Checkbox).value,
+                not self.query_one("#case", Checkbox).value,
+            )
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def run_search(self, pattern: str, regex: bool, ignore_case: bool) -> None:
@@ -98,8 +102,7 @@ class SearchScreen(Screen):
             if match.session:
                 line.append(f"session {match.session}", style="magenta")
             else:
-                line.append(f"{os.path.relpath(match.file, root)}:{match.line}",
-                            style="magenta")
+                line.append(f"{os.path.relpath(match.file, root)}:{match.line}", style="magenta")
             if match.stamp:
                 line.append(f"  {match.stamp}", style="green")
             if match.role:
@@ -128,8 +131,9 @@ class SearchScreen(Screen):
             journal = journals.load(self.app.store.done_dir / match.file.name)
         index = message_index(match.file, match.line)
         title = f"Session {journal.id} · {match.stamp or ''} · {match.role}"
-        self.app.push_screen(TranscriptScreen(title, journal.messages,
-                                              [index] if index is not None else []))
+        self.app.push_screen(
+            TranscriptScreen(title, journal.messages, [index] if index is not None else [])
+        )
 
     @on(OptionList.OptionHighlighted, "#results")
     def open_entry(self, event: OptionList.OptionHighlighted) -> None:
@@ -137,14 +141,21 @@ class SearchScreen(Screen):
         entry = match.entry(self.app.store)
         body = entry.text if entry else match.text
         if match.session:
-            body = (f"Session {match.session} · {match.stamp} · {match.role}\n\n{match.text}"
-                    "\n\nEnter: open the session there.")
+            body = (
+                f"Session {match.session} · {match.stamp} · {match.role}\n\n{match.text}"
+                "\n\nEnter: open the session there."
+            )
         text = Text(body)
         pattern = self.query_one("#pattern", Input).value
         flags = 0 if self.query_one("#case", Checkbox).value else re.IGNORECASE
         with contextlib.suppress(re.error):  # the summary already says what is wrong
-            text.highlight_regex(re.compile(pattern if self.query_one("#regex", Checkbox).value
-                                            else re.escape(pattern), flags), "bold reverse")
+            text.highlight_regex(
+                re.compile(
+                    pattern if self.query_one("#regex", Checkbox).value else re.escape(pattern),
+                    flags,
+                ),
+                "bold reverse",
+            )
         self.query_one("#entry", Static).update(text)
 
 

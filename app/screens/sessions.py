@@ -21,8 +21,7 @@ if TYPE_CHECKING:
     from memory.sessions import SessionSummary
 
 PAGE = 200  # rows drawn at a time: more follow as the highlight nears the end
-STATE_STYLES = {"live": "bold green", "active": "green", "pending": "yellow",
-                "saved": "dim"}
+STATE_STYLES = {"live": "bold green", "active": "green", "pending": "yellow", "saved": "dim"}
 
 
 class DeleteDialog(Dialog[str]):
@@ -37,14 +36,19 @@ class DeleteDialog(Dialog[str]):
     def compose(self) -> ComposeResult:
         s = self.summary
         if s.state == "saved":
-            stays = ("Its history entry stays, and so does what MEMORY.md learned from it. "
-                     "\"Forget it too\" removes the history entry as well; MEMORY.md is "
-                     "kept as a version first and is not changed.")
+            stays = (
+                "Its history entry stays, and so does what MEMORY.md learned from it. "
+                '"Forget it too" removes the history entry as well; MEMORY.md is '
+                "kept as a version first and is not changed."
+            )
         else:
-            stays = ("It has not been saved to memory yet: nothing of it will stay.")
+            stays = "It has not been saved to memory yet: nothing of it will stay."
         with Vertical(classes="dialog"):
-            yield Label(f"Delete the transcript of “{s.title}” ({s.started})?",
-                        classes="dialog-title", markup=False)
+            yield Label(
+                f"Delete the transcript of “{s.title}” ({s.started})?",
+                classes="dialog-title",
+                markup=False,
+            )
             yield Static(stays, id="what-stays", markup=False)
             with Horizontal(classes="buttons"):
                 yield Button("Delete the transcript", id="delete-button", variant="error")
@@ -77,8 +81,9 @@ class SessionsScreen(Screen):
         self.shown: list[SessionSummary] = []
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="Type to filter (date, title, model, state); ↓ to the list",
-                    id="filter")
+        yield Input(
+            placeholder="Type to filter (date, title, model, state); ↓ to the list", id="filter"
+        )
         yield Static("Loading sessions…", id="sessions-summary", markup=False)
         yield OptionList(id="sessions")
         yield Footer()
@@ -103,8 +108,9 @@ class SessionsScreen(Screen):
     @on(Input.Changed, "#filter")
     def refilter(self) -> None:
         words = self.query_one("#filter", Input).value
-        self.shown = [s for s in self.sessions if s.matches(words)] if words.strip() \
-            else self.sessions
+        self.shown = (
+            [s for s in self.sessions if s.matches(words)] if words.strip() else self.sessions
+        )
         options = self.query_one("#sessions", OptionList)
         options.clear_options()
         options.add_options([Option(_row(s), id=s.id) for s in self.shown[:PAGE]])
@@ -112,9 +118,11 @@ class SessionsScreen(Screen):
             options.highlighted = 0
         total = len(self.sessions)
         self.query_one("#sessions-summary", Static).update(
-            f"{len(self.shown):,} of {total:,} sessions" if words.strip()
+            f"{len(self.shown):,} of {total:,} sessions"
+            if words.strip()
             else f"{total:,} sessions, newest first · Enter: open · c: continue · "
-            "e: export · d: delete")
+            "e: export · d: delete"
+        )
 
     @on(OptionList.OptionHighlighted, "#sessions")
     def more(self, event: OptionList.OptionHighlighted) -> None:
@@ -122,8 +130,9 @@ class SessionsScreen(Screen):
         options = self.query_one("#sessions", OptionList)
         drawn = options.option_count
         if event.option_index >= drawn - 20 and drawn < len(self.shown):
-            options.add_options([Option(_row(s), id=s.id)
-                                 for s in self.shown[drawn:drawn + PAGE]])
+            options.add_options(
+                [Option(_row(s), id=s.id) for s in self.shown[drawn : drawn + PAGE]]
+            )
 
     @on(Input.Submitted, "#filter")
     def to_list(self) -> None:
@@ -148,11 +157,14 @@ class SessionsScreen(Screen):
         try:
             journal = self.app.store.find_session(summary.id)
         except LookupError:
-            self.app.notify(f"Session {summary.id} is no longer on disk.", severity="warning",
-                            markup=False)
+            self.app.notify(
+                f"Session {summary.id} is no longer on disk.", severity="warning", markup=False
+            )
             return
-        title = (f"{summary.title}\n{summary.started} · {summary.model or 'unknown model'} · "
-                 f"{summary.messages} messages · {summary.state} · session {summary.id}")
+        title = (
+            f"{summary.title}\n{summary.started} · {summary.model or 'unknown model'} · "
+            f"{summary.messages} messages · {summary.state} · session {summary.id}"
+        )
         self.app.push_screen(TranscriptScreen(title, journal.messages, []))
 
     def action_continue_session(self) -> None:
@@ -173,11 +185,13 @@ class SessionsScreen(Screen):
             return
         try:
             journal = self.app.store.find_session(summary.id)
-            path = export_session(journal, self.app.catalog, None,
-                                  self.app.store.root / "exports")
+            path = export_session(journal, self.app.catalog, None, self.app.store.root / "exports")
         except (OSError, LookupError) as exc:
-            self.app.notify(f"Could not export: {getattr(exc, 'strerror', None) or exc}",
-                            severity="error", markup=False)
+            self.app.notify(
+                f"Could not export: {getattr(exc, 'strerror', None) or exc}",
+                severity="error",
+                markup=False,
+            )
             return
         self.app.notify(f"Session exported to {path}", title="Export", markup=False)
 
@@ -186,8 +200,11 @@ class SessionsScreen(Screen):
         if summary is None:
             return
         if summary.id == self.app.session.id:
-            self.app.notify("This is the session you are in: start a new one (/new) before "
-                            "deleting it.", severity="warning", markup=False)
+            self.app.notify(
+                "This is the session you are in: start a new one (/new) before deleting it.",
+                severity="warning",
+                markup=False,
+            )
             return
 
         def chosen(choice: str | None) -> None:
@@ -201,8 +218,11 @@ class SessionsScreen(Screen):
                 self.app.notify(str(exc), severity="error", markup=False)
                 return
             said = "and its history entry are" if choice == "forget" else "is"
-            self.app.notify(f"The transcript of “{summary.title}” {said} deleted.",
-                            title="Sessions", markup=False)
+            self.app.notify(
+                f"The transcript of “{summary.title}” {said} deleted.",
+                title="Sessions",
+                markup=False,
+            )
             self.load()
 
         self.app.push_screen(DeleteDialog(summary), chosen)

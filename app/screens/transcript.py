@@ -36,8 +36,9 @@ class TranscriptScreen(Screen):
                 who = "You" if role == "user" else str(message.get("model") or "Assistant")
                 if index in self.marked:
                     who = f"▶ {who} — this line most likely came from here"
-                view = MessageView(who, str(message["content"]),
-                                   kind="user" if role == "user" else "assistant")
+                view = MessageView(
+                    who, str(message["content"]), kind="user" if role == "user" else "assistant"
+                )
                 view.id = f"message-{index}"
                 view.set_class(index in self.marked, "marked")
                 yield view
@@ -46,5 +47,6 @@ class TranscriptScreen(Screen):
     def on_mount(self) -> None:
         if self.marked:
             target = self.query_one(f"#message-{min(self.marked)}")
-            self.call_after_refresh(self.query_one("#transcript").scroll_to_widget, target,
-                                    animate=False, top=True)
+            self.call_after_refresh(
+                self.query_one("#transcript").scroll_to_widget, target, animate=False, top=True
+            )

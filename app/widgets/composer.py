@@ -41,8 +41,9 @@ class Composer(TextArea):
         text: str
 
     def __init__(self, prompts: list[str] | None = None, **kwargs) -> None:
-        super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus",
-                         compact=True, **kwargs)
+        super().__init__(
+            soft_wrap=True, show_line_numbers=False, tab_behavior="focus", compact=True, **kwargs
+        )
         self.prompts: list[str] = prompts or []
         self._recall: int | None = None
         self.commands: list[str] = []
@@ -70,8 +71,11 @@ class Composer(TextArea):
             event.prevent_default()
             self._step_history(-1)
             return
-        if event.key == "down" and self._recall is not None and \
-                self.cursor_location[0] == self.document.line_count - 1:
+        if (
+            event.key == "down"
+            and self._recall is not None
+            and self.cursor_location[0] == self.document.line_count - 1
+        ):
             event.stop()
             event.prevent_default()
             self._step_history(1)

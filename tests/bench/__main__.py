@@ -15,8 +15,9 @@ def main(selected: list[str]) -> int:
     # A deadline that cancels litellm mid-request leaves one of its coroutines unawaited;
     # Python's warning about it is noise in a table of numbers.
     warnings.filterwarnings("ignore", category=RuntimeWarning, message="coroutine .*")
-    names = sorted(m.name for m in pkgutil.iter_modules(tests.bench.__path__)
-                   if m.name.startswith("bench_"))
+    names = sorted(
+        m.name for m in pkgutil.iter_modules(tests.bench.__path__) if m.name.startswith("bench_")
+    )
     for name in names:
         if selected and not any(s in name for s in selected):
             continue

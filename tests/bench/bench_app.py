@@ -61,27 +61,42 @@ Bench().run(headless=True)
 
 
 def _child(kind: str, env: dict[str, str]) -> tuple[float, float, bool]:
-    out = subprocess.run([sys.executable, "-c", CHILD, kind], capture_output=True, text=True,
-                         cwd=ROOT, env=env, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, kind],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+        check=True,
+    )
     seconds, rss, litellm = out.stdout.split()[-3:]
     return float(seconds), float(rss), litellm == "True"
 
 
 def startup(tmp: Path) -> None:
-    env = {**os.environ, "KEPT_DATA_DIR": str(tmp / "data"), "KEPT_CONFIG_DIR": str(tmp / "c"),
-           "OPENAI_API_KEY": "sk-bench"}
+    env = {
+        **os.environ,
+        "KEPT_DATA_DIR": str(tmp / "data"),
+        "KEPT_CONFIG_DIR": str(tmp / "c"),
+        "OPENAI_API_KEY": "sk-bench",
+    }
     bare, kept = [], []
     for _ in range(RUNS):  # interleaved, so both see the same machine
         bare.append(_child("bare", env))
         kept.append(_child("kept", env))
     b = statistics.median(s for s, _, _ in bare)
     k = statistics.median(s for s, _, _ in kept)
-    print(f"start-up to first screen (median of {RUNS}): bare Textual app {b * 1000:.0f} ms, "
-          f"Kept {k * 1000:.0f} ms: x{k / b:.2f} (goal ≤ x1.15)")
+    print(
+        f"start-up to first screen (median of {RUNS}): bare Textual app {b * 1000:.0f} ms, "
+        f"Kept {k * 1000:.0f} ms: x{k / b:.2f} (goal ≤ x1.15)"
+    )
     rss_b = statistics.median(r for _, r, _ in bare)
     rss_k = statistics.median(r for _, r, _ in kept)
-    print(f"resident memory at the first screen: bare {rss_b:.0f} MiB, Kept {rss_k:.0f} MiB "
-          f"(goal ≤ 80 MiB); litellm imported: {any(x for _, _, x in kept)}")
+    print(
+        f"resident memory at the first screen: bare {rss_b:.0f} MiB, Kept {rss_k:.0f} MiB "
+        f"(goal ≤ 80 MiB); litellm imported: {any(x for _, _, x in kept)}"
+    )
 
 
 def big_session(tmp: Path) -> None:
@@ -94,8 +109,13 @@ def big_session(tmp: Path) -> None:
     store = MemoryStore().ensure()
     journal = store.new_session("gpt-4.1-mini")
     for i in range(2000):
-        journal.append({"role": "user" if i % 2 == 0 else "assistant", "model": "gpt-4.1-mini",
-                        "content": f"Message {i} with some **Markdown** and `code`.\n\n- a\n- b"})
+        journal.append(
+            {
+                "role": "user" if i % 2 == 0 else "assistant",
+                "model": "gpt-4.1-mini",
+                "content": f"Message {i} with some **Markdown** and `code`.\n\n- a\n- b",
+            }
+        )
 
     async def open_once() -> float:
         started = time.perf_counter()
@@ -106,8 +126,10 @@ def big_session(tmp: Path) -> None:
             return app.ready_at - started
 
     timings = [asyncio.run(open_once()) for _ in range(5)]
-    print(f"open a 2,000-message session to first screen (median of 5): "
-          f"{statistics.median(timings) * 1000:.0f} ms (goal ≤ 500 ms)")
+    print(
+        f"open a 2,000-message session to first screen (median of 5): "
+        f"{statistics.median(timings) * 1000:.0f} ms (goal ≤ 500 ms)"
+    )
 
 
 def streaming() -> None:
@@ -130,9 +152,14 @@ def streaming() -> None:
 
     async def transport_only(fake: FakeProvider) -> float:
         started = time.perf_counter()
-        result = await complete(fake_catalog(fake), "gpt-4.1-mini",
-                                [{"role": "user", "content": "go"}], stream=True,
-                                policy=policy, on_delta=lambda piece: None)
+        result = await complete(
+            fake_catalog(fake),
+            "gpt-4.1-mini",
+            [{"role": "user", "content": "go"}],
+            stream=True,
+            policy=policy,
+            on_delta=lambda piece: None,
+        )
         assert result.ok, result.reason
         return time.perf_counter() - started
 
@@ -173,12 +200,16 @@ def streaming() -> None:
     latencies.sort()
     p50 = latencies[len(latencies) // 2] * 1000
     p95 = latencies[int(len(latencies) * 0.95)] * 1000
-    print(f"stream a {tokens:,}-token reply in {chunks:,} chunks: transport alone (baseline) "
-          f"{alone:.2f} s = {tokens / alone:,.0f} tokens/s; in the app {elapsed:.2f} s = "
-          f"{tokens / elapsed:,.0f} tokens/s (goal ≥ 2,000)")
-    print(f"  a key pressed every 100 ms meanwhile ({len(latencies)} presses): median "
-          f"{p50:.1f} ms, p95 {p95:.1f} ms, worst {latencies[-1] * 1000:.1f} ms "
-          f"(goal ≤ 50 ms)")
+    print(
+        f"stream a {tokens:,}-token reply in {chunks:,} chunks: transport alone (baseline) "
+        f"{alone:.2f} s = {tokens / alone:,.0f} tokens/s; in the app {elapsed:.2f} s = "
+        f"{tokens / elapsed:,.0f} tokens/s (goal ≥ 2,000)"
+    )
+    print(
+        f"  a key pressed every 100 ms meanwhile ({len(latencies)} presses): median "
+        f"{p50:.1f} ms, p95 {p95:.1f} ms, worst {latencies[-1] * 1000:.1f} ms "
+        f"(goal ≤ 50 ms)"
+    )
 
 
 def main() -> None:

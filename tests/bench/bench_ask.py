@@ -34,8 +34,7 @@ for chunk in litellm.completion(model="openai/gpt-4.1-mini", api_base=sys.argv[1
 def first_byte(command: list[str], env: dict[str, str]) -> float:
     """Seconds from starting `command` to the first byte it writes on stdout."""
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                               env=env)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     assert process.stdout is not None
     process.stdout.read(1)
     elapsed = time.perf_counter() - started
@@ -52,20 +51,26 @@ def main() -> None:
         config = Path(tmp) / "config"
         config.mkdir()
         (config / "config.toml").write_text(
-            "".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n'
-                    for g in FAKE_GATEWAYS) + '[app]\nmodel = "gpt-4.1-mini"\n')
-        env = {**os.environ, **fake_keys(), "KEPT_DATA_DIR": str(Path(tmp) / "data"),
-               "KEPT_CONFIG_DIR": str(config),
-               "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+            "".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n' for g in FAKE_GATEWAYS)
+            + '[app]\nmodel = "gpt-4.1-mini"\n'
+        )
+        env = {
+            **os.environ,
+            **fake_keys(),
+            "KEPT_DATA_DIR": str(Path(tmp) / "data"),
+            "KEPT_CONFIG_DIR": str(config),
+            "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+        }
         ours, bare = [], []
         for _ in range(RUNS):  # interleaved, so both see the same machine
-            bare.append(first_byte([sys.executable, "-c", BARE, fake.base_url("openai")],
-                                   env))
+            bare.append(first_byte([sys.executable, "-c", BARE, fake.base_url("openai")], env))
             ours.append(first_byte([kept, "ask", "--no-save", "What do I drink?"], env))
         b, k = statistics.median(bare), statistics.median(ours)
-        print(f"time to first token from a fresh process (median of {RUNS}; the fake answers "
-              f"at once): litellm alone {b * 1000:.0f} ms, kept ask {k * 1000:.0f} ms, "
-              f"Kept's own cost {(k - b) * 1000:+.0f} ms")
+        print(
+            f"time to first token from a fresh process (median of {RUNS}; the fake answers "
+            f"at once): litellm alone {b * 1000:.0f} ms, kept ask {k * 1000:.0f} ms, "
+            f"Kept's own cost {(k - b) * 1000:+.0f} ms"
+        )
 
 
 if __name__ == "__main__":

@@ -21,8 +21,10 @@ from tests.support import FAKE_GATEWAYS, SAMPLE_MESSAGES, fake_keys, save_args
 
 ROOT = Path(__file__).parent.parent.parent
 RUNS = 5
-CHILD = ("import sys\nfrom app.cli import main\nrc = main(sys.argv[1:])\n"
-         "print('litellm' in sys.modules, file=sys.stderr)\n")
+CHILD = (
+    "import sys\nfrom app.cli import main\nrc = main(sys.argv[1:])\n"
+    "print('litellm' in sys.modules, file=sys.stderr)\n"
+)
 
 
 def _time(args: list[str], env: dict[str, str], before=None) -> tuple[float, bool]:
@@ -31,8 +33,9 @@ def _time(args: list[str], env: dict[str, str], before=None) -> tuple[float, boo
         if before is not None:
             before()
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, *args], env=env, cwd=ROOT,
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, *args], env=env, cwd=ROOT, capture_output=True, text=True
+        )
         timings.append(time.perf_counter() - started)
         loaded = done.stderr.strip().endswith("True")
     return statistics.median(timings), loaded
@@ -43,8 +46,9 @@ def main() -> None:
         folder = Path(tmp)
         config = folder / "config"
         config.mkdir()
-        (config / "config.toml").write_text("".join(
-            f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n' for g in FAKE_GATEWAYS))
+        (config / "config.toml").write_text(
+            "".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n' for g in FAKE_GATEWAYS)
+        )
         fake.default = tool_call("save_memory", save_args())
         env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
         env.update(KEPT_DATA_DIR=str(folder / "data"), KEPT_CONFIG_DIR=str(config))
@@ -53,20 +57,50 @@ def main() -> None:
         with_keys = {**env, **fake_keys()}
 
         def one_pending() -> None:
-            subprocess.run([sys.executable, "-m", "app.cli", "import", str(transcript)],
-                           env=env, cwd=ROOT, capture_output=True, check=True)
+            subprocess.run(
+                [sys.executable, "-m", "app.cli", "import", str(transcript)],
+                env=env,
+                cwd=ROOT,
+                capture_output=True,
+                check=True,
+            )
 
-        rows = [("python -c pass (baseline)", ["-c", "pass"], env, None),
-                ("python -c 'import litellm'", ["-c", "from catalog.llm import litellm; "
-                                                "litellm()"], env, None)]
-        verbs = [["log"], ["memory", "show"], ["memory", "versions"],
-                 ["memory", "grep", "Ana"], ["import", str(transcript)], ["doctor"],
-                 ["consolidate"]]
-        rows += [(f"kept {' '.join(v[:2]) if v[0] != 'import' else 'import FILE'}",
-                  ["-c", CHILD, *v], env, None) for v in verbs]
+        rows = [
+            ("python -c pass (baseline)", ["-c", "pass"], env, None),
+            (
+                "python -c 'import litellm'",
+                ["-c", "from catalog.llm import litellm; litellm()"],
+                env,
+                None,
+            ),
+        ]
+        verbs = [
+            ["log"],
+            ["memory", "show"],
+            ["memory", "versions"],
+            ["memory", "grep", "Ana"],
+            ["import", str(transcript)],
+            ["doctor"],
+            ["consolidate"],
+        ]
+        rows += [
+            (
+                f"kept {' '.join(v[:2]) if v[0] != 'import' else 'import FILE'}",
+                ["-c", CHILD, *v],
+                env,
+                None,
+            )
+            for v in verbs
+        ]
         rows[-1] = ("kept consolidate, pending, no key", *rows[-1][1:])
-        rows.append(("kept consolidate, 1 pending, sends", ["-c", CHILD, "consolidate"],
-                     with_keys, one_pending))
+        rows.append(
+            (
+                "kept consolidate, 1 pending, sends",
+                ["-c", CHILD, "consolidate"],
+                with_keys,
+                one_pending,
+            )
+        )
         print(f"{'verb':38} {'median s':>9} {'litellm':>8}")
         for label, args, environment, before in rows:
             seconds, loaded = _time(args, environment, before)

@@ -38,8 +38,9 @@ RUNS = 15
 
 
 def messages() -> list[dict[str, str]]:
-    return [{"role": role, "content": f"{content} ({i})"}
-            for i in range(6) for role, content in LINES]
+    return [
+        {"role": role, "content": f"{content} ({i})"} for i in range(6) for role, content in LINES
+    ]
 
 
 def main() -> None:
@@ -55,27 +56,40 @@ def main() -> None:
             store = MemoryStore(Path(tmp) / f"run{run}").ensure()
             journal = pending_session(store, session)
             started = time.perf_counter()
-            result = asyncio.run(consolidate(store, catalog, journal, journal.pending[0],
-                                             policy=FAST_POLICY))
+            result = asyncio.run(
+                consolidate(store, catalog, journal, journal.pending[0], policy=FAST_POLICY)
+            )
             end_to_end.append(time.perf_counter() - started)
             assert result.saved, result.reason
             if run == 0:
                 sent = fake.requests[-1].body["messages"]
                 prompt_tokens = count(model="gpt-4o", messages=sent) + count(
-                    model="gpt-4o", text=json.dumps(SAVE_MEMORY_TOOL))
+                    model="gpt-4o", text=json.dumps(SAVE_MEMORY_TOOL)
+                )
         baseline: list[float] = []
         for _ in range(RUNS):
             started = time.perf_counter()
-            asyncio.run(complete(catalog, "llama-3.3-70b-versatile", sent,
-                                 tools=[SAVE_MEMORY_TOOL], tool_choice=SAVE_MEMORY_CHOICE,
-                                 policy=FAST_POLICY))
+            asyncio.run(
+                complete(
+                    catalog,
+                    "llama-3.3-70b-versatile",
+                    sent,
+                    tools=[SAVE_MEMORY_TOOL],
+                    tool_choice=SAVE_MEMORY_CHOICE,
+                    policy=FAST_POLICY,
+                )
+            )
             baseline.append(time.perf_counter() - started)
     e2e, base = statistics.median(end_to_end), statistics.median(baseline)
-    print(f"session: {len(session)} messages in 5 languages, {transcript_tokens:,} tokens "
-          f"of text; {RUNS} runs; fsync on {os.uname().sysname}")
+    print(
+        f"session: {len(session)} messages in 5 languages, {transcript_tokens:,} tokens "
+        f"of text; {RUNS} runs; fsync on {os.uname().sysname}"
+    )
     print(f"{'':36} {'median ms':>10}")
     print(f"{'transport call alone (baseline)':36} {base * 1000:10.1f}")
     print(f"{'consolidate end to end':36} {e2e * 1000:10.1f}")
     print(f"{'business layer + commit overhead':36} {(e2e - base) * 1000:10.1f}")
-    print(f"prompt tokens {prompt_tokens:,} vs transcript tokens {transcript_tokens:,}: "
-          f"x{prompt_tokens / transcript_tokens:.2f}")
+    print(
+        f"prompt tokens {prompt_tokens:,} vs transcript tokens {transcript_tokens:,}: "
+        f"x{prompt_tokens / transcript_tokens:.2f}"
+    )

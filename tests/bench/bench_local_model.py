@@ -38,18 +38,24 @@ SESSION = [
 def _once(server: LlamaServer, structured: str) -> tuple[bool, float, int, str]:
     with tempfile.TemporaryDirectory() as data:
         os.environ["KEPT_DATA_DIR"] = data
-        config = parse_catalog_config(tomllib.loads(server.config(
-            f'structured_output = "{structured}"\n')))
+        config = parse_catalog_config(
+            tomllib.loads(server.config(f'structured_output = "{structured}"\n'))
+        )
         catalog = Catalog(config=config, keys=KeyStore(environ={}))
         store = MemoryStore()
-        pending_session(store, [{"role": r, "content": c, "time": "2026-11-20T09:15:00+00:00"}
-                                for r, c in SESSION])
+        pending_session(
+            store,
+            [{"role": r, "content": c, "time": "2026-11-20T09:15:00+00:00"} for r, c in SESSION],
+        )
         started = time.perf_counter()
         (result,) = asyncio.run(consolidate_pending(store, catalog))
         elapsed = time.perf_counter() - started
         tokens = sum(a.completion_tokens for a in result.attempts)
-        why = "" if result.saved else (result.attempts[-1].reason if result.attempts
-                                       else result.reason)
+        why = (
+            ""
+            if result.saved
+            else (result.attempts[-1].reason if result.attempts else result.reason)
+        )
         if any(a.kind is Kind.CONTEXT_WINDOW for a in result.attempts) and not why:
             why = "saved after a cut-off reply"
         return result.saved, elapsed, tokens, why
@@ -61,17 +67,23 @@ def main() -> None:
         print(f"   skipped: {problem}")
         return
     with LlamaServer(log=Path(tempfile.gettempdir()) / "kept-bench-llama.log") as server:
-        print(f"   SmolLM2-135M-Instruct Q4_1, n_ctx {server.n_ctx}, 2 threads; "
-              f"{len(SESSION)}-message session, {RUNS} runs each")
+        print(
+            f"   SmolLM2-135M-Instruct Q4_1, n_ctx {server.n_ctx}, 2 threads; "
+            f"{len(SESSION)}-message session, {RUNS} runs each"
+        )
         print(f"   {'mode':<26} {'saved':>7} {'median s':>9} {'max s':>7} {'tokens':>7}")
-        for label, mode in (("structured output (auto)", "auto"),
-                            ("forced tool call (off)", "off")):
+        for label, mode in (
+            ("structured output (auto)", "auto"),
+            ("forced tool call (off)", "off"),
+        ):
             runs = [_once(server, mode) for _ in range(RUNS)]
             saved = sum(r[0] for r in runs)
             seconds = [r[1] for r in runs]
-            print(f"   {label:<26} {saved:>3}/{RUNS:<3} {statistics.median(seconds):>9.1f} "
-                  f"{max(seconds):>7.1f} {statistics.median(r[2] for r in runs):>7.0f}",
-                  flush=True)
+            print(
+                f"   {label:<26} {saved:>3}/{RUNS:<3} {statistics.median(seconds):>9.1f} "
+                f"{max(seconds):>7.1f} {statistics.median(r[2] for r in runs):>7.0f}",
+                flush=True,
+            )
             reasons = sorted({r[3] for r in runs if r[3]})
             for reason in reasons[:3]:
                 print(f"      e.g. {reason[:110]}")

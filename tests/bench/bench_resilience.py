@@ -31,16 +31,21 @@ from tests.support import FAKE_GATEWAYS, fake_catalog, fake_keys, save_args
 ROOT = Path(__file__).parent.parent.parent
 PRIMARY = "llama-3.3-70b-versatile"
 HEALTHY_SESSIONS = 3  # enough answers for the deadline to follow the primary's latency
-GOALS = {("500", "first"): 3.5, ("500", "next"): 1.0, ("hang", "first"): 12.0,
-         ("hang", "next"): 1.0}
+GOALS = {
+    ("500", "first"): 3.5,
+    ("500", "next"): 1.0,
+    ("hang", "first"): 12.0,
+    ("hang", "next"): 1.0,
+}
 
 
 def _environment(fake: FakeProvider, folder: Path, hedge: bool) -> dict[str, str]:
     config = folder / "config"
     config.mkdir(parents=True)
-    (config / "config.toml").write_text("".join(
-        f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n' for g in FAKE_GATEWAYS)
-        + f"[memory]\nhedge = {'true' if hedge else 'false'}\n")
+    (config / "config.toml").write_text(
+        "".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n' for g in FAKE_GATEWAYS)
+        + f"[memory]\nhedge = {'true' if hedge else 'false'}\n"
+    )
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(fake_keys(), KEPT_DATA_DIR=str(folder / "data"), KEPT_CONFIG_DIR=str(config))
     return env
@@ -72,14 +77,16 @@ sys.exit(code)
 def _consolidate(env: dict[str, str]) -> float:
     """Seconds for one `kept consolidate` of one pending session."""
     _session(env)
-    done = subprocess.run([sys.executable, "-c", CHILD], env=env, cwd=ROOT,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD], env=env, cwd=ROOT, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return float(done.stderr.split("elapsed")[-1])
 
 
-def _scenario(fake: FakeProvider, fault: Step, healthy: int, hedge: bool
-              ) -> tuple[float | None, float, float]:
+def _scenario(
+    fake: FakeProvider, fault: Step, healthy: int, hedge: bool
+) -> tuple[float | None, float, float]:
     """(healthy median, first failing session, median of the next three), in seconds."""
     fake.reset()
     fake.default = tool_call("save_memory", save_args())
@@ -129,8 +136,10 @@ def _tail(fake: FakeProvider, hedge: bool, sessions: int = 30) -> tuple[float, i
     fake.reset()
     fake.default = tool_call("save_memory", save_args())
     slow = trickle(2.0, 1, content=json.dumps(save_args()))  # a valid answer, in 2 s
-    fake.script(PRIMARY, *[slow if i % 10 == 9 else tool_call("save_memory", save_args())
-                           for i in range(sessions)])
+    fake.script(
+        PRIMARY,
+        *[slow if i % 10 == 9 else tool_call("save_memory", save_args()) for i in range(sessions)],
+    )
     catalog = fake_catalog(fake)
     seconds = cost = 0.0
     with tempfile.TemporaryDirectory() as tmp:
@@ -147,39 +156,57 @@ def _tail(fake: FakeProvider, hedge: bool, sessions: int = 30) -> tuple[float, i
 
 
 def main() -> None:
-    print("`kept consolidate`, a 60-message session, the shipped policy and deadlines; "
-          "extra = seconds over the healthy chain in the same data dir")
-    print(f"{'primary':32} {'healthy s':>9} {'first s':>8} {'extra':>7} {'goal':>5}  "
-          f"{'next s':>7} {'extra':>7} {'goal':>5}")
+    print(
+        "`kept consolidate`, a 60-message session, the shipped policy and deadlines; "
+        "extra = seconds over the healthy chain in the same data dir"
+    )
+    print(
+        f"{'primary':32} {'healthy s':>9} {'first s':>8} {'extra':>7} {'goal':>5}  "
+        f"{'next s':>7} {'extra':>7} {'goal':>5}"
+    )
     with FakeProvider() as fake:
         base = None
-        rows = [("answers 500 every time", "500", http_error(500), HEALTHY_SESSIONS, True),
-                ("hangs, hedging off", "hang", hang(), HEALTHY_SESSIONS, False),
-                ("hangs, hedging on", "hang", hang(), HEALTHY_SESSIONS, True),
-                ("hangs, never answered before", "hang", hang(), 0, True)]
+        rows = [
+            ("answers 500 every time", "500", http_error(500), HEALTHY_SESSIONS, True),
+            ("hangs, hedging off", "hang", hang(), HEALTHY_SESSIONS, False),
+            ("hangs, hedging on", "hang", hang(), HEALTHY_SESSIONS, True),
+            ("hangs, never answered before", "hang", hang(), 0, True),
+        ]
         for label, name, fault, healthy, hedge in rows:
             median, first, following = _scenario(fake, fault, healthy, hedge)
             base = median if median is not None else base
             assert base is not None
             extra_first, extra_next = first - base, following - base
             goal_first = GOALS[(name, "first")] if healthy else float("nan")
-            print(f"{label:32} {base:9.2f} {first:8.2f} {extra_first:+7.2f} "
-                  f"{goal_first:5.1f}  {following:7.2f} {extra_next:+7.2f} "
-                  f"{GOALS[(name, 'next')]:5.1f}", flush=True)
-        print("\nhedging on a slow tail: 30 sessions, the primary answers in 2 s one time "
-              "in ten, else at once")
+            print(
+                f"{label:32} {base:9.2f} {first:8.2f} {extra_first:+7.2f} "
+                f"{goal_first:5.1f}  {following:7.2f} {extra_next:+7.2f} "
+                f"{GOALS[(name, 'next')]:5.1f}",
+                flush=True,
+            )
+        print(
+            "\nhedging on a slow tail: 30 sessions, the primary answers in 2 s one time "
+            "in ten, else at once"
+        )
         print(f"{'':12} {'seconds':>8} {'requests':>9} {'cost $':>10}")
         for hedge in (False, True):
             seconds, requests, cost = _tail(fake, hedge)
-            print(f"{'hedging on' if hedge else 'hedging off':12} {seconds:8.2f} "
-                  f"{requests:9d} {cost:10.6f}", flush=True)
+            print(
+                f"{'hedging on' if hedge else 'hedging off':12} {seconds:8.2f} "
+                f"{requests:9d} {cost:10.6f}",
+                flush=True,
+            )
         print("\nchat, streamed through memory.assistant.answer, the shipped policy")
-        print(f"{'chat model':32} {'1st s':>7} {'2nd s':>7} {'3rd s':>7} {'2nd extra':>9} "
-              f"{'goal':>5}")
+        print(
+            f"{'chat model':32} {'1st s':>7} {'2nd s':>7} {'3rd s':>7} {'2nd extra':>9} {'goal':>5}"
+        )
         healthy = _chat(fake, None)
         print(f"{'healthy (baseline)':32} " + " ".join(f"{t:7.2f}" for t in healthy))
-        for label, fault in (("answers 500 every time", http_error(500)),
-                             ("hangs", hang())):
+        for label, fault in (("answers 500 every time", http_error(500)), ("hangs", hang())):
             times = _chat(fake, fault)
-            print(f"{label:32} " + " ".join(f"{t:7.2f}" for t in times) +
-                  f" {times[1] - healthy[1]:+9.2f} {1.0:5.1f}", flush=True)
+            print(
+                f"{label:32} "
+                + " ".join(f"{t:7.2f}" for t in times)
+                + f" {times[1] - healthy[1]:+9.2f} {1.0:5.1f}",
+                flush=True,
+            )

@@ -33,9 +33,13 @@ def build(root: Path, size: int) -> int:
     while written < size // 2:
         month += 1
         year, mon = 2000 + month // 12, month % 12 + 1
-        lines = [f"[{year:04d}-{mon:02d}-{day:02d} 09:00] "
-                 + " ".join(rng.choice(WORDS) for _ in range(rng.randint(30, 60))) + ".\n\n"
-                 for day in range(1, 29) for _ in range(24)]
+        lines = [
+            f"[{year:04d}-{mon:02d}-{day:02d} 09:00] "
+            + " ".join(rng.choice(WORDS) for _ in range(rng.randint(30, 60)))
+            + ".\n\n"
+            for day in range(1, 29)
+            for _ in range(24)
+        ]
         if month % 10 == 0:
             lines.append(f"[{year:04d}-{mon:02d}-28 23:00] The rare word quokka.\n\n")
         data = "".join(lines).encode()
@@ -48,17 +52,35 @@ def build(root: Path, size: int) -> int:
         year, mon = 2010 + session // 3000, 1 + session // 250 % 12
         stamp = f"{year:04d}-{mon:02d}-{day:02d}T10:00:00+00:00"
         sid = f"{year:04d}{mon:02d}{day:02d}-100000-{session:06x}"
-        lines = [json.dumps({"kept": "session", "version": 1, "id": sid, "created": stamp,
-                             "model": "gpt-4.1-mini"})]
+        lines = [
+            json.dumps(
+                {
+                    "kept": "session",
+                    "version": 1,
+                    "id": sid,
+                    "created": stamp,
+                    "model": "gpt-4.1-mini",
+                }
+            )
+        ]
         for i in range(60):
             words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(60, 100)))
             if session % 40 == 0 and i == 7:
                 words += " the rare word quokka"
-            lines.append(json.dumps({"role": "user" if i % 2 == 0 else "assistant",
-                                     "content": words, "time": stamp}, ensure_ascii=False))
+            lines.append(
+                json.dumps(
+                    {
+                        "role": "user" if i % 2 == 0 else "assistant",
+                        "content": words,
+                        "time": stamp,
+                    },
+                    ensure_ascii=False,
+                )
+            )
         lines.append(json.dumps({"mark": "pending", "start": 0, "end": 60, "closed": True}))
-        lines.append(json.dumps({"mark": "consolidated", "start": 0, "end": 60,
-                                 "model": "gpt-4.1-mini"}))
+        lines.append(
+            json.dumps({"mark": "consolidated", "start": 0, "end": 60, "model": "gpt-4.1-mini"})
+        )
         data = ("\n".join(lines) + "\n").encode()
         (done / f"{sid}.jsonl").write_bytes(data)
         written, files = written + len(data), files + 1
@@ -89,8 +111,7 @@ def first_results(root: Path, pattern: str) -> tuple[float, float]:
                     first = time.perf_counter() - started
                 summary = str(screen.query_one("#search-summary", Static).render())
                 if summary and summary != "Searching…":
-                    return first or time.perf_counter() - started, \
-                        time.perf_counter() - started
+                    return first or time.perf_counter() - started, time.perf_counter() - started
 
     runs = [asyncio.run(once()) for _ in range(3)]
     return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
@@ -104,11 +125,15 @@ def main() -> None:
         started = time.perf_counter()
         files = build(root, size)
         total = sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) / 2**20
-        print(f"{total:.0f} MB in {files:,} files (built in {time.perf_counter() - started:.0f}"
-              f" s; KEPT_BENCH_MB sets the size); median of {RUNS} runs, each a new process")
+        print(
+            f"{total:.0f} MB in {files:,} files (built in {time.perf_counter() - started:.0f}"
+            f" s; KEPT_BENCH_MB sets the size); median of {RUNS} runs, each a new process"
+        )
         env = {**os.environ, "KEPT_DATA_DIR": tmp, "KEPT_CONFIG_DIR": str(root / "config")}
-        print(f"{'search':34} {'grep lines':>10} {'kept lines':>10} {'grep -rF':>9} "
-              f"{'kept':>9} {'ratio':>7}  (goal ≤ x1.5)")
+        print(
+            f"{'search':34} {'grep lines':>10} {'kept lines':>10} {'grep -rF':>9} "
+            f"{'kept':>9} {'ratio':>7}  (goal ≤ x1.5)"
+        )
         out = root / "out.txt"
         targets = [str(root / "history"), str(root / "sessions")]
         for label, flags, pattern in (
@@ -119,14 +144,18 @@ def main() -> None:
             base, _, expected = timed(["grep", "-rF", *flags, pattern, *targets], env, out)
             ours, code, lines = timed([*kept, *flags, pattern], env, out)
             assert code == 0, code
-            print(f"{label:34} {expected:10,} {lines:10,} {base:8.3f}s {ours:8.3f}s "
-                  f"{ours / base:6.2f}x")
+            print(
+                f"{label:34} {expected:10,} {lines:10,} {base:8.3f}s {ours:8.3f}s "
+                f"{ours / base:6.2f}x"
+            )
         os.environ["KEPT_DATA_DIR"] = tmp
         os.environ["KEPT_CONFIG_DIR"] = str(root / "config")
         for pattern in ("quokka", "piano museum"):
             first, last = first_results(root, pattern)
-            print(f"/grep {pattern!r}: first results on screen {first * 1000:.0f} ms, search "
-                  f"done {last * 1000:.0f} ms (goal: first ≤ 200 ms)")
+            print(
+                f"/grep {pattern!r}: first results on screen {first * 1000:.0f} ms, search "
+                f"done {last * 1000:.0f} ms (goal: first ≤ 200 ms)"
+            )
 
 
 if __name__ == "__main__":

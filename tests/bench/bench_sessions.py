@@ -22,17 +22,24 @@ def build(root: Path, count: int) -> None:
         day = f"{2015 + n // 500:04d}-{1 + n // 40 % 12:02d}-{1 + n % 28:02d}"
         stamp = f"{day}T10:{n % 60:02d}:00+00:00"
         sid = f"{day.replace('-', '')}-10{n % 60:02d}00-{n:06x}"
-        lines = [{"kept": "session", "version": 1, "id": sid, "created": stamp,
-                  "model": "gpt-4.1-mini"}]
+        lines = [
+            {"kept": "session", "version": 1, "id": sid, "created": stamp, "model": "gpt-4.1-mini"}
+        ]
         for i in range(20):
-            lines.append({"role": "user" if i % 2 == 0 else "assistant",
-                          "content": " ".join(WORDS[(n + i + k) % len(WORDS)]
-                                              for k in range(80)), "time": stamp})
+            lines.append(
+                {
+                    "role": "user" if i % 2 == 0 else "assistant",
+                    "content": " ".join(WORDS[(n + i + k) % len(WORDS)] for k in range(80)),
+                    "time": stamp,
+                }
+            )
         lines.append({"mark": "pending", "start": 0, "end": 20, "closed": True})
         lines.append({"mark": "consolidated", "start": 0, "end": 20, "model": "x"})
         (done / f"{sid}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
-        history.append(f"[{day} 10:{n % 60:02d}] Session {n} was about "
-                       f"{WORDS[n % len(WORDS)]}. More words follow.\n\n")
+        history.append(
+            f"[{day} 10:{n % 60:02d}] Session {n} was about "
+            f"{WORDS[n % len(WORDS)]}. More words follow.\n\n"
+        )
     (root / "HISTORY.md").write_text("".join(history))
 
 
@@ -55,11 +62,15 @@ def main() -> None:
             started = time.perf_counter()
             list_sessions(store)
             warm.append(time.perf_counter() - started)
-        print(f"{len(cold):,} sessions listed: cold (every journal read, cache written) "
-              f"{cold_s * 1000:.0f} ms; warm (from the cache) "
-              f"{statistics.median(warm) * 1000:.0f} ms")
-        print(f"F2 to the newest sessions on screen, warm: {shown() * 1000:.0f} ms (the "
-              "screen is up at once, the list follows from a thread, 200 rows at a time)")
+        print(
+            f"{len(cold):,} sessions listed: cold (every journal read, cache written) "
+            f"{cold_s * 1000:.0f} ms; warm (from the cache) "
+            f"{statistics.median(warm) * 1000:.0f} ms"
+        )
+        print(
+            f"F2 to the newest sessions on screen, warm: {shown() * 1000:.0f} ms (the "
+            "screen is up at once, the list follows from a thread, 200 rows at a time)"
+        )
 
 
 def shown() -> float:

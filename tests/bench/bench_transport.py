@@ -19,10 +19,27 @@ from tests.support import fake_catalog
 MESSAGES = [{"role": "user", "content": "ping"}]
 POLICY = replace(RetryPolicy(), attempt_deadline=2.0, stall_timeout=2.0)
 ENTRIES = (
-    ModelEntry("primary", "primary", "fast", "", "groq", fallback="backup",
-               context_window=100_000, input_per_mtok=1.0, output_per_mtok=1.0),
-    ModelEntry("backup", "backup", "fast", "", "openai", context_window=100_000,
-               input_per_mtok=1.0, output_per_mtok=1.0),
+    ModelEntry(
+        "primary",
+        "primary",
+        "fast",
+        "",
+        "groq",
+        fallback="backup",
+        context_window=100_000,
+        input_per_mtok=1.0,
+        output_per_mtok=1.0,
+    ),
+    ModelEntry(
+        "backup",
+        "backup",
+        "fast",
+        "",
+        "openai",
+        context_window=100_000,
+        input_per_mtok=1.0,
+        output_per_mtok=1.0,
+    ),
 )
 
 
@@ -43,10 +60,14 @@ def main() -> None:
         ("primary answers 529 every time", http_error(529), backoff_floor),
         ("primary never answers", hang(), POLICY.attempt_deadline),
     ]
-    print(f"policy: one retry of {POLICY.short_backoff:g} s while a healthy fallback "
-          f"follows, deadline {POLICY.attempt_deadline:g} s")
-    print(f"{'scenario':34} {'mode':6} {'answered by':11} {'median s':>9} {'floor s':>8} "
-          f"{'overhead s':>10}")
+    print(
+        f"policy: one retry of {POLICY.short_backoff:g} s while a healthy fallback "
+        f"follows, deadline {POLICY.attempt_deadline:g} s"
+    )
+    print(
+        f"{'scenario':34} {'mode':6} {'answered by':11} {'median s':>9} {'floor s':>8} "
+        f"{'overhead s':>10}"
+    )
     with FakeProvider() as fake:
         baseline: dict[bool, float] = {}
         for label, fault, floor in scenarios:
@@ -65,7 +86,11 @@ def main() -> None:
                     baseline[stream] = median
                 overhead = median - floor - baseline[stream]
                 mode = "stream" if stream else "plain"
-                print(f"{label:34} {mode:6} {model:11} {median:9.3f} {floor:8.3f} "
-                      f"{overhead:10.3f}", flush=True)
-    print("floor: the policy's theoretical minimum (backoff sleeps, or the deadline); "
-          "overhead: median - floor - healthy baseline")
+                print(
+                    f"{label:34} {mode:6} {model:11} {median:9.3f} {floor:8.3f} {overhead:10.3f}",
+                    flush=True,
+                )
+    print(
+        "floor: the policy's theoretical minimum (backoff sleeps, or the deadline); "
+        "overhead: median - floor - healthy baseline"
+    )

@@ -337,8 +337,13 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.server.fake
         parts = [p for p in self.path.split("?", 1)[0].split("/") if p]
         if parts[1:] == ["v1", "models"] and not fake.ollama_only:
-            self._json(200, {"object": "list", "data": [
-                {"id": m, "object": "model", "owned_by": "fake"} for m in fake.served]})
+            self._json(
+                200,
+                {
+                    "object": "list",
+                    "data": [{"id": m, "object": "model", "owned_by": "fake"} for m in fake.served],
+                },
+            )
             return
         if parts[1:] == ["props"] and fake.n_ctx:  # llama.cpp's llama-server
             self._json(200, {"default_generation_settings": {"n_ctx": fake.n_ctx}})
