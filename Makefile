@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 LLAMA       := .venv-llama
 LLAMA_STAMP := $(LLAMA)/.installed
 
-.PHONY: run test bench lint clean venv llama
+.PHONY: run test bench lint typecheck check clean venv llama
 
 # The venv is rebuilt whenever pyproject.toml is newer than the last install.
 $(STAMP): pyproject.toml
@@ -42,6 +42,12 @@ bench: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+# What CI runs before the tests.
+check: lint typecheck
 
 clean:
 	rm -rf $(VENV) $(LLAMA) build *.egg-info
