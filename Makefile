@@ -10,14 +10,26 @@ STAMP  := $(VENV)/.installed
 LLAMA       := .venv-llama
 LLAMA_STAMP := $(LLAMA)/.installed
 
-.PHONY: run test bench lint typecheck check clean venv llama
+.PHONY: run test bench lint typecheck check lock clean venv llama
 
-# The venv is rebuilt whenever pyproject.toml is newer than the last install.
-$(STAMP): pyproject.toml
+# Every dependency is installed from uv.lock, exactly the versions and hashes the suite
+# proved (`make lock` after changing pyproject.toml's dependencies). uv itself comes from
+# PyPI into the venv; the venv is synced again whenever pyproject.toml or uv.lock changes.
+# Kept is installed editable as a plain path entry (compat), which starts faster.
+UV_VERSION := 0.13.9
+UV         := UV_PROJECT_ENVIRONMENT=$(VENV) $(BIN)/uv
+
+$(BIN)/uv:
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]' --config-settings editable_mode=compat
+	$(BIN)/python -m pip install --quiet uv==$(UV_VERSION)
+
+$(STAMP): pyproject.toml uv.lock | $(BIN)/uv
+	$(UV) sync --quiet --locked --inexact --extra test --config-setting editable_mode=compat
 	@touch $(STAMP)
+
+# After a change to pyproject.toml's dependencies: resolve again and write uv.lock.
+lock: | $(BIN)/uv
+	$(UV) lock
 
 venv: $(STAMP)
 
