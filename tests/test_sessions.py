@@ -7,6 +7,7 @@ import asyncio
 import json
 from datetime import UTC, datetime
 
+from textual import events
 from textual.widgets import Button, Input, OptionList, Static
 
 from app.screens.chat import ChatScreen
@@ -214,3 +215,26 @@ def test_forgetting_never_guesses_between_two_entries_of_the_same_minute() -> No
     store.append_history(f"[{when}] Another session, the same minute.")
     assert forget_entry(store, journal.id) is False
     assert len(store.history_entries()) == 2
+
+
+def test_keys_that_arrive_in_one_read_follow_the_focus_they_move(fake: FakeProvider) -> None:
+    """Down then c typed fast (one read from the terminal): Down moves focus from the filter to
+    the list at once, so c continues the session instead of landing in the filter."""
+    _store, _tea, lisbon, _pending = seeded()
+
+    async def scenario() -> None:
+        app = make_app(fake)
+        async with app.run_test(size=(130, 30)) as pilot:
+            screen = await open_sessions(pilot)
+            await pilot.press(*"Lisbon")
+            await pilot.pause()
+            assert [s.id for s in screen.shown] == [lisbon]
+            search = screen.query_one("#filter", Input)
+            # Both keys queued before either is handled, as a terminal read delivers them.
+            app.post_message(events.Key("down", None))
+            app.post_message(events.Key("c", "c"))
+            await pilot.pause()
+            assert search.value == "Lisbon"
+            assert isinstance(app.screen, ChatScreen) and app.session.id == lisbon
+
+    asyncio.run(scenario())

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -68,6 +69,7 @@ class DeleteDialog(Dialog[str]):
 class SessionsScreen(Screen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
+        Binding("down,enter", "to_list", show=False, priority=True),
         Binding("c", "continue_session", "Continue"),
         Binding("e", "export", "Export"),
         Binding("d", "delete", "Delete"),
@@ -134,14 +136,13 @@ class SessionsScreen(Screen):
                 [Option(_row(s), id=s.id) for s in self.shown[drawn : drawn + PAGE]]
             )
 
-    @on(Input.Submitted, "#filter")
-    def to_list(self) -> None:
-        self.query_one("#sessions", OptionList).focus()
-
-    def on_key(self, event) -> None:
-        if event.key == "down" and self.focused is self.query_one("#filter", Input):
-            self.query_one("#sessions", OptionList).focus()
-            event.stop()
+    def action_to_list(self) -> None:
+        """Down or Enter in the filter moves to the list. A priority binding, and set_focus
+        rather than the deferred focus(), because keys read in one batch (the `c` typed right
+        after Down) are queued on the focused widget before it handles the first of them."""
+        if self.focused is not self.query_one("#filter", Input):
+            raise SkipAction
+        self.set_focus(self.query_one("#sessions", OptionList))
 
     def _current(self) -> SessionSummary | None:
         options = self.query_one("#sessions", OptionList)
