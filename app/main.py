@@ -255,6 +255,10 @@ class KeptApp(App[None]):
             self.jobs.save(old.journal, segment)
         return ""
 
+    def on_log_screen_retry_requested(self) -> None:
+        self.jobs.retry_now()
+        self.notify("Retrying pending sessions now.", title="Memory", markup=False)
+
     def on_chat_screen_turn_ended(self) -> None:
         """Memory decides whether the session has outgrown its window; what it hands back
         is saved in the background."""
