@@ -230,11 +230,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                 + ("" if mode == "600" else "  ← should be 600")
             )
     for gateway in catalog.gateways.values():
-        found = catalog.keys.lookup(gateway)
-        if found.source == "not needed":
+        key = catalog.keys.lookup(gateway)
+        if key.source == "not needed":
             state = "no key needed"
         else:
-            state = f"key from {found.source}" if found.usable else f"no key ({found.problem})"
+            state = f"key from {key.source}" if key.usable else f"no key ({key.problem})"
         print(f"gateway {gateway.name}: {state}")
     if catalog.keys.keyring_problem:
         print(f"note: {catalog.keys.keyring_problem}")
