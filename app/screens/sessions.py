@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -65,7 +65,7 @@ class DeleteDialog(Dialog[str]):
         self.dismiss("" if choice == "cancel" else choice)
 
 
-class SessionsScreen(Screen):
+class SessionsScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("c", "continue_session", "Continue"),
@@ -138,7 +138,7 @@ class SessionsScreen(Screen):
     def to_list(self) -> None:
         self.query_one("#sessions", OptionList).focus()
 
-    def on_key(self, event) -> None:
+    def on_key(self, event: events.Key) -> None:
         if event.key == "down" and self.focused is self.query_one("#filter", Input):
             self.query_one("#sessions", OptionList).focus()
             event.stop()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 from textual import events
 from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
@@ -43,7 +43,7 @@ class Composer(TextArea):
     class Submitted(Message):
         text: str
 
-    def __init__(self, prompts: list[str] | None = None, **kwargs) -> None:
+    def __init__(self, prompts: list[str] | None = None, **kwargs: Any) -> None:
         super().__init__(
             soft_wrap=True, show_line_numbers=False, tab_behavior="focus", compact=True, **kwargs
         )
