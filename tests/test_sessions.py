@@ -214,3 +214,31 @@ def test_forgetting_never_guesses_between_two_entries_of_the_same_minute() -> No
     store.append_history(f"[{when}] Another session, the same minute.")
     assert forget_entry(store, journal.id) is False
     assert len(store.history_entries()) == 2
+
+
+def test_keys_typed_ahead_after_down_reach_the_list(fake: FakeProvider) -> None:
+    """↓ then c in one read from the terminal: c continues the session, it is not typed
+    into the filter."""
+    from textual import events
+
+    _store, _tea, lisbon, _pending = seeded()
+
+    async def scenario() -> None:
+        app = make_app(fake)
+        async with app.run_test(size=(130, 30)) as pilot:
+            screen = await open_sessions(pilot)
+            await pilot.press(*"Lisbon")
+            assert [s.id for s in screen.shown] == [lisbon]
+            typed = screen.query_one("#filter", Input)
+            for key in ("down", "c"):  # queued together, as one read delivers them
+                event = events.Key(key, None)
+                event.set_sender(app)
+                app._driver.send_message(event)
+            for _ in range(100):  # a bounded wait: the wrong outcome must fail, not hang
+                if app.session.id == lisbon:
+                    break
+                await pilot.pause()
+            assert typed.value == "Lisbon"
+            assert app.session.id == lisbon
+
+    asyncio.run(scenario())

@@ -65,6 +65,23 @@ class DeleteDialog(Dialog[str]):
         self.dismiss("" if choice == "cancel" else choice)
 
 
+class _Filter(Input):
+    """The filter box; ↓ goes to the list below it. Keys typed right after ↓ (one read from
+    the terminal) are queued here before the focus moves: they go on to the list, where they
+    were meant, instead of into the filter."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        if self.screen.focused is not self or event.key == "down":
+            event.stop()
+            event.prevent_default()
+            if event.key == "down":
+                self.screen.focus_next()  # at once, before the next key is handled here
+            else:
+                self.app.post_message(events.Key(event.key, event.character))
+            return
+        await super()._on_key(event)
+
+
 class SessionsScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
@@ -81,7 +98,7 @@ class SessionsScreen(Screen[None]):
         self.shown: list[SessionSummary] = []
 
     def compose(self) -> ComposeResult:
-        yield Input(
+        yield _Filter(
             placeholder="Type to filter (date, title, model, state); ↓ to the list", id="filter"
         )
         yield Static("Loading sessions…", id="sessions-summary", markup=False)
@@ -137,11 +154,6 @@ class SessionsScreen(Screen[None]):
     @on(Input.Submitted, "#filter")
     def to_list(self) -> None:
         self.query_one("#sessions", OptionList).focus()
-
-    def on_key(self, event: events.Key) -> None:
-        if event.key == "down" and self.focused is self.query_one("#filter", Input):
-            self.query_one("#sessions", OptionList).focus()
-            event.stop()
 
     def _current(self) -> SessionSummary | None:
         options = self.query_one("#sessions", OptionList)
