@@ -4,8 +4,13 @@ and retries of pending sessions. The user never waits for it."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Coroutine
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
+
+from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
 from catalog.llm import litellm
 from catalog.sanitize import clean_text
@@ -15,20 +20,84 @@ if TYPE_CHECKING:
     from memory import Consolidation, Journal, Segment
 
 RETRY_EVERY = 60.0  # seconds between looks for pending sessions that are due
+SAVING = "memory"  # the worker group of consolidations: what "Saving memory…" means
+LOOKING = "memory-look"  # start-up recovery and looks for pending sessions
+
+
+class MemoryState(StrEnum):
+    """What the status bar says of memory, from the most to the least pressing."""
+
+    UNKNOWN = "unknown"  # before the first look at the data folder
+    SAVING = "saving"
+    REVIEW = "review"  # proposed changes wait for the user
+    NOT_SAVED = "not saved"  # the last consolidation failed; it will be retried
+    PENDING = "pending"
+    SAVED = "saved"
+    EMPTY = "empty"  # a brand-new data folder
+
+
+@dataclass(frozen=True)
+class MemoryStatus:
+    """The memory part of the status bar; `str()` is the one place it is worded."""
+
+    state: MemoryState = MemoryState.UNKNOWN
+    pending: int = 0  # segments waiting to be saved
+    waiting: int = 0  # proposed changes waiting for review
+    saved: str = ""  # "model, 1.2 s, $0.0010" of the last save this run
+
+    def __str__(self) -> str:
+        match self.state:
+            case MemoryState.UNKNOWN:
+                return ""
+            case MemoryState.SAVING:
+                return "Saving memory…"
+            case MemoryState.REVIEW:
+                plural = "s" if self.waiting > 1 else ""
+                return f"{self.waiting} memory change{plural} to review (Ctrl+R)"
+            case MemoryState.NOT_SAVED:
+                more = f" ({self.pending} pending)" if self.pending else ""
+                return f"Memory not saved yet — will retry{more}"
+            case MemoryState.PENDING:
+                return f"{self.pending} pending"
+            case MemoryState.SAVED:
+                return f"Memory saved ({self.saved})" if self.saved else "Memory saved"
+            case MemoryState.EMPTY:
+                return "No memory saved yet"
+
+
+@dataclass(frozen=True)
+class _Counts:
+    """What the data folder holds, read in a thread."""
+
+    pending: int
+    waiting: int
+    ever_saved: bool
 
 
 class MemoryJobs:
-    """Starts consolidation workers and keeps the app's memory status current."""
+    """Starts consolidation workers and keeps the app's memory status current. What is
+    running is the app's worker manager's to know (the "memory" group), not a counter."""
 
     def __init__(self, app: KeptApp) -> None:
         self.app = app
-        self.running = 0
-        self.last_saved = ""
+        # The outcome of the last consolidation this run: SAVED (with its detail),
+        # NOT_SAVED, or None before any.
+        self._last: MemoryStatus | None = None
+        self._counts: _Counts | None = None
         self._asked: set[tuple[str, str]] = set()  # held segments the user was told about
+
+    @property
+    def running(self) -> int:
+        """Consolidations started and not yet finished."""
+        return sum(
+            1
+            for worker in self.app.workers
+            if worker.group == SAVING and worker.state in (WorkerState.PENDING, WorkerState.RUNNING)
+        )
 
     def start(self) -> None:
         """After the first frame: finish any interrupted save, then retry what is due."""
-        self._run(self._startup())
+        self.app.run_worker(self._startup(), group=LOOKING, exit_on_error=False)
         self.app.set_interval(RETRY_EVERY, self.retry_due)
 
     async def _startup(self) -> None:
@@ -37,63 +106,75 @@ class MemoryJobs:
         message = await asyncio.to_thread(recover, self.app.store)
         if message:
             self.app.notify(message, title="Memory", markup=False)
-        self.refresh_status()
-        await self._retry(only_due=False)  # every start retries what is pending
+        await self._look(only_due=False)  # every start retries what is pending
 
-    def _run(self, job: Coroutine[Any, Any, None]) -> None:
-        """A memory job in a worker; whatever goes wrong is said, and the app goes on."""
+    async def _look(self, only_due: bool, include_held: bool = False) -> None:
+        """Count what is pending (shown at once) and consolidate it, if any."""
+        self._show(await asyncio.to_thread(self._count))
+        if self._counts is not None and self._counts.pending + self._counts.waiting:
+            worker = self._consolidate(self._retry(only_due, include_held))
+            # Waited for, so that whoever waits for this look waits for the saving too; its
+            # failure is said when its state changes.
+            with contextlib.suppress(WorkerCancelled, WorkerFailed):
+                await worker.wait()
 
-        async def guarded() -> None:
-            try:
-                await job
-            except Exception as exc:  # the session stays pending: nothing is lost
-                # `running` is not touched here: the job's own `finally` already counted it
-                # down, and another job may still be running.
-                self.app.notify(
-                    f"Memory could not be saved: {type(exc).__name__}: "
-                    f"{clean_text(str(exc))}. "
-                    "The session stays pending.",
-                    title="Memory",
-                    severity="error",
-                    markup=False,
-                )
-                self.refresh_status()
+    def _consolidate(self, job: Coroutine[Any, Any, None]) -> Worker[None]:
+        """A consolidation in the "memory" group: the status says so while it runs."""
+        worker: Worker[None] = self.app.run_worker(
+            job, group=SAVING, exclusive=False, exit_on_error=False
+        )
+        self._show()
+        return worker
 
-        self.app.run_worker(guarded(), group="memory", exclusive=False, exit_on_error=False)
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A memory job ended: whatever went wrong is said, and the app goes on."""
+        if event.worker.group not in (SAVING, LOOKING):
+            return
+        if event.state is WorkerState.ERROR:  # the session stays pending: nothing is lost
+            error = event.worker.error
+            self.app.notify(
+                f"Memory could not be saved: {type(error).__name__}: "
+                f"{clean_text(str(error))}. "
+                "The session stays pending.",
+                title="Memory",
+                severity="error",
+                markup=False,
+            )
+            self._show()
+            self.refresh_status()
+        elif event.state is WorkerState.CANCELLED:  # it did not count what it left
+            self._show()
+            self.refresh_status()
+        elif event.state is WorkerState.SUCCESS:  # it counted before it ended
+            self._show()
 
     def retry_due(self) -> None:
-        if self.running == 0:  # _retry looks for pending sessions in a thread
-            self._run(self._retry(only_due=True))
+        if not self.running:  # the look for pending sessions happens in a thread
+            self.app.run_worker(self._look(only_due=True), group=LOOKING, exit_on_error=False)
 
     def retry_now(self) -> None:
         """The user asked: every pending session, those every model refused included."""
-        self._run(self._retry(only_due=False, include_held=True))
+        self.app.run_worker(
+            self._look(only_due=False, include_held=True), group=LOOKING, exit_on_error=False
+        )
 
     async def _retry(self, only_due: bool, include_held: bool = False) -> None:
-        pending = await asyncio.to_thread(self.app.store.pending_sessions)
-        if not pending:
-            return
-        self.running += 1
-        self.app.memory_status = "Saving memory…"
-        try:
-            await asyncio.to_thread(litellm)
-            from memory.consolidation import ASK_ABOVE_PARTS, consolidate_pending
+        await asyncio.to_thread(litellm)
+        from memory.consolidation import ASK_ABOVE_PARTS, consolidate_pending
 
-            results = await consolidate_pending(
-                self.app.store,
-                self.app.catalog,
-                only_due=only_due,
-                policy=self.app.policy,
-                include_held=include_held,
-                chat_model=self.app.model,
-                max_parts=None if include_held else ASK_ABOVE_PARTS,
-            )  # asked: go ahead
-        finally:
-            self.running -= 1
+        results = await consolidate_pending(
+            self.app.store,
+            self.app.catalog,
+            only_due=only_due,
+            policy=self.app.policy,
+            include_held=include_held,
+            chat_model=self.app.model,
+            max_parts=None if include_held else ASK_ABOVE_PARTS,
+        )  # asked: go ahead
         for result in results:
             self._report(result)
         self._ask_about_held(await asyncio.to_thread(self.app.store.pending_sessions))
-        self.refresh_status()
+        self._counts = await asyncio.to_thread(self._count)
 
     def _ask_about_held(self, pending: list[Journal]) -> None:
         """Once per session and segment: every model keeps refusing it, so Kept stops
@@ -120,30 +201,26 @@ class MemoryJobs:
 
     def save(self, journal: Journal, segment: Segment) -> None:
         """Consolidate one segment in the background."""
-        self._run(self._save(journal, segment))
+        self._consolidate(self._save(journal, segment))
 
     async def _save(self, journal: Journal, segment: Segment) -> None:
-        self.running += 1
-        self.app.memory_status = "Saving memory…"
-        try:
-            await asyncio.to_thread(litellm)
-            from memory.consolidation import ASK_ABOVE_PARTS, consolidate
+        await asyncio.to_thread(litellm)
+        from memory.consolidation import ASK_ABOVE_PARTS, consolidate
 
-            result = await consolidate(
-                self.app.store,
-                self.app.catalog,
-                journal,
-                segment,
-                policy=self.app.policy,
-                chat_model=self.app.model,
-                max_parts=ASK_ABOVE_PARTS,
-            )
-        finally:
-            self.running -= 1
+        result = await consolidate(
+            self.app.store,
+            self.app.catalog,
+            journal,
+            segment,
+            policy=self.app.policy,
+            chat_model=self.app.model,
+            max_parts=ASK_ABOVE_PARTS,
+        )
         if result.saved:
             journal.record_consolidated(segment)  # the live session's copy of the journal
         self._report(result)
-        self.refresh_status()
+        # Counted before the job ends, so the status is right the moment it does.
+        self._counts = await asyncio.to_thread(self._count)
 
     def _report(self, result: Consolidation) -> None:
         if result.estimate:
@@ -161,12 +238,13 @@ class MemoryJobs:
             if result.model:  # newly proposed, not one already waiting
                 self.app.review.proposed(result)
         elif result.saved and result.model:
-            self.last_saved = (
-                f"Memory saved ({result.model}, {result.elapsed:.1f} s, ${result.cost:.4f})"
+            self._last = MemoryStatus(
+                MemoryState.SAVED,
+                saved=f"{result.model}, {result.elapsed:.1f} s, ${result.cost:.4f}",
             )
             self.app.review.saved(result)
         elif not result.saved:
-            self.last_saved = "Memory not saved yet — will retry"
+            self._last = MemoryStatus(MemoryState.NOT_SAVED)
             self.app.notify(
                 f"Memory not saved yet — will retry. {result.reason}",
                 title="Memory",
@@ -176,46 +254,51 @@ class MemoryJobs:
             )
 
     def refresh_status(self) -> None:
-        """saving… / Memory saved (…) / Memory not saved yet — will retry / N pending.
-        Counting pending sessions reads every journal: done in a thread."""
-        if self.running:
-            self.app.memory_status = "Saving memory…"
-            return
+        """Count pending sessions again (it reads every journal: done in a thread)."""
         self.app.run_worker(
-            self._count_pending,
+            self._count_then_show,
             thread=True,
             group="memory-status",
             exclusive=True,
             exit_on_error=False,
         )
 
-    def _count_pending(self) -> None:
+    def _count_then_show(self) -> None:
+        counts = self._count()
+        self.app.call_from_thread(self._show, counts)
+
+    def _count(self) -> _Counts:
         from memory.review import proposals
 
-        waiting = len(proposals(self.app.store))
-        pending = sum(len(j.pending) for j in self.app.store.pending_sessions()) - waiting
-        self.app.call_from_thread(self._show_status, pending, waiting)
-
-    def _show_status(self, pending: int, waiting: int = 0) -> None:
-        if self.running:
-            self.app.memory_status = "Saving memory…"
-        elif waiting:
-            self.app.memory_status = (
-                f"{waiting} memory change{'s' if waiting > 1 else ''} to review (Ctrl+R)"
-            )
-        elif self.last_saved.startswith("Memory not saved") and pending:
-            self.app.memory_status = f"{self.last_saved} ({pending} pending)"
-        elif pending:
-            self.app.memory_status = f"{pending} pending"
-        else:
-            self.app.memory_status = self.last_saved or (
-                "Memory saved" if self._ever_saved() else "No memory saved yet"
-            )
-
-    def _ever_saved(self) -> bool:
-        """A brand-new data folder has nothing saved: it must not say "Memory saved"."""
         store = self.app.store
-        return any(
+        waiting = len(proposals(store))
+        pending = sum(len(j.pending) for j in store.pending_sessions()) - waiting
+        # A brand-new data folder has nothing saved: it must not say "Memory saved".
+        ever_saved = any(
             path.exists() and path.stat().st_size > 0
             for path in (store.history_path, store.memory_path)
         )
+        return _Counts(pending, waiting, ever_saved)
+
+    def _show(self, counts: _Counts | None = None) -> None:
+        """Set the app's memory status from what is running and the last counts."""
+        if counts is not None:
+            self._counts = counts
+        self.app.memory_status = self.status()
+
+    def status(self) -> MemoryStatus:
+        if self.running:
+            return MemoryStatus(MemoryState.SAVING)
+        counts = self._counts
+        if counts is None:
+            return MemoryStatus()
+        if counts.waiting:
+            return MemoryStatus(MemoryState.REVIEW, waiting=counts.waiting)
+        last = self._last
+        if last is not None and last.state is MemoryState.NOT_SAVED:
+            return MemoryStatus(MemoryState.NOT_SAVED, pending=counts.pending)
+        if counts.pending:
+            return MemoryStatus(MemoryState.PENDING, pending=counts.pending)
+        if last is not None:
+            return last
+        return MemoryStatus(MemoryState.SAVED if counts.ever_saved else MemoryState.EMPTY)

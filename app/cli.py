@@ -5,6 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.settings import Settings
+    from catalog import Attempt, Catalog
+    from memory import Consolidation, MemoryStore
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
@@ -53,7 +59,7 @@ def _cmd_models(args: argparse.Namespace) -> int:
 CHAIN_SHOWN = 12  # models of a chain listed by `kept models --all`; longer ones are cut
 
 
-def _chain_preview(catalog, model_id: str) -> str:
+def _chain_preview(catalog: Catalog, model_id: str) -> str:
     """`a → b → c  (why it ends)`, cut after CHAIN_SHOWN models: thousands of chained user
     models must not print gigabytes, nor walk every chain to its end."""
     ids, seen = [model_id], {model_id}
@@ -67,7 +73,7 @@ def _chain_preview(catalog, model_id: str) -> str:
         seen.add(nxt)
 
 
-def _memory_context():
+def _memory_context() -> tuple[Catalog, MemoryStore, Settings]:
     """The catalog, settings and store, with config problems printed once."""
     from app.settings import load_settings
     from catalog import load_catalog
@@ -99,7 +105,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
-def describe_attempt(attempt) -> str:
+def describe_attempt(attempt: Attempt) -> str:
     """One line per attempt, e.g. `qwen3-32b → did not call save_memory`."""
     from catalog import Outcome
 
@@ -133,14 +139,14 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
         len(args.ids) if args.ids else sum(len(j.pending) for j in store.pending_sessions())
     )
 
-    def report(result) -> None:
+    def report(result: Consolidation) -> None:
         """Each session's attempts, then what became of it, as soon as it is done."""
         for attempt in result.attempts:
             print(f"  {describe_attempt(attempt)}")
         print(_outcome(result), flush=True)
         progress(result)
 
-    def _outcome(result) -> str:
+    def _outcome(result: Consolidation) -> str:
         if result.proposed:
             return (
                 f"Session {result.session}: a memory change is proposed and waits for "

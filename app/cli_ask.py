@@ -9,8 +9,8 @@ import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from catalog import Attempt
-    from memory import LiveSession
+    from catalog import Attempt, Catalog
+    from memory import LiveSession, MemoryStore
 
 USAGE, NO_ANSWER = 2, 1
 
@@ -84,7 +84,7 @@ class Output:
             sys.stdout.flush()
 
 
-def _session(store, model: str, args: argparse.Namespace) -> LiveSession | None:
+def _session(store: MemoryStore, model: str, args: argparse.Namespace) -> LiveSession | None:
     from memory import LiveSession
 
     if args.continue_:
@@ -166,7 +166,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 async def _ask(
-    session: LiveSession, catalog, model: str, question: str, args: argparse.Namespace
+    session: LiveSession, catalog: Catalog, model: str, question: str, args: argparse.Namespace
 ) -> int:
     from catalog import Outcome
     from memory.assistant import answer
@@ -210,7 +210,7 @@ async def _ask(
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ask = sub.add_parser(
         "ask",
         help="ask one question from the shell; the answer streams "

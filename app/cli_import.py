@@ -9,13 +9,15 @@ import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from catalog import Catalog
+    from memory import MemoryStore
     from memory.consolidation import Consolidation
     from memory.imports import ImportReport
 
 NAMES = {"chatgpt": "ChatGPT", "claude": "Claude.ai", "llm": "llm"}
 
 
-def cmd_import_export(args: argparse.Namespace, store) -> int:
+def cmd_import_export(args: argparse.Namespace, store: MemoryStore) -> int:
     """0 when every conversation was imported (or was already), 1 when some could not be,
     2 when the export cannot be read at all."""
     from memory.imports import Source, import_export
@@ -70,7 +72,7 @@ def cmd_import_export(args: argparse.Namespace, store) -> int:
     return 1 if report.damaged or report.stopped else 0
 
 
-def cmd_dry_run(store, catalog, chat_model: str) -> int:
+def cmd_dry_run(store: MemoryStore, catalog: Catalog, chat_model: str) -> int:
     from memory.consolidation import estimate_pending
 
     estimate = estimate_pending(store, catalog, chat_model)

@@ -8,11 +8,16 @@ import re
 import stat
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memory import MemoryStore
+    from memory.search import Pattern, Places
 
 RED, MAGENTA, GREEN, DIM, RESET = "\033[1;31m", "\033[35m", "\033[32m", "\033[2m", "\033[0m"
 
 
-def _store():
+def _store() -> MemoryStore:
     from memory import MemoryStore, load_memory_settings
 
     return MemoryStore(settings=load_memory_settings()[0])
@@ -70,7 +75,13 @@ def cmd_grep(args: argparse.Namespace) -> int:
 
 
 def _print_matches(
-    store, pattern, colour: bool, names: dict[Path, str], errors: list[str], since: str, until: str
+    store: Places,
+    pattern: Pattern,
+    colour: bool,
+    names: dict[Path, str],
+    errors: list[str],
+    since: str,
+    until: str,
 ) -> bool:
     from memory.search import grep
 
@@ -230,11 +241,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                 + ("" if mode == "600" else "  ← should be 600")
             )
     for gateway in catalog.gateways.values():
-        found = catalog.keys.lookup(gateway)
-        if found.source == "not needed":
+        key = catalog.keys.lookup(gateway)
+        if key.source == "not needed":
             state = "no key needed"
         else:
-            state = f"key from {found.source}" if found.usable else f"no key ({found.problem})"
+            state = f"key from {key.source}" if key.usable else f"no key ({key.problem})"
         print(f"gateway {gateway.name}: {state}")
     if catalog.keys.keyring_problem:
         print(f"note: {catalog.keys.keyring_problem}")
@@ -255,7 +266,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def register(sub: argparse._SubParsersAction, memory_sub: argparse._SubParsersAction) -> None:
+def register(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    memory_sub: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
     grep = memory_sub.add_parser(
         "grep", help="search history, archives and every session's transcript, newest first"
     )

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memory import MemoryStore
 
 
-def _store():
+def _store() -> MemoryStore:
     from memory import MemoryStore, load_memory_settings
 
     return MemoryStore(settings=load_memory_settings()[0])
@@ -160,7 +164,7 @@ def cmd_tidy(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(memory_sub: argparse._SubParsersAction) -> None:
+def register(memory_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     blame = memory_sub.add_parser(
         "blame",
         help="MEMORY.md with the version, date, session and model that last wrote each line",

@@ -27,7 +27,11 @@ def session_markdown(session: LiveSession | Journal, catalog: Catalog) -> str:
             lines += [f"## You — {when}", "", content, ""]
         elif role == "assistant" and content:
             model = message.get("model")
-            label = catalog.get(model).label if model in catalog else (model or "Assistant")
+            label = (
+                catalog.get(model).label
+                if isinstance(model, str) and model in catalog
+                else (model or "Assistant")
+            )
             lines += [f"## {label} — {when}", "", content, ""]
         elif role == "assistant":
             for call in message.get("tool_calls") or []:

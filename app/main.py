@@ -8,13 +8,16 @@ from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from pathlib import Path
+from typing import Any, cast
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
-from textual.reactive import reactive
+from textual.notifications import SeverityLevel
+from textual.reactive import var
 from textual.screen import Screen
+from textual.worker import Worker
 
-from app.background import MemoryJobs
+from app.background import MemoryJobs, MemoryStatus
 from app.commands import SLASH_COMMANDS
 from app.review import MemoryReview
 from app.settings import DEFAULT_THEME, Settings, load_settings, save_setting
@@ -25,7 +28,7 @@ from themes import KEPT_THEMES, STYLES
 STARTED = time.perf_counter()
 
 
-class KeptApp(App):
+class KeptApp(App[None]):
     """Chat with the model you choose; memory is saved in the background."""
 
     TITLE = "Kept"
@@ -40,7 +43,11 @@ class KeptApp(App):
         Binding("ctrl+r", "review_memory", "Review memory change", show=False),
     ]
 
-    memory_status: reactive[str] = reactive("")
+    # The state the screens show, each held once here; screens watch it, nothing refreshes
+    # them by hand.
+    model: var[str] = var("")
+    session: var[LiveSession] = var(cast(LiveSession, None))  # set before anything runs
+    memory_status: var[MemoryStatus] = var(MemoryStatus)
 
     def __init__(
         self,
@@ -62,18 +69,38 @@ class KeptApp(App):
         self.policy = policy
         # Both read config.toml: a TOML error in it is one notice, not two.
         self.problems = list(dict.fromkeys([*self.catalog.problems, *self.settings.problems]))
-        self.model = self.settings.app.model
-        if self.model not in self.catalog:
+        model = self.settings.app.model
+        if model not in self.catalog:
             from app.cli_inspect import app_model_problem
 
-            self.problems.append(app_model_problem(self.model))
-            self.model = self._answerable_default()
-        self.session = LiveSession.resume_or_start(self.store, self.model)
+            self.problems.append(app_model_problem(model))
+            model = self._answerable_default()
+        self.set_reactive(KeptApp.model, model)
+        # Every notice shown this run, in order: what a notice said stays readable after
+        # its toast has gone.
+        self.notices: list[str] = []
+        self.set_reactive(KeptApp.session, LiveSession.resume_or_start(self.store, model))
         self.problems.extend(self.store.skipped.values())
         self.jobs = MemoryJobs(self)
         self.review = MemoryReview(self)
         self.ready_at: float | None = None
         self._theme_chosen = False  # the theme set at start-up is not the user's choice
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Show a notice (a toast), and keep its text in `notices`."""
+        self.notices.append(str(message))
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        self.jobs.on_worker_state_changed(event)
 
     def _answerable_default(self) -> str:
         """The default model if it can answer, else the first visible one that can (a
@@ -98,7 +125,7 @@ class KeptApp(App):
         self._theme_chosen = True
         self.call_after_refresh(self._first_frame)
 
-    def get_default_screen(self) -> Screen:
+    def get_default_screen(self) -> Screen[None]:
         from app.screens.chat import ChatScreen
 
         return ChatScreen()
@@ -145,7 +172,7 @@ class KeptApp(App):
         except UnknownModelError as exc:
             self.notify(str(exc), severity="error", markup=False)
             return
-        self.model = model_id
+        self.model = model_id  # the screens that show it follow
         self._save("app", "model", model_id)
         route = self.catalog.route(self.catalog.get(model_id))
         if not route.key.usable:
@@ -174,12 +201,11 @@ class KeptApp(App):
             return str(exc)
         self.catalog = load_catalog(self.config_path, self.catalog.keys)
         self.set_model(model)
-        self.refresh_status()
         return ""
 
     # --- commands ----------------------------------------------------------------------------
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         for command in SLASH_COMMANDS:
             yield SystemCommand(
                 command.title,
@@ -212,14 +238,9 @@ class KeptApp(App):
     def continue_session(self, session_id: str) -> str:
         """Make a past session the live one (this one is closed as by /new); "" when done,
         else the sentence that says why not."""
-        from app.screens.chat import ChatScreen
-
         if session_id == self.session.id:
             return ""
-        if any(
-            isinstance(s, ChatScreen) and s._reply is not None and s._reply.is_running
-            for s in self.screen_stack
-        ):
+        if any(w.group == "reply" and w.is_running for w in self.workers):
             return "Kept is still answering: wait for the reply, or press Esc to cancel it."
         try:
             live = LiveSession.reopen(self.store, session_id)
@@ -232,10 +253,18 @@ class KeptApp(App):
         self.session = live
         if segment is not None:
             self.jobs.save(old.journal, segment)
-        for screen in self.screen_stack:
-            if isinstance(screen, ChatScreen):
-                screen.show_session(greeting="Continuing the session.")
         return ""
+
+    def on_log_screen_retry_requested(self) -> None:
+        self.jobs.retry_now()
+        self.notify("Retrying pending sessions now.", title="Memory", markup=False)
+
+    def on_chat_screen_turn_ended(self) -> None:
+        """Memory decides whether the session has outgrown its window; what it hands back
+        is saved in the background."""
+        segment = self.session.after_turn()
+        if segment is not None:
+            self.jobs.save(self.session.journal, segment)
 
     def on_unmount(self) -> None:
         if self.session.private:  # a private session ends with the app
@@ -276,7 +305,6 @@ class KeptApp(App):
         if model_id:  # /model ID: that model at once
             if model_id in self.catalog:
                 self.set_model(model_id)
-                self.refresh_status()
                 self.notify(
                     f"Chatting with {self.catalog.get(model_id).label}.",
                     title="Model",
@@ -289,14 +317,13 @@ class KeptApp(App):
         def chosen(model_id: str | None) -> None:
             if model_id:
                 self.set_model(model_id)
-                self.refresh_status()
 
         self.push_screen(ModelPicker(self.catalog, self.model), chosen)
 
     def action_keys(self) -> None:
         from app.screens.keys import KeysScreen
 
-        self.push_screen(KeysScreen(), lambda _: self.refresh_status())
+        self.push_screen(KeysScreen())
 
     def action_sessions(self) -> None:
         from app.screens.sessions import SessionsScreen
@@ -373,13 +400,6 @@ class KeptApp(App):
                 return
         self.copy_to_clipboard(text)
         self.notify(f"Copied {len(text):,} characters.", title="Copy", markup=False)
-
-    def refresh_status(self) -> None:
-        from app.screens.chat import ChatScreen
-
-        for screen in self.screen_stack:
-            if isinstance(screen, ChatScreen):
-                screen.refresh_status()
 
 
 def run(app: KeptApp | None = None, *, headless: bool = False) -> int:

@@ -182,6 +182,12 @@ class LiveSession:
         self._context_start = None
         return self.journal.mark_pending(end)
 
+    def after_turn(self) -> Segment | None:
+        """What a finished turn leaves for memory: the older part of a window that has
+        outgrown its limits, queued for consolidation (None when there is none). Memory
+        decides when; the caller only saves what it is given."""
+        return self.compact()
+
     def close(self) -> Segment | None:
         """End the session (/new): what is left is queued for consolidation; a private
         session's journal is deleted instead."""

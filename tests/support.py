@@ -142,8 +142,7 @@ async def send(pilot, text: str) -> None:
     await pilot.press("enter")
     screen = pilot.app.screen
     assert isinstance(screen, ChatScreen)
-    if screen._reply is not None:
-        await screen._reply.wait()
+    await screen.reply_finished()
     await pilot.pause()
 
 

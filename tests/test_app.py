@@ -512,7 +512,7 @@ def test_bad_settings_are_named_and_the_app_still_starts(fake: FakeProvider) -> 
         app = KeptApp(catalog=fake_catalog(fake), config_path=path)
         async with app.run_test() as pilot:
             await pilot.pause()
-            messages = [n.message for n in app._notifications]
+            messages = app.notices
             assert any("[app] has an unknown key 'colour'" in m for m in messages)
             assert any("[app] model 'gpt-9' is not a model Kept knows" in m for m in messages)
             assert any("[memory] attempt_deadline must be a number" in m for m in messages)

@@ -164,7 +164,7 @@ def test_a_brand_new_data_folder_does_not_say_memory_saved(fake: FakeProvider) -
         app = make_app(fake)
         async with app.run_test() as pilot:
             await settle(pilot)
-            assert app.memory_status == "No memory saved yet"
+            assert str(app.memory_status) == "No memory saved yet"
 
     run(scenario)
 
@@ -220,7 +220,7 @@ def test_one_failing_memory_job_of_two_leaves_the_counter_right(fake, monkeypatc
                 app.jobs.save(journal, journal.pending[0])
             await settle(pilot)
             assert app.jobs.running == 0
-            assert app.memory_status != "Saving memory…"
+            assert str(app.memory_status) != "Saving memory…"
 
     run(scenario)
 
@@ -286,7 +286,7 @@ def test_theme_and_model_commands_take_a_name(fake: FakeProvider) -> None:
 
 
 def notices(app) -> list[str]:
-    return [str(n.message) for n in app._notifications]
+    return app.notices
 
 
 def test_export_goes_to_the_exports_folder_and_names_a_bad_path(

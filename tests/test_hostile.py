@@ -192,7 +192,7 @@ def test_a_full_disk_keeps_the_message_in_the_composer_and_tears_no_line(fake, m
             monkeypatch.setattr(memory.storage, "write_all", real)  # space again
             await pilot.press("enter")
             await pilot.pause()
-            await app.screen._reply.wait()
+            await app.screen.reply_finished()
             assert app.session.messages[0]["content"] == message
 
     asyncio.run(scenario())
@@ -610,7 +610,7 @@ def test_identical_rejections_stop_automatic_retries_and_the_app_asks(store, fak
 
             await settle(pilot)
             assert fake.count() == asked
-            messages = [n.message for n in app._notifications]
+            messages = app.notices
             assert any(journal.id in m and "Retry" in m for m in messages)
 
     asyncio.run(scenario())

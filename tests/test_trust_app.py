@@ -23,7 +23,7 @@ def run(scenario):
 
 
 def notices(app) -> list[str]:
-    return [n.message for n in app._notifications]
+    return app.notices
 
 
 def test_a_saved_change_is_announced_shown_and_undone(fake: FakeProvider) -> None:
@@ -75,7 +75,7 @@ def test_review_before_holds_the_change_until_accepted_with_an_edit(fake) -> Non
             await pilot.press(*"/new", "enter")
             await settle(pilot)
             assert not app.store.memory_path.exists()
-            assert app.memory_status == "1 memory change to review (Ctrl+R)"
+            assert str(app.memory_status) == "1 memory change to review (Ctrl+R)"
             assert any("waiting for your review" in n for n in notices(app))
             await pilot.press("ctrl+r")
             await until(pilot, lambda: isinstance(app.screen, ChangeDialog), "the proposal")
@@ -85,7 +85,7 @@ def test_review_before_holds_the_change_until_accepted_with_an_edit(fake) -> Non
             editor.load_text("# About the user\n- Name: Ana (she/her)\n")
             await pilot.click("#accept")
             await settle(pilot)
-            assert app.memory_status == "Memory saved"
+            assert str(app.memory_status) == "Memory saved"
             return app.store
 
     store = run(scenario)

@@ -10,11 +10,15 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.reactive import var
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Button, Footer, Static
 from textual.worker import Worker, WorkerState
 
 from app import commands
+from app.background import MemoryStatus
 from app.widgets.composer import Composer
 from app.widgets.message import MessageView
 from app.widgets.status_bar import StatusBar
@@ -24,13 +28,21 @@ from catalog.sanitize import clean_text
 if TYPE_CHECKING:
     from app.main import KeptApp
     from catalog import Attempt
+    from memory import LiveSession
     from memory.assistant import Turn
 
+PRIVATE_GREETING = (
+    "Private session started: nothing of it is saved to memory, and its journal is "
+    "deleted when it ends."
+)
 PAGE = 40  # messages drawn at a time: the newest first, earlier ones on request
 FRAME = 1 / 30  # how often streamed text is drawn
 
 
-class ChatScreen(Screen):
+class ChatScreen(Screen[None]):
+    """The session as a conversation. What the status bar shows is held in reactives here,
+    bound to the bar, and follows the app's model, memory status and session by itself."""
+
     BINDINGS = [
         Binding("escape", "cancel", "Cancel reply", show=False),
         Binding("ctrl+l", "focus_composer", "Focus prompt", show=False),
@@ -38,12 +50,20 @@ class ChatScreen(Screen):
 
     app: KeptApp
 
+    model_label: var[str] = var("")
+    memory: var[str] = var("")
+    tokens: var[int] = var(0)
+    cost: var[float] = var(0.0)
+    private: var[bool] = var(False)
+
+    class TurnEnded(Message):
+        """A reply has finished (answered, cut off or failed): the session may have
+        outgrown its window; the app asks memory what to save."""
+
     def __init__(self) -> None:
         super().__init__()
         self._shown_from = 0
-        self._reply: Worker | None = None
-        self._tokens = 0
-        self._cost = 0.0
+        self._reply: Worker[Turn] | None = None
 
     def _used_so_far(self) -> tuple[int, float]:
         """Tokens and cost of the session's turns: a resumed session counts on from them."""
@@ -64,14 +84,35 @@ class ChatScreen(Screen):
             if m.get("role") == "user" and m.get("content")
         ][-200:]
         yield composer
-        yield StatusBar()
+        yield StatusBar().data_bind(
+            ChatScreen.model_label,
+            ChatScreen.memory,
+            ChatScreen.tokens,
+            ChatScreen.cost,
+            ChatScreen.private,
+        )
         yield Footer()
 
     def on_mount(self) -> None:
         self.watch(self.app, "memory_status", self._memory_changed)
-        self._tokens, self._cost = self._used_so_far()
+        self.watch(self.app, "model", self._model_changed)
+        self.watch(self.app, "session", self._session_changed, init=False)
+        self.tokens, self.cost = self._used_so_far()
         self.show_session()
         self.query_one(Composer).focus()
+
+    @property
+    def replying(self) -> bool:
+        """A reply is being written (Esc cancels it)."""
+        return self._reply is not None and self._reply.is_running
+
+    async def reply_finished(self) -> None:
+        """Wait until the reply being written, if any, has ended, however it ended."""
+        from textual.worker import WorkerCancelled, WorkerFailed
+
+        if self._reply is not None:
+            with contextlib.suppress(WorkerCancelled, WorkerFailed):
+                await self._reply.wait()
 
     # --- drawing the session --------------------------------------------------------------
 
@@ -95,14 +136,14 @@ class ChatScreen(Screen):
         log.remove_children()
         messages = self.app.session.messages
         self._shown_from = max(0, len(messages) - PAGE)
-        views = [v for m in messages[self._shown_from :] if (v := self._view_for(m))]
+        views: list[Widget] = [v for m in messages[self._shown_from :] if (v := self._view_for(m))]
         if self._shown_from:
             views.insert(0, self._earlier_button())
         if not views:
             views.append(MessageView("Kept", greeting, kind="info"))
         log.mount_all(views)
         log.anchor()
-        self.refresh_status()
+        self.private = self.app.session.private
 
     def _earlier_button(self) -> Button:
         return Button(
@@ -136,16 +177,21 @@ class ChatScreen(Screen):
     def notice(self, text: str, kind: str = "notice") -> None:
         self.add(MessageView("Kept", text, kind=kind))
 
-    def refresh_status(self) -> None:
-        bar = self.query_one(StatusBar)
-        bar.private = self.app.session.private
-        bar.model_label = self._label(self.app.model)
-        bar.memory = self.app.memory_status
-        bar.tokens = self._tokens
-        bar.cost = self._cost
+    def _memory_changed(self, status: MemoryStatus) -> None:
+        self.memory = str(status)  # worded in one place: MemoryStatus
 
-    def _memory_changed(self, status: str) -> None:
-        self.query_one(StatusBar).memory = status
+    def _model_changed(self, model: str) -> None:
+        self.model_label = self._label(model)
+
+    def _session_changed(self, session: LiveSession) -> None:
+        """A new, private or continued session is the live one: draw it, count it."""
+        self.tokens, self.cost = self._used_so_far()
+        if session.private:
+            self.show_session(greeting=PRIVATE_GREETING)
+        else:
+            self.show_session(
+                greeting="Continuing the session." if session.messages else "New session started."
+            )
 
     # --- the composer ---------------------------------------------------------------------
 
@@ -199,20 +245,13 @@ class ChatScreen(Screen):
         if self._reply is not None and self._reply.is_running:
             # Let the reply journal what it showed before the session closes.
             self._reply.cancel()
-            await self._reply_done()
-        self.app.new_session(private=private)
-        self._tokens, self._cost = 0, 0.0
-        self.show_session(
-            greeting="Private session started: nothing of it is saved to "
-            "memory, and its journal is deleted when it ends."
-            if private
-            else "New session started."
-        )
+            await self.reply_finished()
+        self.app.new_session(private=private)  # the new session is drawn when it is live
 
     # --- a reply ----------------------------------------------------------------------------
 
     def send(self, text: str) -> None:
-        if self._reply is not None and self._reply.is_running:
+        if self.replying:
             self.notice("Kept is still answering: wait for it, or press Esc to cancel.")
             return
         # Journaled (and fsynced) before anything else can happen: quitting, /new or a
@@ -280,8 +319,8 @@ class ChatScreen(Screen):
     def _finish(self, turn: Turn, view: MessageView) -> None:
         from memory.assistant import describe_search
 
-        self._tokens += turn.prompt_tokens + turn.completion_tokens
-        self._cost += turn.cost
+        self.tokens += turn.prompt_tokens + turn.completion_tokens
+        self.cost += turn.cost
         if turn.ok:
             label = self._label(turn.model)
             if turn.fell_back:
@@ -310,18 +349,7 @@ class ChatScreen(Screen):
             self.notice(
                 failure_notice(self.app.catalog, turn.requested, turn.attempts), kind="error"
             )
-        self.refresh_status()
-        if self.app.session.needs_compaction():
-            segment = self.app.session.compact()
-            if segment is not None:
-                self.app.jobs.save(self.app.session.journal, segment)
-
-    async def _reply_done(self) -> None:
-        from textual.worker import WorkerCancelled, WorkerFailed
-
-        if self._reply is not None:
-            with contextlib.suppress(WorkerCancelled, WorkerFailed):
-                await self._reply.wait()
+        self.post_message(self.TurnEnded())
 
     def action_cancel(self) -> None:
         if self._reply is not None and self._reply.is_running:

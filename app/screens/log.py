@@ -8,6 +8,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Button, DataTable, Footer, Label, Static
 
@@ -15,10 +16,13 @@ if TYPE_CHECKING:
     from app.main import KeptApp
 
 
-class LogScreen(Screen):
+class LogScreen(Screen[None]):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back"), Binding("r", "retry", "Retry now")]
 
     app: KeptApp
+
+    class RetryRequested(Message):
+        """The user asked to save every pending session now: the app runs memory work."""
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="log-scroll"):
@@ -97,5 +101,4 @@ class LogScreen(Screen):
 
     @on(Button.Pressed, "#retry")
     def action_retry(self) -> None:
-        self.app.jobs.retry_now()
-        self.app.notify("Retrying pending sessions now.", title="Memory", markup=False)
+        self.post_message(self.RetryRequested())

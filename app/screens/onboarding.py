@@ -126,7 +126,6 @@ class OnboardingScreen(Dialog[None]):
             # The balanced tier: a frontier model as the default would surprise the bill.
             balanced = [e for e in models if e.tier == "balanced"]
             self.app.set_model((balanced or models)[0].id)
-        self.app.refresh_status()
         self.dismiss(None)
 
     # --- a local server ------------------------------------------------------------------

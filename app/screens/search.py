@@ -19,6 +19,8 @@ from textual.widgets import Checkbox, Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from app.main import KeptApp
     from memory.search import Match
 
@@ -26,7 +28,7 @@ LIMIT = 500  # matches listed; the count says how many there were
 FIRST = 0.1  # seconds before the first matches are drawn, while the search goes on
 
 
-class SearchScreen(Screen):
+class SearchScreen(Screen[None]):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
 
     app: KeptApp
@@ -159,7 +161,7 @@ class SearchScreen(Screen):
         self.query_one("#entry", Static).update(text)
 
 
-def message_index(path, line: int) -> int | None:
+def message_index(path: Path, line: int) -> int | None:
     """Which message of a journal is on line `line` (header and marks are not messages)."""
     from memory.journal import records
 

@@ -66,7 +66,7 @@ class DeleteDialog(Dialog[str]):
         self.dismiss("" if choice == "cancel" else choice)
 
 
-class SessionsScreen(Screen):
+class SessionsScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("down,enter", "to_list", show=False, priority=True),

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from app.main import KeptApp
 
 
-class TranscriptScreen(Screen):
+class TranscriptScreen(Screen[None]):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
 
     app: KeptApp

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, cast
 
 from textual import events
 from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
@@ -22,8 +23,10 @@ class _KeyName:
 # Textual 8's parser does not know that pair: it reissues it character by character and
 # CR maps to a plain "enter", whatever the Alt, so Alt+Enter would send the message.
 # Teaching the parser the pair here makes it "alt+enter" (tests/test_e2e.py pins it).
-ANSI_SEQUENCES_KEYS.setdefault("\x1b\r", (_KeyName("alt+enter"),))  # type: ignore[index]
-ANSI_SEQUENCES_KEYS.setdefault("\x1b\n", (_KeyName("alt+enter"),))  # type: ignore[index]
+# Textual declares the table a Mapping; it is a dict, which its parser reads on each key.
+_PARSER_KEYS = cast("dict[str, object]", ANSI_SEQUENCES_KEYS)
+_PARSER_KEYS.setdefault("\x1b\r", (_KeyName("alt+enter"),))
+_PARSER_KEYS.setdefault("\x1b\n", (_KeyName("alt+enter"),))
 
 
 NEWLINE_KEYS = ("ctrl+j", "shift+enter", "alt+enter")
@@ -40,7 +43,7 @@ class Composer(TextArea):
     class Submitted(Message):
         text: str
 
-    def __init__(self, prompts: list[str] | None = None, **kwargs) -> None:
+    def __init__(self, prompts: list[str] | None = None, **kwargs: Any) -> None:
         super().__init__(
             soft_wrap=True, show_line_numbers=False, tab_behavior="focus", compact=True, **kwargs
         )

@@ -7,6 +7,8 @@ from textual.widgets import Static
 
 
 class StatusBar(Static):
+    """Shows what the chat screen binds to it; it decides nothing."""
+
     model_label: reactive[str] = reactive("")
     memory: reactive[str] = reactive("memory: ready")
     tokens: reactive[int] = reactive(0)

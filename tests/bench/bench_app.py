@@ -187,7 +187,7 @@ def streaming() -> None:
 
             started = time.perf_counter()
             typing = asyncio.create_task(typist())
-            await screen._reply.wait()
+            await screen.reply_finished()
             elapsed = time.perf_counter() - started
             typing.cancel()
             return elapsed, latencies, len(app.session.messages[-1]["content"])
