@@ -414,3 +414,27 @@ def test_an_unknown_model_is_an_error_not_a_request(fake: FakeProvider) -> None:
     with pytest.raises(UnknownModelError, match="Unknown model 'nope'"):
         run(fake_catalog(fake), "nope")
     assert fake.requests == []
+
+
+def test_an_attempt_read_back_from_its_log_line_is_the_same_record() -> None:
+    attempt = Attempt(
+        "primary",
+        "openai",
+        Outcome.RETRIED,
+        Kind.RATE_LIMIT,
+        429,
+        0.25,
+        12,
+        3,
+        0.0004,
+        "rate limited: slow down",
+        started=1_790_000_000.125,
+    )
+    line = json.loads(json.dumps(attempt.to_dict()))
+    assert Attempt.from_dict(line) == attempt
+    ok = Attempt("backup", "anthropic", Outcome.OK, started=1_790_000_000.5)
+    assert Attempt.from_dict(ok.to_dict()) == ok
+    with pytest.raises(ValueError, match="not an attempt record"):
+        Attempt.from_dict({**line, "outcome": "exploded"})
+    with pytest.raises(ValueError, match="not an attempt record"):
+        Attempt.from_dict({"model": "primary"})
