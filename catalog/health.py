@@ -32,8 +32,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from filelock import FileLock
-
 from catalog.transport.records import UNREACHABLE, Attempt, Kind, Outcome
 
 if TYPE_CHECKING:
@@ -156,7 +154,10 @@ class HealthBook:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # The OS's own lock (flock, or LockFileEx on Windows): exclusive, and let go when
-        # the process holding it dies, so a crash never leaves the book locked.
+        # the process holding it dies, so a crash never leaves the book locked. Imported
+        # here: start-up never waits for a module the first change can load.
+        from filelock import FileLock
+
         with FileLock(self.path.with_name(f".{self.path.name}.lock"), mode=0o600):
             models = self._read()
             yield models
