@@ -72,6 +72,9 @@ class Catalog:
             for name, gw in GATEWAYS.items()
         }
         self.problems: tuple[str, ...] = tuple(problems)
+        # Every key is read here, once (a blocking keyring read, before the app's loop runs
+        # or in a worker), so that a route is a pure look-up, fit for a screen's compose.
+        self.keys.load(self.gateways.values())
 
     @property
     def entries(self) -> tuple[ModelEntry, ...]:
@@ -121,6 +124,7 @@ class Catalog:
         return pricing_for(entry, gateway.protocol.value, gateway.name)
 
     def route(self, entry: ModelEntry) -> Route:
+        """How to call this model, from the keys already read: never blocks."""
         gateway = self.gateway_of(entry)
         broken = self.config.broken_gateways.get(gateway.name)
         return Route(
@@ -129,9 +133,7 @@ class Catalog:
             litellm_model=f"{gateway.protocol.value}/{entry.provider_model}",
             api_base=gateway.base_url,
             # A gateway whose table is wrong is unusable, like one without a key.
-            key=KeyLookup(gateway.name, None, None, broken)
-            if broken
-            else self.keys.lookup(gateway),
+            key=KeyLookup(gateway.name, None, None, broken) if broken else self.keys.known(gateway),
         )
 
 

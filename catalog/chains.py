@@ -105,7 +105,7 @@ def _state(catalog: Catalog, entry: ModelEntry) -> tuple[bool, str]:
     gateway = catalog.gateway_of(entry)
     if not gateway.needs_key:
         return True, f"no key needed ({gateway.base_url})"
-    found = catalog.keys.lookup(gateway)
+    found = catalog.keys.known(gateway)
     if found.usable:
         return True, f"{gateway.label} key from {found.source}"
     return False, f"no key for {gateway.label}"
@@ -121,7 +121,7 @@ def _extra_hosted(catalog: Catalog, members: list[Member]) -> list[Member]:
             continue
         candidates = [e for e in catalog.visible() if e.gateway == gateway.name and not e.user]
         candidates.sort(key=lambda e: e.tier != "fast")
-        if candidates and catalog.keys.lookup(gateway).usable:
+        if candidates and catalog.keys.known(gateway).usable:
             ok, why = _state(catalog, candidates[0])
             extra.append(Member(candidates[0], ok, f"{why}; the fastest model it reaches"))
     return extra

@@ -21,7 +21,6 @@ per model, and at most MAX_MODELS models. A damaged file is read as an empty boo
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -33,9 +32,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from catalog.transport.records import UNREACHABLE, Attempt, Kind, Outcome
+
 if TYPE_CHECKING:
     from catalog.models import ModelEntry
-    from catalog.transport import Attempt
 
 COOLDOWN = 120.0  # the first cooldown after the walk gave up on a model; doubles after
 MAX_COOLDOWN = 1800.0
@@ -46,29 +46,16 @@ LATENCIES = 20  # answer times kept per model
 MIN_SAMPLES = 3  # answers needed before a deadline or hedge follows them
 MIN_DEADLINE = 8.0  # a deadline that follows latency is never shorter than this
 MAX_MODELS = 100
-# The kinds that say "this model is unreachable now", as opposed to "it answered badly".
-UNREACHABLE = frozenset(
-    {
-        "rate_limit",
-        "server_error",
-        "overloaded",
-        "gateway_timeout",
-        "connection",
-        "timeout",
-        "deadline",
-        "stalled",
-    }
-)
 _LABELS = {
-    "deadline": "no answer in time",
-    "stalled": "stalled stream",
-    "connection": "connection failure",
-    "timeout": "timeout",
-    "gateway_timeout": "upstream timeout",
-    "overloaded": "overloaded",
-    "rate_limit": "429",
-    "server_error": "server error",
-    "late": "late",
+    Kind.DEADLINE: "no answer in time",
+    Kind.STALLED: "stalled stream",
+    Kind.CONNECTION: "connection failure",
+    Kind.TIMEOUT: "timeout",
+    Kind.GATEWAY_TIMEOUT: "upstream timeout",
+    Kind.OVERLOADED: "overloaded",
+    Kind.RATE_LIMIT: "429",
+    Kind.SERVER_ERROR: "server error",
+    Kind.LATE: "late",
 }
 
 
@@ -117,8 +104,8 @@ def _p95(values: Sequence[float]) -> float | None:
     return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
 
 
-def _label(kind: str, status: int | None) -> str:
-    return str(status) if status else _LABELS.get(kind, kind)
+def _label(kind: Kind, status: int | None) -> str:
+    return str(status) if status else _LABELS.get(kind, kind.value)
 
 
 class HealthBook:
@@ -135,7 +122,7 @@ class HealthBook:
 
     def _read(self) -> dict[str, dict[str, Any]]:
         if self.path is None:
-            return json.loads(json.dumps(self._memory))
+            return {m: dict(r) for m, r in json.loads(json.dumps(self._memory)).items()}
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -166,14 +153,15 @@ class HealthBook:
             self._write(models)
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path.with_name(f".{self.path.name}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        # The OS's own lock (flock, or LockFileEx on Windows): exclusive, and let go when
+        # the process holding it dies, so a crash never leaves the book locked. Imported
+        # here: start-up never waits for a module the first change can load.
+        from filelock import FileLock
+
+        with FileLock(self.path.with_name(f".{self.path.name}.lock"), mode=0o600):
             models = self._read()
             yield models
             self._write(models)
-        finally:
-            os.close(fd)
 
     def _update(self, change: Callable[[dict[str, dict[str, Any]]], None]) -> None:
         """Apply `change`; a book that cannot be written never stops a request."""
@@ -267,13 +255,13 @@ class HealthBook:
         self, attempt: Attempt, *, key: str | None = None, retry_after: float | None = None
     ) -> None:
         """Learn from one attempt of a walk (every outcome but a skip)."""
-        outcome, kind = attempt.outcome.value, attempt.kind.value if attempt.kind else ""
+        outcome, kind = attempt.outcome, attempt.kind
         now = self.clock()
 
         def change(models: dict[str, dict[str, Any]]) -> None:
             record = models.setdefault(attempt.model, {})
             record["seen"] = now
-            if outcome in ("ok", "rejected"):  # it answered: reachable again
+            if outcome in (Outcome.OK, Outcome.REJECTED):  # it answered: reachable again
                 latencies = [*record.get("latencies", ()), round(attempt.latency, 3)]
                 record.update(
                     latencies=latencies[-LATENCIES:],
@@ -284,22 +272,22 @@ class HealthBook:
                     probe_until=0,
                 )
                 record.pop("refused", None)
-            elif kind == "auth":
+            elif kind is Kind.AUTH:
                 record.update(refused=fingerprint(key), refused_at=now)
-            elif outcome in ("retried", "failed") and kind in UNREACHABLE:
+            elif outcome in (Outcome.RETRIED, Outcome.FAILED) and kind in UNREACHABLE:
                 record["failures"] = int(record.get("failures", 0) or 0) + 1
                 record["last"] = _label(kind, attempt.status)
-                if outcome == "failed" or retry_after is not None:
+                if outcome is Outcome.FAILED or retry_after is not None:
                     # The walk gave up on it (or it asked for a pause): cool it down.
                     _cool(record, now, retry_after)
-            elif kind == "late":
+            elif kind is Kind.LATE:
                 # It lost a hedge: late twice in a row, or past the shortest deadline once,
                 # and it cools down like a model that did not answer.
                 record["failures"] = int(record.get("failures", 0) or 0) + 1
                 record["last"] = "late"
                 if record["failures"] >= 2 or attempt.latency >= MIN_DEADLINE:
                     _cool(record, now, None)
-            elif outcome == "cancelled":
+            elif outcome is Outcome.CANCELLED:
                 record["probe_until"] = 0
             else:
                 return

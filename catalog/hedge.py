@@ -26,7 +26,7 @@ async def race(
 
     Returns the first non-None result (None when both gave none), and whether `second`
     was started: if not, the caller has not tried it yet."""
-    one = asyncio.ensure_future(first())
+    one: asyncio.Future[T | None] = asyncio.ensure_future(first())
     done, _ = await asyncio.wait({one}, timeout=delay)
     if done:
         return one.result(), False
@@ -46,7 +46,7 @@ async def race(
         raise
 
 
-async def _cancel(tasks: set[asyncio.Future], message: str | None) -> None:
+async def _cancel(tasks: set[asyncio.Future[T | None]], message: str | None) -> None:
     for task in tasks:
         task.cancel(message)
     await asyncio.gather(*tasks, return_exceptions=True)

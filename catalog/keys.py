@@ -1,13 +1,28 @@
-"""API keys: the OS keyring first (service "kept", user = gateway name), then env vars."""
+"""API keys: the OS keyring first (service "kept", user = gateway name), then env vars.
+
+Reading the keyring may block (a locked keyring asks to be unlocked, a secret service
+answers over D-Bus), so it happens only where a caller says so: `load` and `refresh` read,
+in a worker or before the app runs; `known` and everything built on it (a catalog's
+routes, redaction) use what was read. Saving or deleting a key updates what is known
+without reading the keyring again.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import copy
 import logging
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from catalog.gateways import Gateway
+
+if TYPE_CHECKING:
+    from catalog.catalog import Catalog
+    from catalog.models import ModelEntry
+    from catalog.transport import RetryPolicy
 
 log = logging.getLogger(__name__)
 
@@ -56,11 +71,30 @@ class KeyStore:
     def forget(self) -> None:
         self._cache.clear()
 
+    def load(self, gateways: Iterable[Gateway]) -> None:
+        """Read the key of every gateway not read yet. Blocks: off the event loop."""
+        for gateway in gateways:
+            self.lookup(gateway)
+
+    def refresh(self, gateways: Iterable[Gateway]) -> None:
+        """Read these gateways' keys again (changed outside Kept). Blocks: off the loop."""
+        for gateway in gateways:
+            self._cache.pop(gateway.name, None)
+            self.lookup(gateway)
+
+    def known(self, gateway: Gateway) -> KeyLookup:
+        """What was read for this gateway, without reading anything: never blocks."""
+        found = self._cache.get(gateway.name)
+        if found is not None:
+            return found
+        if not gateway.needs_key:
+            return KeyLookup(gateway.name, "kept-local", "not needed")
+        return KeyLookup(gateway.name, None, None, f"The {gateway.label} key was not read.")
+
     def secrets(self, gateways: Iterable[Gateway]) -> list[str]:
         """Every key Kept knows for these gateways, from the keyring and the environment,
         whichever is used: a provider may echo any of them, so all are redacted."""
         for gateway in gateways:
-            self.lookup(gateway)
             if gateway.env_var and self._environ.get(gateway.env_var):
                 self._seen.add(self._environ[gateway.env_var])
         return sorted(
@@ -103,8 +137,11 @@ class KeyStore:
     def _lookup(self, gateway: Gateway) -> KeyLookup:
         if not gateway.needs_key:
             return KeyLookup(gateway.name, "kept-local", "not needed")
+        return self._resolve(gateway, self._keyring_get(gateway.name))
+
+    def _resolve(self, gateway: Gateway, stored: str | None) -> KeyLookup:
+        """The key to use given what the keyring holds: it, else the environment's."""
         problems: list[str] = []
-        stored = self._keyring_get(gateway.name)
         if stored:
             self._seen.add(stored)
         if stored is not None:
@@ -139,20 +176,81 @@ class KeyStore:
                 f"The OS keyring refused the {gateway.name} key ({type(exc).__name__}); "
                 f"set {gateway.env_var} in your environment instead."
             ) from None
-        self._cache.pop(gateway.name, None)
+        self._seen.add(value)
+        self._cache[gateway.name] = KeyLookup(gateway.name, value, "keyring")
 
     def delete(self, gateway: Gateway) -> bool:
         """Remove a stored key; False when there was none."""
         import keyring
         import keyring.errors
 
-        self._cache.pop(gateway.name, None)
         try:
             keyring.delete_password(KEYRING_SERVICE, gateway.name)
         except keyring.errors.PasswordDeleteError:
+            self._cache[gateway.name] = self._resolve(gateway, None)
             return False
         except keyring.errors.KeyringError as exc:
+            self._cache.pop(gateway.name, None)
             raise KeyStoreError(
                 f"The OS keyring could not delete the {gateway.name} key ({type(exc).__name__})."
             ) from None
+        self._cache[gateway.name] = self._resolve(gateway, None)  # the environment's, if any
         return True
+
+
+class _TrialKeys(KeyStore):
+    """A store's keys, with one gateway's key replaced by the one being tried."""
+
+    def __init__(self, keys: KeyStore, gateway: str, value: str) -> None:
+        super().__init__(environ={})
+        self._keys, self._gateway, self._value = keys, gateway, value
+        self.keyring_problem = keys.keyring_problem
+
+    def known(self, gateway: Gateway) -> KeyLookup:
+        if gateway.name == self._gateway:
+            return KeyLookup(gateway.name, self._value, "trial")
+        return self._keys.known(gateway)
+
+    def lookup(self, gateway: Gateway) -> KeyLookup:
+        return self.known(gateway)
+
+    def secrets(self, gateways: Iterable[Gateway]) -> list[str]:
+        return sorted({*self._keys.secrets(gateways), self._value}, key=len, reverse=True)
+
+
+async def try_key(
+    catalog: Catalog, gateway: Gateway, value: str | None = None, policy: RetryPolicy | None = None
+) -> str:
+    """ "" when the gateway answers with `value` (or its current key), else a sentence
+    saying why not. The cheapest model is asked, for five tokens: a test costs nothing.
+    Nothing is saved either way."""
+    from catalog.llm import litellm
+    from catalog.transport import complete
+
+    await asyncio.to_thread(litellm)  # the import takes seconds: not on the caller's loop
+    if value is not None:
+        catalog = copy.copy(catalog)
+        catalog.keys = _TrialKeys(catalog.keys, gateway.name, value)
+    models = [e for e in catalog.entries if e.gateway == gateway.name]
+    if not models:
+        return f"No model uses the {gateway.label} gateway."
+
+    def price(entry: ModelEntry) -> float:
+        pricing = catalog.pricing(entry)
+        return pricing.input_per_token + pricing.output_per_token if pricing else float("inf")
+
+    cheapest = min(models, key=price)
+    result = await complete(
+        catalog,
+        cheapest.id,
+        [{"role": "user", "content": "Reply: ok"}],
+        walk_chain=False,
+        max_tokens=5,
+        policy=policy,
+    )
+    if result.ok:
+        return ""
+    reason = result.attempts[-1].reason if result.attempts else "no answer"
+    # The transport's advice to open /keys is no help to someone who is in it.
+    reason = reason.replace(": check it with /keys", "")
+    return f"{gateway.label} did not answer {cheapest.label}: {reason}."

@@ -11,6 +11,7 @@ import json
 import os
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from catalog.models import ModelEntry
 
@@ -29,7 +30,7 @@ class Pricing:
 
 
 @cache
-def _litellm_price_map() -> dict[str, dict]:
+def _litellm_price_map() -> dict[str, dict[str, Any]]:
     spec = importlib.util.find_spec("litellm")
     if spec is None or not spec.submodule_search_locations:
         return {}
@@ -38,9 +39,12 @@ def _litellm_price_map() -> dict[str, dict]:
     )
     try:
         with open(path, encoding="utf-8") as f:
-            return json.load(f)
+            prices = json.load(f)
     except (OSError, ValueError):
         return {}
+    if not isinstance(prices, dict):
+        return {}
+    return {str(k): v for k, v in prices.items() if isinstance(v, dict)}
 
 
 def lookup_keys(entry: ModelEntry, protocol: str, gateway: str) -> tuple[str, ...]:

@@ -4,6 +4,7 @@ and control characters where it enters Kept, before it can reach a file or a ter
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 _ESCAPES = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, screen clears
@@ -23,3 +24,23 @@ def clean_text(text: str) -> str:
         return text
     text = text.replace("\r\n", "\n")
     return _CONTROLS.sub("", _ESCAPES.sub("", text))
+
+
+class Secrets(list[str]):
+    """Every key Kept knows, for redaction; shown as hidden in any traceback."""
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} keys hidden>"
+
+
+def redact(text: str, secrets: Sequence[str]) -> str:
+    """`text` with every key of `secrets` (four characters or more) replaced by ***."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return text
+
+
+def scrub(text: str, secrets: Sequence[str]) -> str:
+    """A provider's words, fit to log and show: keys out, escape sequences out."""
+    return clean_text(redact(text, secrets))

@@ -59,7 +59,7 @@ class KeysScreen(Dialog[None]):
     def _options(self) -> list[Option]:
         options = []
         for gateway in self.gateways:
-            found = self.app.catalog.keys.lookup(gateway)
+            found = self.app.catalog.keys.known(gateway)  # read already: never blocks
             line = Text()
             # At most 48 columns: one line per gateway at 60 columns.
             line.append(f"{gateway.label:14}", style="bold")
@@ -124,7 +124,8 @@ class KeysScreen(Dialog[None]):
             self._say(f"{problem} The key was not saved.")
             return
         try:
-            # A locked keyring may ask to be unlocked: never on the screen's loop.
+            # A locked keyring may ask to be unlocked: never on the screen's loop. The
+            # stored key becomes the known one: the list is redrawn without reading it back.
             await asyncio.to_thread(self.app.catalog.keys.set, gateway, value)
         except KeyStoreError as exc:
             self._say(str(exc))

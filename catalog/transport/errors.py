@@ -1,0 +1,163 @@
+"""What went wrong with one attempt, in Kept's terms: a litellm exception becomes a `Kind`
+with a sentence in the provider's own words, and any Retry-After it carried."""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import re
+import time
+
+from catalog.transport.records import Kind
+
+
+class AttemptFailure(Exception):
+    """An attempt that failed, classified: why (`kind`, `reason`), the HTTP status if one
+    came, and how long the provider asked to be left alone."""
+
+    def __init__(
+        self, kind: Kind, reason: str, status: int | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(reason)
+        self.kind, self.reason, self.status, self.retry_after = kind, reason, status, retry_after
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """Seconds from a Retry-After header, wherever litellm kept it for this provider."""
+    value = None
+    sources = (
+        getattr(exc, "litellm_response_headers", None),
+        getattr(getattr(exc, "response", None), "headers", None),
+    )
+    for headers in sources:
+        if headers:
+            lowered = {str(k).lower(): v for k, v in dict(headers).items()}
+            value = lowered.get("retry-after")
+            if value is not None:
+                break
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+_PREFIXES = re.compile(
+    r"^(?:litellm\.\w+:\s*|\w+Error:\s*|\w+Exception\s*-\s*|"
+    r"\w+Exception Timeout\s*-\s*)+"
+)
+
+
+def provider_message(exc: BaseException) -> str:
+    """The provider's own words, without litellm's class-name prefixes or JSON wrapping."""
+    text = _PREFIXES.sub("", str(getattr(exc, "message", None) or exc)).strip()
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return text
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return str(error["message"])
+    return text
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_CONNECTION_WORDS = (
+    "connection error",
+    "cannot connect",
+    "connect call failed",
+    "connection refused",
+    "name or service not known",
+    "server disconnected",
+)
+
+
+def _connection_failed(exc: BaseException, lowered: str) -> bool:
+    """True when no HTTP answer came at all (refused, DNS, reset): litellm says 500."""
+    if any(word in lowered for word in _CONNECTION_WORDS):
+        return True
+    seen: BaseException | None = exc
+    for _ in range(8):
+        seen = seen.__cause__ or seen.__context__ if seen else None
+        if seen is None:
+            return False
+        if (
+            isinstance(seen, ConnectionError)
+            or "ConnectError" in type(seen).__name__
+            or "ClientConnectorError" in type(seen).__name__
+        ):
+            return True
+    return False
+
+
+def classify(exc: BaseException) -> AttemptFailure:
+    """Map a litellm exception to a failure kind (transient or model-level)."""
+    import litellm.exceptions as le
+
+    status = getattr(exc, "status_code", None)
+    status = status if isinstance(status, int) else None
+    raw = str(getattr(exc, "message", None) or exc)
+    message = one_line(provider_message(exc))
+    lowered = raw.lower()
+    if isinstance(exc, le.MidStreamFallbackError):
+        if isinstance(getattr(exc, "original_exception", None), le.Timeout):
+            return AttemptFailure(Kind.STALLED, "the stream stalled midway", status)
+        return AttemptFailure(Kind.STREAM_DIED, f"the stream broke off midway: {message}", status)
+    if isinstance(exc, le.AuthenticationError | le.PermissionDeniedError):
+        return AttemptFailure(Kind.AUTH, "the key was refused", status)
+    if isinstance(exc, le.RateLimitError):
+        return AttemptFailure(Kind.RATE_LIMIT, f"rate limited: {message}", status, retry_after(exc))
+    if isinstance(exc, le.ContextWindowExceededError):
+        return AttemptFailure(
+            Kind.CONTEXT_WINDOW, "the conversation is too long for this model", status
+        )
+    if isinstance(exc, le.BadRequestError):
+        body = getattr(exc, "body", None)
+        code = body.get("code") if isinstance(body, dict) else None
+        if (
+            code == "tool_use_failed"
+            or "tool_use_failed" in lowered
+            or "failed to call a function" in lowered
+        ):
+            return AttemptFailure(
+                Kind.TOOL_CALL_FAILED, "the model failed to call the tool", status
+            )
+        return AttemptFailure(Kind.BAD_REQUEST, f"request refused: {message}", status)
+    if isinstance(exc, le.NotFoundError):
+        return AttemptFailure(Kind.NOT_FOUND, f"not found: {message}", status)
+    if isinstance(exc, le.Timeout):
+        # litellm reports an upstream 504, and an OpenAI-format 524 (Cloudflare's page says
+        # "A timeout occurred"), as a Timeout with status 408.
+        if status in (504, 524) or "a timeout occurred" in lowered or "error code 524" in lowered:
+            return AttemptFailure(
+                Kind.GATEWAY_TIMEOUT,
+                "upstream timed out (524)" if status != 504 else "upstream timed out (504)",
+                status,
+            )
+        return AttemptFailure(Kind.TIMEOUT, "no answer in time", status)
+    if _connection_failed(exc, lowered):
+        return AttemptFailure(Kind.CONNECTION, f"could not connect: {message}", None)
+    if isinstance(
+        exc,
+        le.APIError | le.InternalServerError | le.ServiceUnavailableError | le.APIConnectionError,
+    ):
+        if status == 529 or "overloaded" in lowered:
+            return AttemptFailure(
+                Kind.OVERLOADED, "the provider is overloaded", status, retry_after(exc)
+            )
+        if status in (504, 524):
+            return AttemptFailure(Kind.GATEWAY_TIMEOUT, f"upstream timed out ({status})", status)
+        return AttemptFailure(
+            Kind.SERVER_ERROR, f"server error: {message}", status, retry_after(exc)
+        )
+    return AttemptFailure(Kind.UNKNOWN, f"{type(exc).__name__}: {message}", status)

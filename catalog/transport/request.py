@@ -1,0 +1,127 @@
+"""One request to one model through litellm: its parameters, the structured-output
+dialect, and a stream read within its first-token and stall limits."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from catalog.catalog import Catalog, Route
+from catalog.llm import litellm
+from catalog.structured import fit_max_tokens, refused_dialect, response_format, structured_dialect
+from catalog.transport.errors import AttemptFailure
+from catalog.transport.policy import RetryPolicy
+from catalog.transport.records import DeltaHook, Kind, Reply
+from catalog.transport.stream import Assembly, to_reply
+
+
+async def request(
+    route: Route,
+    catalog: Catalog,
+    messages: list[dict[str, Any]],
+    *,
+    tools: list[dict[str, Any]] | None,
+    tool_choice: Any,
+    stream: bool,
+    policy: RetryPolicy,
+    on_delta: DeltaHook | None,
+    max_tokens: int | None = None,
+    schema: dict[str, Any] | None = None,
+) -> Reply:
+    """The model's reply; raises AttemptFailure for a missed first token or a stall, and
+    litellm's own exception for anything the provider said."""
+    llm = litellm()
+    kwargs: dict[str, Any] = {
+        "model": route.litellm_model,
+        "messages": messages,
+        "api_key": route.key.value,
+        "max_retries": 0,
+        # Parameters a provider does not take (tool_choice on o3, ...) are left out.
+        "drop_params": True,
+        # litellm's timeout is per phase; ours (deadline, stall) must fire first.
+        "timeout": (policy.stall_timeout if stream else policy.attempt_deadline) + 1.0,
+    }
+    if route.api_base:
+        kwargs["api_base"] = route.api_base
+    max_tokens = fit_max_tokens(catalog, route, messages, max_tokens)
+    if max_tokens is not None:
+        kwargs["max_tokens"] = max_tokens
+    dialect = structured_dialect(route, schema)
+    if dialect is not None and schema is not None:
+        kwargs["response_format"] = response_format(dialect, schema)
+        # With drop_params litellm answers a 422 by dropping the parameters the server named
+        # and asking again: the reply would come back unconstrained, not in another dialect.
+        kwargs["drop_params"] = False
+    elif tools:
+        kwargs["tools"] = tools
+        if tool_choice is not None and route.entry.supports_tool_choice:
+            kwargs["tool_choice"] = tool_choice
+    if stream:
+        kwargs["stream"] = True
+        kwargs["stream_options"] = {"include_usage": True}
+    first_token = policy.first_token or policy.stall_timeout
+    try:
+        # A stream's headers and first chunk must come within the first-token deadline.
+        async with asyncio.timeout(policy.first_token if stream else None) as waiting:
+            response = await llm.acompletion(**kwargs)
+    except Exception as exc:
+        if stream and waiting.expired():
+            raise AttemptFailure(
+                Kind.DEADLINE, f"no first token within {first_token:g} s"
+            ) from None
+        if dialect is None or not refused_dialect(route, dialect, exc):
+            raise
+        # This server speaks another dialect of structured output: ask again in it.
+        return await request(
+            route,
+            catalog,
+            messages,
+            tools=tools,
+            tool_choice=tool_choice,
+            stream=stream,
+            policy=policy,
+            on_delta=on_delta,
+            max_tokens=max_tokens,
+            schema=schema,
+        )
+    if not stream:
+        return to_reply(response, route, catalog)
+    assembly = await read_stream(response, policy, on_delta)
+    return assembly.reply(route, catalog, messages)
+
+
+async def read_stream(response: Any, policy: RetryPolicy, on_delta: DeltaHook | None) -> Assembly:
+    """Every chunk of a stream, each within its limit: the first within the first-token
+    deadline, the others within `stall_timeout` of the one before."""
+    first_token = policy.first_token or policy.stall_timeout
+    assembly = Assembly()
+    iterator = response.__aiter__()
+    try:
+        while True:
+            wait = policy.stall_timeout if assembly.chunks else first_token
+            try:
+                async with asyncio.timeout(wait):
+                    chunk = await iterator.__anext__()
+            except StopAsyncIteration:
+                break
+            except TimeoutError:
+                if not assembly.chunks and policy.first_token is not None:
+                    raise AttemptFailure(
+                        Kind.DEADLINE, f"no first token within {first_token:g} s"
+                    ) from None
+                raise AttemptFailure(
+                    Kind.STALLED, f"the stream stalled for {policy.stall_timeout:g} s"
+                ) from None
+            piece = assembly.add(chunk)
+            if piece and on_delta is not None:
+                on_delta(piece)
+    finally:
+        closer = getattr(getattr(response, "completion_stream", None), "aclose", None)
+        if closer is not None:
+            # Closing a stream that already broke may fail again; the failure is recorded.
+            with contextlib.suppress(Exception):
+                await closer()
+    if not assembly.chunks:
+        raise AttemptFailure(Kind.STREAM_DIED, "the stream ended before any answer")
+    return assembly

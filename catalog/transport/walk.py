@@ -1,0 +1,396 @@
+"""The walk: ask each model of the chain in turn until one answers and the answer is taken.
+
+`complete()` is a short loop over `_Walk`'s steps, one decision each: whether a model can
+be asked at all (`skipped`), how many tries it gets (`tries`, `retry`), one try within its
+deadline (`attempt`), what a failure means for its gateway (`write_off`), whether the
+answer does the job (`judge`), and when the next model is asked beside a late one
+(`hedge_after`). Every try becomes an `Attempt`, recorded and taught to the health book.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import Any
+
+from catalog import health as health_module
+from catalog.catalog import Catalog, Chain, Route
+from catalog.health import HealthBook
+from catalog.hedge import LOST, race
+from catalog.llm import litellm
+from catalog.models import ModelEntry
+from catalog.sanitize import Secrets, scrub
+from catalog.structured import DoesNotFit
+from catalog.transport.errors import AttemptFailure, classify, one_line
+from catalog.transport.policy import RetryPolicy, budget, fitted, pause
+from catalog.transport.records import (
+    Accept,
+    Attempt,
+    DeltaHook,
+    EventHook,
+    Kind,
+    Outcome,
+    Reply,
+    ReplyRejected,
+    Result,
+)
+from catalog.transport.request import request
+
+
+@dataclass(frozen=True)
+class Ask:
+    """What every model of one walk is asked, and how."""
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None
+    tool_choice: Any
+    stream: bool
+    on_delta: DeltaHook | None
+    max_tokens: int | None
+    schema: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Tries:
+    """One model's share of the walk."""
+
+    count: int
+    short: bool  # its retry is the head's short one
+    onward: bool  # another model can be asked after it
+
+
+async def complete(
+    catalog: Catalog,
+    model: str,
+    messages: list[dict[str, Any]],
+    *,
+    tools: list[dict[str, Any]] | None = None,
+    tool_choice: Any = None,
+    stream: bool = False,
+    policy: RetryPolicy | None = None,
+    accept: Accept | None = None,
+    on_delta: DeltaHook | None = None,
+    on_attempt: EventHook | None = None,
+    walk_chain: bool = True,
+    max_tokens: int | None = None,
+    chain: Chain | None = None,
+    schema: dict[str, Any] | None = None,
+    health: HealthBook | None = None,
+    hedge: bool = False,
+) -> Result:
+    """Ask `model` (then its chain, or the `chain` given) until one answers and `accept`
+    takes the answer. With `schema`, models that support structured output are asked for
+    JSON matching it instead of calling `tools`. With `health`, the walk is ordered, paced
+    and timed by what every Kept process learned about each model, and teaches it back. With
+    `hedge` too (not for streams), a model late past its p95 has the next model asked
+    beside it (catalog.hedge).
+
+    Never raises for provider trouble: the result says what happened. Raises
+    UnknownModelError for a model id the catalog lacks, and CancelledError when cancelled.
+    """
+    chain = chain or catalog.chain(model)
+    if not walk_chain:  # one model only, e.g. to test a gateway's key
+        chain = replace(chain, models=chain.models[:1], end="no fallback was asked for")
+    walk = _Walk(
+        catalog,
+        model,
+        chain,
+        policy or RetryPolicy.from_config(catalog.config.transport),
+        Ask(messages, tools, tool_choice, stream, on_delta, max_tokens, schema),
+        accept,
+        on_attempt,
+        health,
+    )
+    position = 0
+    while position < len(walk.models):
+        result, asked = await walk.step(position, hedge and not stream)
+        if result is not None:
+            return replace(result, attempts=tuple(walk.attempts))
+        position += asked
+    return walk.failed()
+
+
+class _Walk:
+    """One walk's state: the order of its models, its attempts, the gateways it wrote off
+    and the keys it must keep out of every reason."""
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        requested: str,
+        chain: Chain,
+        policy: RetryPolicy,
+        ask: Ask,
+        accept: Accept | None,
+        on_attempt: EventHook | None,
+        health: HealthBook | None,
+    ) -> None:
+        self.catalog, self.requested, self.chain = catalog, requested, chain
+        self.policy, self.ask, self.accept = policy, ask, accept
+        self.on_attempt, self.health = on_attempt, health
+        self.models, self.probes = (
+            health.order(chain.models) if health else (list(chain.models), set[str]())
+        )
+        self.attempts: list[Attempt] = []
+        self.dead_gateways: dict[str, str] = {}
+        self.secrets = Secrets(catalog.keys.secrets(catalog.gateways.values()))
+
+    # --- the loop's steps ----------------------------------------------------------------
+
+    async def step(self, position: int, hedge: bool) -> tuple[Result | None, int]:
+        """Ask the model at `position` (and the next one beside it when it is late): the
+        accepted result, if any, and how many models were asked."""
+        entry = self.models[position]
+        late = self.hedge_after(entry, self.models[position + 1 :]) if hedge else None
+        if late is None:
+            return await self.model(position, entry), 1
+        result, both = await race(
+            partial(self.model, position, entry),
+            partial(self.model, position + 1, self.models[position + 1]),
+            late,
+        )
+        return result, 1 + both
+
+    async def model(self, position: int, entry: ModelEntry) -> Result | None:
+        """Every try at one model: its accepted answer as the walk's result, or None."""
+        route = self.catalog.route(entry)
+        skipped = self.skipped(route)
+        if skipped is not None:
+            self.record(skipped)
+            return None
+        if route.key.value:
+            self.secrets.append(route.key.value)
+        tries = self.tries(position, entry)
+        policy = fitted(self.policy, self.health, entry, self.ask.stream)
+        for try_index in range(tries.count):
+            started, t0 = time.time(), time.monotonic()
+            answer = await self.attempt(route, policy, started)
+            latency = time.monotonic() - t0
+            if isinstance(answer, Reply):
+                return self.judge(route, answer, latency, started)
+            self.write_off(route, answer)
+            again = self.retry(answer, try_index, tries)
+            self.record(
+                Attempt(
+                    entry.id,
+                    route.gateway.name,
+                    Outcome.RETRIED if again else Outcome.FAILED,
+                    answer.kind,
+                    answer.status,
+                    latency,
+                    reason=answer.reason,
+                    started=started,
+                ),
+                route.key.value,
+                answer.retry_after,
+            )
+            if not again:
+                return None
+            await asyncio.sleep(pause(self.policy, try_index, tries.short, answer.retry_after))
+        return None
+
+    def failed(self) -> Result:
+        """The verdict when no model answered: each one's last reason."""
+        return Result(
+            self.requested,
+            None,
+            None,
+            tuple(self.attempts),
+            _summary(self.chain.ids, self.attempts, self.chain.end),
+        )
+
+    # --- one decision each ---------------------------------------------------------------
+
+    def callable(self, entry: ModelEntry) -> bool:
+        """Whether the walk could send this model a request now."""
+        route = self.catalog.route(entry)
+        return (
+            route.key.usable
+            and route.gateway.name not in self.dead_gateways
+            and not (self.health and self.health.refused(entry.id, route.key.value))
+        )
+
+    def skipped(self, route: Route) -> Attempt | None:
+        """The skip, when no request may be sent: gateway written off, no key, key refused."""
+        entry, gateway = route.entry, route.gateway.name
+        if gateway in self.dead_gateways:
+            reason, kind = self.dead_gateways[gateway], Kind.GATEWAY_DOWN
+        elif not route.key.usable:
+            reason, kind = route.problem or "no key", Kind.NO_KEY
+        elif self.health is not None and self.health.refused(entry.id, route.key.value):
+            reason = f"the {route.gateway.label} key was refused earlier: check it with /keys"
+            kind = Kind.AUTH
+        else:
+            return None
+        return Attempt(entry.id, gateway, Outcome.SKIPPED, kind, reason=reason)
+
+    def tries(self, position: int, entry: ModelEntry) -> Tries:
+        """How many tries this model gets, whether its retry is the short one, and whether
+        there is somewhere else to go after it."""
+        later = [
+            (self.callable(e), bool(self.health and self.health.cooling(e.id)))
+            for e in self.models[position + 1 :]
+        ]
+        count, short = budget(position, entry.id in self.probes, later, self.policy)
+        return Tries(count, short, onward=any(can for can, _ in later))
+
+    async def attempt(
+        self, route: Route, policy: RetryPolicy, started: float
+    ) -> Reply | AttemptFailure:
+        """One request within the model's deadline: the reply, or the failure classified.
+        A cancel is recorded and goes on up."""
+        t0 = time.monotonic()
+        try:
+            async with asyncio.timeout(policy.attempt_deadline) as deadline:
+                return await request(
+                    route,
+                    self.catalog,
+                    self.ask.messages,
+                    tools=self.ask.tools,
+                    tool_choice=self.ask.tool_choice,
+                    stream=self.ask.stream,
+                    policy=policy,
+                    on_delta=self.ask.on_delta,
+                    max_tokens=self.ask.max_tokens,
+                    schema=self.ask.schema,
+                )
+        except asyncio.CancelledError as cancel:
+            self.record(self.cancelled(route, cancel, time.monotonic() - t0, started))
+            raise
+        except Exception as exc:  # every failure becomes an Attempt
+            if isinstance(exc, TimeoutError) and deadline.expired():
+                return AttemptFailure(
+                    Kind.DEADLINE, f"no complete answer within {policy.attempt_deadline:g} s"
+                )
+            if isinstance(exc, AttemptFailure):
+                return exc
+            if isinstance(exc, DoesNotFit):
+                return AttemptFailure(Kind.CONTEXT_WINDOW, str(exc))
+            return classify(exc)
+
+    def write_off(self, route: Route, failure: AttemptFailure) -> None:
+        """A refused key writes its gateway off for the rest of the walk."""
+        if failure.kind is Kind.AUTH:
+            gateway = route.gateway.name
+            self.dead_gateways[gateway] = f"the {gateway} key was refused earlier in this walk"
+            failure.reason = f"the {route.gateway.label} key was refused: check it with /keys"
+
+    def retry(self, failure: AttemptFailure, try_index: int, tries: Tries) -> bool:
+        """Whether to try the same model again. With somewhere else to go, a Retry-After
+        is the model's cooldown, not a sleep."""
+        return (
+            failure.kind in self.policy.retry_on
+            and try_index + 1 < tries.count
+            and not (tries.onward and failure.retry_after is not None)
+        )
+
+    def judge(self, route: Route, reply: Reply, latency: float, started: float) -> Result | None:
+        """Hand the reply to `accept`: the walk's result when it is taken, else None."""
+        try:
+            value = self.accept(reply) if self.accept is not None else reply
+        except Exception as rejection:  # whatever breaks the check rejects this reply
+            if isinstance(rejection, ReplyRejected):
+                why, kind = str(rejection), rejection.kind
+            else:
+                why, kind = f"{type(rejection).__name__}: {rejection}", Kind.REJECTED
+            self.record(self.answered(route, reply, Outcome.REJECTED, kind, latency, started, why))
+            return None
+        self.record(self.answered(route, reply, Outcome.OK, None, latency, started, ""))
+        return Result(self.requested, reply, value, tuple(self.attempts), "")
+
+    def hedge_after(self, entry: ModelEntry, rest: Sequence[ModelEntry]) -> float | None:
+        """Seconds after which the next model is asked beside `entry`: its p95, or for a
+        model that has not answered often enough yet the shortest fitted deadline. None
+        when the next model cannot be asked or is cooling, and for a model with its own
+        `deadline` (a slow local model is slow on purpose) until its p95 is known."""
+        health = self.health
+        if (
+            health is None
+            or not rest
+            or not self.callable(entry)
+            or not self.callable(rest[0])
+            or health.cooling(rest[0].id)
+        ):
+            return None
+        p95 = health.p95(entry.id)
+        if p95 is None and entry.deadline is None:
+            return health_module.MIN_DEADLINE
+        return p95
+
+    # --- records -------------------------------------------------------------------------
+
+    def record(
+        self, attempt: Attempt, key: str | None = None, retry_after: float | None = None
+    ) -> None:
+        """Keep the attempt, teach it to the health book and tell the caller. Every reason
+        carries a provider's words: keys out, escape sequences out."""
+        attempt = replace(attempt, reason=scrub(attempt.reason, self.secrets))
+        self.attempts.append(attempt)
+        if self.health is not None and attempt.outcome is not Outcome.SKIPPED:
+            self.health.observe(attempt, key=key, retry_after=retry_after)
+        if self.on_attempt is not None:
+            self.on_attempt(attempt)
+
+    @staticmethod
+    def answered(
+        route: Route,
+        reply: Reply,
+        outcome: Outcome,
+        kind: Kind | None,
+        latency: float,
+        started: float,
+        why: str,
+    ) -> Attempt:
+        return Attempt(
+            route.entry.id,
+            route.gateway.name,
+            outcome,
+            kind,
+            None,
+            latency,
+            reply.prompt_tokens,
+            reply.completion_tokens,
+            reply.cost,
+            one_line(why) if why else "",
+            started,
+        )
+
+    def cancelled(
+        self, route: Route, cancel: asyncio.CancelledError, latency: float, started: float
+    ) -> Attempt:
+        """The attempt a cancel ended. One cancelled because the other model of a hedge
+        answered first is charged its prompt's estimated cost: the provider read it."""
+        if LOST not in cancel.args:
+            return Attempt(
+                route.entry.id,
+                route.gateway.name,
+                Outcome.CANCELLED,
+                Kind.CANCELLED,
+                latency=latency,
+                reason="cancelled",
+                started=started,
+            )
+        prompt = int(litellm().token_counter(model="gpt-4o", messages=self.ask.messages))
+        pricing = self.catalog.pricing(route.entry)
+        return Attempt(
+            route.entry.id,
+            route.gateway.name,
+            Outcome.CANCELLED,
+            Kind.LATE,
+            latency=latency,
+            prompt_tokens=prompt,
+            cost=pricing.cost(prompt, 0) if pricing else 0.0,
+            reason="cancelled: the other model of the hedge answered first",
+            started=started,
+        )
+
+
+def _summary(ids: Sequence[str], attempts: Sequence[Attempt], end: str) -> str:
+    last: dict[str, Attempt] = {}
+    for attempt in attempts:
+        last[attempt.model] = attempt
+    parts = [f"{m}: {last[m].reason}" for m in ids if m in last]
+    return f"No model in the chain answered ({end}). " + "; ".join(parts)
