@@ -9,7 +9,7 @@ from datetime import datetime
 
 import pytest
 
-from catalog import MODEL_CATALOG, Outcome
+from catalog import MODEL_CATALOG, Kind, Outcome
 from memory import LiveSession, MemorySettings, MemoryStore, consolidate, consolidate_pending
 from memory.consolidation import next_retry
 from memory.prompt import system_prompt
@@ -47,17 +47,34 @@ CHAIN_IDS = (
     "claude-haiku-4-5",
 )
 GATEWAY = ("groq", "groq", "groq", "openai", "anthropic")
-POLICY = replace(FAST_POLICY, attempt_deadline=0.6, stall_timeout=0.4)
+# Deadlines far above the work: a model that answers is never late, however busy the machine.
+# Only a model that never answers meets a deadline: its own `HANG_DEADLINE`, or the policy's
+# `stall_timeout` (2 s) for a stream that stops.
+POLICY = replace(FAST_POLICY, attempt_deadline=60.0)
+HANG_DEADLINE = 3.0
 
 
 @pytest.fixture
 def store() -> MemoryStore:
-    return MemoryStore(settings=MemorySettings(attempt_deadline=0.6)).ensure()
+    return MemoryStore(settings=MemorySettings(attempt_deadline=60.0)).ensure()
 
 
-def run_pending(store: MemoryStore, fake: FakeProvider, *, stream: bool = False, **kwargs):
+def run_pending(
+    store: MemoryStore,
+    fake: FakeProvider,
+    *,
+    stream: bool = False,
+    hanging: str | None = None,
+    **kwargs,
+):
+    """Consolidate every pending session; `hanging` (a model id) gets the short deadline
+    that finds a model that never answers."""
+    entries = tuple(
+        replace(e, deadline=HANG_DEADLINE) if e.id == hanging else e for e in MODEL_CATALOG
+    )
+    catalog = fake_catalog(fake, entries=entries)
     return asyncio.run(
-        consolidate_pending(store, fake_catalog(fake), policy=POLICY, stream=stream, **kwargs)
+        consolidate_pending(store, catalog, policy=POLICY, stream=stream, **kwargs)
     )
 
 
@@ -86,6 +103,7 @@ FAULTS = {
     "cut connection": cut(),
 }
 STREAM_ONLY = {"stall mid-stream", "error event mid-stream", "cut connection"}
+FOUND_BY_A_TIMER = {"no answer": Kind.DEADLINE, "stall mid-stream": Kind.STALLED}
 
 
 def expected_saver(position: int, fault: str) -> int | None:
@@ -119,9 +137,13 @@ def test_every_fault_at_every_position_of_the_chain(store, fake, fault, position
         fake.set_default(earlier, text("I summarised it for you."))
     fake.set_default(CHAIN[position], FAULTS[fault])
 
-    (result,) = run_pending(store, fake, stream=stream)
+    hanging = CHAIN_IDS[position] if fault == "no answer" else None
+    (result,) = run_pending(store, fake, stream=stream, hanging=hanging)
 
     saver = expected_saver(position, fault)
+    if fault in FOUND_BY_A_TIMER:  # found as what it is, not as some other failure
+        (faulty,) = [a for a in result.attempts if a.model == CHAIN_IDS[position]]
+        assert faulty.kind is FOUND_BY_A_TIMER[fault], faulty
     reloaded = store.find_session(journal.id)
     if saver is None:
         assert not result.saved
