@@ -73,9 +73,7 @@ def run_pending(
         replace(e, deadline=HANG_DEADLINE) if e.id == hanging else e for e in MODEL_CATALOG
     )
     catalog = fake_catalog(fake, entries=entries)
-    return asyncio.run(
-        consolidate_pending(store, catalog, policy=POLICY, stream=stream, **kwargs)
-    )
+    return asyncio.run(consolidate_pending(store, catalog, policy=POLICY, stream=stream, **kwargs))
 
 
 def healthy(fake: FakeProvider, **args: str) -> None:
@@ -421,8 +419,17 @@ def test_compaction_consolidates_the_older_part_and_keeps_the_journal_whole(stor
     assert rest is not None and rest.start == segment.end and rest.end == 12
 
 
-def test_the_consolidation_chain_is_composed_unless_a_model_is_chosen() -> None:
-    assert MemorySettings().consolidation_model == ""
+def test_the_consolidation_chain_is_composed_unless_a_model_is_chosen(store, fake) -> None:
+    fake.default = text("Prose, not a call.")  # no model saves: the whole chain is asked
+    pending_session(store)
+    run_pending(store, fake)
+    assert [r.model for r in fake.requests] == list(CHAIN)
+    fake.reset()
+    store.settings = replace(store.settings, consolidation_model="gpt-4.1-mini")
+    healthy(fake)
+    (result,) = run_pending(store, fake)
+    assert result.saved and result.model == "gpt-4.1-mini"
+    assert [r.model for r in fake.requests] == ["gpt-4.1-mini"]
 
 
 def test_a_failing_head_costs_the_first_session_only(store, fake) -> None:
