@@ -135,9 +135,12 @@ def make_app(
 
 
 async def send(pilot, text: str) -> None:
-    """Type a prompt, press Enter, and wait until the reply has been drawn."""
+    """Type a prompt once the composer has focus (keys pressed before it are lost), press
+    Enter, and wait until the reply has been drawn."""
     from app.screens.chat import ChatScreen
+    from app.widgets.composer import Composer
 
+    await until(pilot, lambda: isinstance(pilot.app.focused, Composer), "the composer's focus")
     await pilot.press(*text)
     await pilot.press("enter")
     screen = pilot.app.screen

@@ -28,13 +28,34 @@ def app_for(fake: FakeProvider | None, theme: str):
     return make_app(fake, theme=theme, clock=lambda: CLOCK)
 
 
+async def _composer_ready(pilot) -> None:
+    """Wait until the composer has focus: keys pressed before it do not reach it (a snapshot
+    once showed "rite a greeting function"). A blinking cursor would make the picture
+    depend on the moment it is taken."""
+    while not isinstance(pilot.app.focused, Composer):
+        await pilot.pause()
+    pilot.app.focused.cursor_blink = False
+
+
+def _typing(*keys: str, wait: bool = False):
+    """A run_before that presses `keys` once the composer has focus."""
+
+    async def before(pilot) -> None:
+        await _composer_ready(pilot)
+        await pilot.press(*keys)
+        if wait:
+            await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+    return before
+
+
 @pytest.mark.parametrize("theme", THEMES)
 def test_chat_with_a_streamed_reply(snap_compare, fake: FakeProvider, theme: str) -> None:
     fake.default = text(REPLY, chunks=16)
 
     async def before(pilot) -> None:
-        # A blinking cursor would make the picture depend on the moment it is taken.
-        pilot.app.screen.query_one(Composer).cursor_blink = False
+        await _composer_ready(pilot)
         await send(pilot, "Write a greeting function")
 
     assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=SIZE)
@@ -42,12 +63,14 @@ def test_chat_with_a_streamed_reply(snap_compare, fake: FakeProvider, theme: str
 
 @pytest.mark.parametrize("theme", THEMES)
 def test_model_picker(snap_compare, fake: FakeProvider, theme: str) -> None:
-    assert snap_compare(app_for(fake, theme), press=[*"/model", "enter"], terminal_size=SIZE)
+    before = _typing(*"/model", "enter")
+    assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=SIZE)
 
 
 @pytest.mark.parametrize("theme", THEMES)
 def test_keys(snap_compare, fake: FakeProvider, theme: str) -> None:
-    assert snap_compare(app_for(fake, theme), press=[*"/keys", "enter"], terminal_size=SIZE)
+    before = _typing(*"/keys", "enter")
+    assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=SIZE)
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -61,7 +84,7 @@ def test_onboarding(snap_compare, theme: str) -> None:
 
 @pytest.mark.parametrize("theme", THEMES)
 def test_help(snap_compare, fake: FakeProvider, theme: str) -> None:
-    assert snap_compare(app_for(fake, theme), press=["f1"], terminal_size=SIZE)
+    assert snap_compare(app_for(fake, theme), run_before=_typing("f1"), terminal_size=SIZE)
 
 
 def seed_memory() -> None:
@@ -94,7 +117,8 @@ def seed_memory() -> None:
 @pytest.mark.parametrize("theme", THEMES)
 def test_memory_screen(snap_compare, fake: FakeProvider, theme: str) -> None:
     seed_memory()
-    assert snap_compare(app_for(fake, theme), press=[*"/memory", "enter"], terminal_size=SIZE)
+    before = _typing(*"/memory", "enter")
+    assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=SIZE)
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -102,7 +126,7 @@ def test_search_screen(snap_compare, fake: FakeProvider, theme: str) -> None:
     seed_memory()
 
     async def before(pilot) -> None:
-        await pilot.pause()  # the chat screen is up, its composer focused
+        await _composer_ready(pilot)
         await pilot.press(*"/grep tea", "enter")
         await pilot.pause()
         await pilot.app.workers.wait_for_complete()
@@ -117,8 +141,7 @@ def test_log_screen(snap_compare, fake: FakeProvider, theme: str) -> None:
     seed_memory()
 
     async def before(pilot) -> None:
-        while not isinstance(pilot.app.focused, Composer):  # keys before focus are lost
-            await pilot.pause()
+        await _composer_ready(pilot)
         await pilot.press(*"/log", "enter")
         await pilot.app.workers.wait_for_complete()  # the consolidation chain is shown
         await pilot.pause()
@@ -140,8 +163,7 @@ def test_conflict_dialog(snap_compare, fake: FakeProvider, theme: str) -> None:
 @pytest.mark.parametrize("theme", THEMES)
 def test_private_session(snap_compare, fake: FakeProvider, theme: str) -> None:
     async def before(pilot) -> None:
-        await pilot.pause()  # the chat screen is up, its composer focused
-        pilot.app.screen.query_one(Composer).cursor_blink = False
+        await _composer_ready(pilot)
         await pilot.press(*"/private", "enter")
         await pilot.pause()
         assert pilot.app.session.private
@@ -185,11 +207,11 @@ def test_sessions_screen(snap_compare, fake: FakeProvider, theme: str, dialog: b
         saved_session(store, words, day)
 
     async def before(pilot) -> None:
-        while not isinstance(pilot.app.focused, Composer):  # keys before focus are lost
-            await pilot.pause()
+        await _composer_ready(pilot)
         await pilot.press("f2")
         await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+        while getattr(pilot.app.focused, "id", None) != "filter":
+            await pilot.pause()
         await pilot.press(*"saved", "down", "down")  # the live session's date varies
         if dialog:
             await pilot.press("d")
@@ -201,23 +223,6 @@ def test_sessions_screen(snap_compare, fake: FakeProvider, theme: str, dialog: b
 # --- every screen at the two small sizes a laptop split or a phone gives (one theme) -------
 
 SMALL = [(80, 24), (60, 20)]
-
-
-async def _composer_ready(pilot) -> None:
-    while not isinstance(pilot.app.focused, Composer):  # keys before focus are lost
-        await pilot.pause()
-    pilot.app.focused.cursor_blink = False
-
-
-def _typing(*keys: str, wait: bool = False):
-    async def before(pilot) -> None:
-        await _composer_ready(pilot)
-        await pilot.press(*keys)
-        if wait:
-            await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-
-    return before
 
 
 @pytest.mark.parametrize("size", SMALL, ids=lambda s: f"{s[0]}x{s[1]}")
