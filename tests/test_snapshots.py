@@ -324,7 +324,7 @@ def test_versions_fit_on_one_line(snap_compare, fake: FakeProvider, size) -> Non
 
     async def before(pilot) -> None:
         await _composer_ready(pilot)
-        await pilot.press(*"/memory", "enter", "3")
+        await pilot.press(*"/memory", "enter", "4")  # 4: the Versions tab
         await pilot.pause()
 
     assert snap_compare(app_for(fake, THEMES[0]), run_before=before, terminal_size=size)
