@@ -106,9 +106,11 @@ def make_app(
     theme: str = "kept-dark",
     model: str = "gpt-4.1-mini",
     memory_settings=None,
+    entries: tuple[ModelEntry, ...] = MODEL_CATALOG,
     **kwargs,
 ):
-    """A KeptApp on the temporary data dir, every gateway pointed at the fake provider."""
+    """A KeptApp on the temporary data dir, every gateway pointed at the fake provider;
+    `entries` is the catalog it knows (the built-in one unless a test fixes its own)."""
     from app.main import KeptApp
     from app.settings import AppSettings, Settings
     from catalog import config_path
@@ -120,9 +122,9 @@ def make_app(
         (),
     )
     catalog = (
-        fake_catalog(fake, env=env)
+        fake_catalog(fake, entries=entries, env=env)
         if fake is not None
-        else Catalog(config=CatalogConfig(), keys=KeyStore(environ=env or {}))
+        else Catalog(entries, config=CatalogConfig(), keys=KeyStore(environ=env or {}))
     )
     return KeptApp(
         store=MemoryStore(settings=settings.memory),

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 import pytest
 
 from app.widgets.composer import Composer
+from catalog import MODEL_CATALOG
 from tests.fakes.provider import FakeProvider, text
 from tests.support import make_app, send
 
@@ -24,8 +25,34 @@ REPLY = (
 )
 
 
+# The models the pictures show: a fixed list, so adding a model to the catalog (one line)
+# changes no picture. Their labels, tiers and descriptions still come from the catalog.
+SHOWN = (
+    "claude-opus-4-5",
+    "claude-sonnet-4-5",
+    "claude-haiku-4-5",
+    "gpt-5",
+    "gpt-5-mini",
+    "gpt-4.1",
+    "gpt-4.1-mini",
+    "o3",
+    "gemini-2.5-pro",
+    "gemini-2.5-flash",
+    "gemini-2.5-flash-lite",
+    "gpt-oss-120b",
+    "gpt-oss-20b",
+    "kimi-k2-instruct",
+    "llama-3.1-8b-instant",
+    "deepseek-chat",
+    "llama-3.3-70b-versatile",
+    "qwen3-32b",
+    "llama-4-scout-17b-16e-instruct",
+)
+SHOWN_MODELS = tuple(e for e in MODEL_CATALOG if e.id in SHOWN)
+
+
 def app_for(fake: FakeProvider | None, theme: str):
-    return make_app(fake, theme=theme, clock=lambda: CLOCK)
+    return make_app(fake, theme=theme, clock=lambda: CLOCK, entries=SHOWN_MODELS)
 
 
 async def _composer_ready(pilot) -> None:
