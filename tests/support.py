@@ -9,14 +9,16 @@ from tests.fakes.provider import FakeProvider
 
 FAKE_GATEWAYS = ("openai", "groq", "anthropic", "deepseek", "local")
 
-# Tiny delays so tests exercise the whole policy in milliseconds.
+# Tiny delays so tests exercise the whole policy in milliseconds, and deadlines far above
+# the work: on a busy machine an app drawing a reply has held its event loop for over 2 s
+# between two chunks of a healthy stream. A test of a hang or a stall sets its own.
 FAST_POLICY = RetryPolicy(
     retries=3,
     backoff=0.001,
     max_backoff=0.01,
     retry_after_cap=0.05,
-    attempt_deadline=10.0,
-    stall_timeout=2.0,
+    attempt_deadline=30.0,
+    stall_timeout=15.0,
 )
 
 

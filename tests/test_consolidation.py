@@ -48,9 +48,9 @@ CHAIN_IDS = (
 )
 GATEWAY = ("groq", "groq", "groq", "openai", "anthropic")
 # Deadlines far above the work: a model that answers is never late, however busy the machine.
-# Only a model that never answers meets a deadline: its own `HANG_DEADLINE`, or the policy's
-# `stall_timeout` (2 s) for a stream that stops.
-POLICY = replace(FAST_POLICY, attempt_deadline=60.0)
+# Only a model that never answers meets a deadline: its own `HANG_DEADLINE`, or for a stream
+# that stops `stall_timeout`, which a healthy stream's gaps (no UI here) stay far below.
+POLICY = replace(FAST_POLICY, attempt_deadline=60.0, stall_timeout=2.0)
 HANG_DEADLINE = 3.0
 
 
