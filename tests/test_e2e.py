@@ -201,25 +201,16 @@ def test_continue_a_past_session_from_the_sessions_browser(
     terminal.start([str(KEPT)], env)
     try:
         terminal.wait_until(lambda s: "Message Kept" in s, "the chat screen")
-        for _ in range(5):
-            terminal.keys("F2")
-            terminal.wait_until(lambda s: "Ana asked about Lisbon." in s, "the sessions list")
-            terminal.type("Lisbon")
-            terminal.wait_until(lambda s: "1 of 2 sessions" in s, "the filter")
-            terminal.keys("Down")
-            terminal.keys("c")
-            screen = terminal.wait_until(
-                lambda s: ("Lisbon is lovely." in s and "Message Kept" in s) or "Lisbonc" in s,
-                "the continued session in the chat",
-            )
-            if "Lisbonc" not in screen:
-                break
-            # The focus moves to the list after the key that moved it: a key sent at once
-            # can still reach the filter. Back to the chat, and again.
-            terminal.keys("Escape")
-            terminal.wait_until(lambda s: "Message Kept" in s, "the chat screen")
-        else:
-            raise AssertionError("c never reached the sessions list")
+        terminal.keys("F2")
+        terminal.wait_until(lambda s: "Ana asked about Lisbon." in s, "the sessions list")
+        terminal.type("Lisbon")
+        terminal.wait_until(lambda s: "1 of 2 sessions" in s, "the filter")
+        terminal.keys("Down")
+        terminal.keys("c")
+        terminal.wait_until(
+            lambda s: "Lisbon is lovely." in s and "Message Kept" in s,
+            "the continued session in the chat",
+        )
         terminal.type("When should I go?")
         terminal.keys("Enter")
         terminal.wait_until(lambda s: "May is best." in s, "the reply")
