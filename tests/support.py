@@ -9,14 +9,16 @@ from tests.fakes.provider import FakeProvider
 
 FAKE_GATEWAYS = ("openai", "groq", "anthropic", "deepseek", "local")
 
-# Tiny delays so tests exercise the whole policy in milliseconds.
+# Tiny delays so tests exercise the whole policy in milliseconds, and deadlines far above
+# the work: on a busy machine an app drawing a reply has held its event loop for over 2 s
+# between two chunks of a healthy stream. A test of a hang or a stall sets its own.
 FAST_POLICY = RetryPolicy(
     retries=3,
     backoff=0.001,
     max_backoff=0.01,
     retry_after_cap=0.05,
-    attempt_deadline=10.0,
-    stall_timeout=2.0,
+    attempt_deadline=30.0,
+    stall_timeout=15.0,
 )
 
 
@@ -106,9 +108,11 @@ def make_app(
     theme: str = "kept-dark",
     model: str = "gpt-4.1-mini",
     memory_settings=None,
+    entries: tuple[ModelEntry, ...] = MODEL_CATALOG,
     **kwargs,
 ):
-    """A KeptApp on the temporary data dir, every gateway pointed at the fake provider."""
+    """A KeptApp on the temporary data dir, every gateway pointed at the fake provider;
+    `entries` is the catalog it knows (the built-in one unless a test fixes its own)."""
     from app.main import KeptApp
     from app.settings import AppSettings, Settings
     from catalog import config_path
@@ -120,9 +124,9 @@ def make_app(
         (),
     )
     catalog = (
-        fake_catalog(fake, env=env)
+        fake_catalog(fake, entries=entries, env=env)
         if fake is not None
-        else Catalog(config=CatalogConfig(), keys=KeyStore(environ=env or {}))
+        else Catalog(entries, config=CatalogConfig(), keys=KeyStore(environ=env or {}))
     )
     return KeptApp(
         store=MemoryStore(settings=settings.memory),
@@ -135,9 +139,12 @@ def make_app(
 
 
 async def send(pilot, text: str) -> None:
-    """Type a prompt, press Enter, and wait until the reply has been drawn."""
+    """Type a prompt once the composer has focus (keys pressed before it are lost), press
+    Enter, and wait until the reply has been drawn."""
     from app.screens.chat import ChatScreen
+    from app.widgets.composer import Composer
 
+    await until(pilot, lambda: isinstance(pilot.app.focused, Composer), "the composer's focus")
     await pilot.press(*text)
     await pilot.press("enter")
     screen = pilot.app.screen

@@ -9,7 +9,7 @@ from datetime import datetime
 
 import pytest
 
-from catalog import MODEL_CATALOG, Outcome
+from catalog import MODEL_CATALOG, Kind, Outcome
 from memory import LiveSession, MemorySettings, MemoryStore, consolidate, consolidate_pending
 from memory.consolidation import next_retry
 from memory.prompt import system_prompt
@@ -47,18 +47,33 @@ CHAIN_IDS = (
     "claude-haiku-4-5",
 )
 GATEWAY = ("groq", "groq", "groq", "openai", "anthropic")
-POLICY = replace(FAST_POLICY, attempt_deadline=0.6, stall_timeout=0.4)
+# Deadlines far above the work: a model that answers is never late, however busy the machine.
+# Only a model that never answers meets a deadline: its own `HANG_DEADLINE`, or for a stream
+# that stops `stall_timeout`, which a healthy stream's gaps (no UI here) stay far below.
+POLICY = replace(FAST_POLICY, attempt_deadline=60.0, stall_timeout=2.0)
+HANG_DEADLINE = 3.0
 
 
 @pytest.fixture
 def store() -> MemoryStore:
-    return MemoryStore(settings=MemorySettings(attempt_deadline=0.6)).ensure()
+    return MemoryStore(settings=MemorySettings(attempt_deadline=60.0)).ensure()
 
 
-def run_pending(store: MemoryStore, fake: FakeProvider, *, stream: bool = False, **kwargs):
-    return asyncio.run(
-        consolidate_pending(store, fake_catalog(fake), policy=POLICY, stream=stream, **kwargs)
+def run_pending(
+    store: MemoryStore,
+    fake: FakeProvider,
+    *,
+    stream: bool = False,
+    hanging: str | None = None,
+    **kwargs,
+):
+    """Consolidate every pending session; `hanging` (a model id) gets the short deadline
+    that finds a model that never answers."""
+    entries = tuple(
+        replace(e, deadline=HANG_DEADLINE) if e.id == hanging else e for e in MODEL_CATALOG
     )
+    catalog = fake_catalog(fake, entries=entries)
+    return asyncio.run(consolidate_pending(store, catalog, policy=POLICY, stream=stream, **kwargs))
 
 
 def healthy(fake: FakeProvider, **args: str) -> None:
@@ -86,6 +101,7 @@ FAULTS = {
     "cut connection": cut(),
 }
 STREAM_ONLY = {"stall mid-stream", "error event mid-stream", "cut connection"}
+FOUND_BY_A_TIMER = {"no answer": Kind.DEADLINE, "stall mid-stream": Kind.STALLED}
 
 
 def expected_saver(position: int, fault: str) -> int | None:
@@ -119,9 +135,13 @@ def test_every_fault_at_every_position_of_the_chain(store, fake, fault, position
         fake.set_default(earlier, text("I summarised it for you."))
     fake.set_default(CHAIN[position], FAULTS[fault])
 
-    (result,) = run_pending(store, fake, stream=stream)
+    hanging = CHAIN_IDS[position] if fault == "no answer" else None
+    (result,) = run_pending(store, fake, stream=stream, hanging=hanging)
 
     saver = expected_saver(position, fault)
+    if fault in FOUND_BY_A_TIMER:  # found as what it is, not as some other failure
+        (faulty,) = [a for a in result.attempts if a.model == CHAIN_IDS[position]]
+        assert faulty.kind is FOUND_BY_A_TIMER[fault], faulty
     reloaded = store.find_session(journal.id)
     if saver is None:
         assert not result.saved
@@ -399,8 +419,17 @@ def test_compaction_consolidates_the_older_part_and_keeps_the_journal_whole(stor
     assert rest is not None and rest.start == segment.end and rest.end == 12
 
 
-def test_the_consolidation_chain_is_composed_unless_a_model_is_chosen() -> None:
-    assert MemorySettings().consolidation_model == ""
+def test_the_consolidation_chain_is_composed_unless_a_model_is_chosen(store, fake) -> None:
+    fake.default = text("Prose, not a call.")  # no model saves: the whole chain is asked
+    pending_session(store)
+    run_pending(store, fake)
+    assert [r.model for r in fake.requests] == list(CHAIN)
+    fake.reset()
+    store.settings = replace(store.settings, consolidation_model="gpt-4.1-mini")
+    healthy(fake)
+    (result,) = run_pending(store, fake)
+    assert result.saved and result.model == "gpt-4.1-mini"
+    assert [r.model for r in fake.requests] == ["gpt-4.1-mini"]
 
 
 def test_a_failing_head_costs_the_first_session_only(store, fake) -> None:

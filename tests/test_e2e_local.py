@@ -137,6 +137,8 @@ def test_a_local_only_user_gets_memory_saved_and_nothing_leaves_the_machine(
 
 
 @pytest.mark.skipif(bool(why_unavailable()), reason=why_unavailable() or "available")
+# A small model on two busy cores: 499 s measured; each of the walk's waits allows 900 s.
+@pytest.mark.timeout(3600)
 def test_a_local_only_user_gets_memory_saved_by_a_real_model(tmp_path: Path) -> None:
     with LlamaServer(n_ctx=2048, log=tmp_path / "server.log") as server:
         connections = run_kept(tmp_path, "real", server.base_url, None, 900)

@@ -152,7 +152,7 @@ def test_the_deadline_follows_the_models_latency(fake, tmp_path, monkeypatch) ->
     assert book.deadline("primary", 5.0) == 5.0  # capped by the configured deadline
     monkeypatch.setattr(health_module, "MIN_DEADLINE", 0.3)
     fake.set_default("primary", hang())
-    result = walk(fake, book)  # FAST_POLICY's deadline is 10 s
+    result = walk(fake, book)  # FAST_POLICY's deadline is 30 s
     assert result.model == "backup"
     failed = result.attempts[0]
     assert failed.kind is Kind.DEADLINE and "within 0.3 s" in failed.reason
@@ -213,7 +213,7 @@ def test_a_hedge_asks_the_next_model_when_the_first_is_late(fake, tmp_path) -> N
     _learned(book)
     fake.set_default("primary", hang())
     fake.set_default("backup", text("from the backup"))
-    result = walk(fake, book, hedge=True)  # FAST_POLICY's deadline is 10 s
+    result = walk(fake, book, hedge=True)  # FAST_POLICY's deadline is 30 s
     assert result.ok and result.model == "backup"
     assert fake.count(model="primary") == 1 and fake.count(model="backup") == 1
     outcomes = sorted((a.model, a.outcome) for a in result.attempts)
@@ -246,7 +246,7 @@ def test_a_model_not_known_yet_is_hedged_after_the_shortest_deadline(
     book = HealthBook(tmp_path / "health.json")
     monkeypatch.setattr(health_module, "MIN_DEADLINE", 0.3)
     fake.set_default("primary", hang())
-    result = walk(fake, book, hedge=True)  # FAST_POLICY's deadline is 10 s
+    result = walk(fake, book, hedge=True)  # FAST_POLICY's deadline is 30 s
     assert result.model == "backup"
     assert sorted((a.model, a.outcome) for a in result.attempts) == [
         ("backup", Outcome.OK),

@@ -46,12 +46,18 @@ def test_memory_and_history_reload_when_the_files_change_on_disk() -> None:
             assert "likes tea" in shown(app, "#memory-view")
             history = shown(app, "#history-view")
             assert history.index("Lisbon") < history.index("green tea")  # newest first
-            await pilot.pause(0.3)  # let the watcher start
-            # An editor's save: write a temporary file, then rename it over MEMORY.md.
-            temporary = store.root / ".MEMORY.md.swp"
-            temporary.write_text("# Me\n- likes coffee now\n")
-            temporary.replace(store.memory_path)
-            await until(pilot, lambda: "coffee" in shown(app, "#memory-view"), "MEMORY.md")
+
+            def saved_by_an_editor() -> bool:
+                """An editor's save (write a temporary file, rename it over MEMORY.md),
+                made again until it is shown: the watcher starts in its own time."""
+                if "coffee" in shown(app, "#memory-view"):
+                    return True
+                temporary = store.root / ".MEMORY.md.swp"
+                temporary.write_text("# Me\n- likes coffee now\n")
+                temporary.replace(store.memory_path)
+                return False
+
+            await until(pilot, saved_by_an_editor, "MEMORY.md")
             store.append_history("[2026-11-03 09:00] Booked the flight.")
             await until(pilot, lambda: "Booked" in shown(app, "#history-view"), "HISTORY.md")
 

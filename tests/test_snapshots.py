@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 import pytest
 
 from app.widgets.composer import Composer
+from catalog import MODEL_CATALOG
 from tests.fakes.provider import FakeProvider, text
 from tests.support import make_app, send
 
@@ -24,8 +25,56 @@ REPLY = (
 )
 
 
+# The models the pictures show: a fixed list, so adding a model to the catalog (one line)
+# changes no picture. Their labels, tiers and descriptions still come from the catalog.
+SHOWN = (
+    "claude-opus-4-5",
+    "claude-sonnet-4-5",
+    "claude-haiku-4-5",
+    "gpt-5",
+    "gpt-5-mini",
+    "gpt-4.1",
+    "gpt-4.1-mini",
+    "o3",
+    "gemini-2.5-pro",
+    "gemini-2.5-flash",
+    "gemini-2.5-flash-lite",
+    "gpt-oss-120b",
+    "gpt-oss-20b",
+    "kimi-k2-instruct",
+    "llama-3.1-8b-instant",
+    "deepseek-chat",
+    "llama-3.3-70b-versatile",
+    "qwen3-32b",
+    "llama-4-scout-17b-16e-instruct",
+)
+SHOWN_MODELS = tuple(e for e in MODEL_CATALOG if e.id in SHOWN)
+
+
 def app_for(fake: FakeProvider | None, theme: str):
-    return make_app(fake, theme=theme, clock=lambda: CLOCK)
+    return make_app(fake, theme=theme, clock=lambda: CLOCK, entries=SHOWN_MODELS)
+
+
+async def _composer_ready(pilot) -> None:
+    """Wait until the composer has focus: keys pressed before it do not reach it (a snapshot
+    once showed "rite a greeting function"). A blinking cursor would make the picture
+    depend on the moment it is taken."""
+    while not isinstance(pilot.app.focused, Composer):
+        await pilot.pause()
+    pilot.app.focused.cursor_blink = False
+
+
+def _typing(*keys: str, wait: bool = False):
+    """A run_before that presses `keys` once the composer has focus."""
+
+    async def before(pilot) -> None:
+        await _composer_ready(pilot)
+        await pilot.press(*keys)
+        if wait:
+            await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+    return before
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -33,8 +82,7 @@ def test_chat_with_a_streamed_reply(snap_compare, fake: FakeProvider, theme: str
     fake.default = text(REPLY, chunks=16)
 
     async def before(pilot) -> None:
-        # A blinking cursor would make the picture depend on the moment it is taken.
-        pilot.app.screen.query_one(Composer).cursor_blink = False
+        await _composer_ready(pilot)
         await send(pilot, "Write a greeting function")
 
     assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=SIZE)
@@ -42,12 +90,14 @@ def test_chat_with_a_streamed_reply(snap_compare, fake: FakeProvider, theme: str
 
 @pytest.mark.parametrize("theme", THEMES)
 def test_model_picker(snap_compare, fake: FakeProvider, theme: str) -> None:
-    assert snap_compare(app_for(fake, theme), press=[*"/model", "enter"], terminal_size=SIZE)
+    before = _typing(*"/model", "enter")
+    assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=SIZE)
 
 
 @pytest.mark.parametrize("theme", THEMES)
 def test_keys(snap_compare, fake: FakeProvider, theme: str) -> None:
-    assert snap_compare(app_for(fake, theme), press=[*"/keys", "enter"], terminal_size=SIZE)
+    before = _typing(*"/keys", "enter")
+    assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=SIZE)
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -61,7 +111,7 @@ def test_onboarding(snap_compare, theme: str) -> None:
 
 @pytest.mark.parametrize("theme", THEMES)
 def test_help(snap_compare, fake: FakeProvider, theme: str) -> None:
-    assert snap_compare(app_for(fake, theme), press=["f1"], terminal_size=SIZE)
+    assert snap_compare(app_for(fake, theme), run_before=_typing("f1"), terminal_size=SIZE)
 
 
 def seed_memory() -> None:
@@ -94,7 +144,8 @@ def seed_memory() -> None:
 @pytest.mark.parametrize("theme", THEMES)
 def test_memory_screen(snap_compare, fake: FakeProvider, theme: str) -> None:
     seed_memory()
-    assert snap_compare(app_for(fake, theme), press=[*"/memory", "enter"], terminal_size=SIZE)
+    before = _typing(*"/memory", "enter")
+    assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=SIZE)
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -102,7 +153,7 @@ def test_search_screen(snap_compare, fake: FakeProvider, theme: str) -> None:
     seed_memory()
 
     async def before(pilot) -> None:
-        await pilot.pause()  # the chat screen is up, its composer focused
+        await _composer_ready(pilot)
         await pilot.press(*"/grep tea", "enter")
         await pilot.pause()
         await pilot.app.workers.wait_for_complete()
@@ -117,8 +168,7 @@ def test_log_screen(snap_compare, fake: FakeProvider, theme: str) -> None:
     seed_memory()
 
     async def before(pilot) -> None:
-        while not isinstance(pilot.app.focused, Composer):  # keys before focus are lost
-            await pilot.pause()
+        await _composer_ready(pilot)
         await pilot.press(*"/log", "enter")
         await pilot.app.workers.wait_for_complete()  # the consolidation chain is shown
         await pilot.pause()
@@ -140,8 +190,7 @@ def test_conflict_dialog(snap_compare, fake: FakeProvider, theme: str) -> None:
 @pytest.mark.parametrize("theme", THEMES)
 def test_private_session(snap_compare, fake: FakeProvider, theme: str) -> None:
     async def before(pilot) -> None:
-        await pilot.pause()  # the chat screen is up, its composer focused
-        pilot.app.screen.query_one(Composer).cursor_blink = False
+        await _composer_ready(pilot)
         await pilot.press(*"/private", "enter")
         await pilot.pause()
         assert pilot.app.session.private
@@ -185,11 +234,11 @@ def test_sessions_screen(snap_compare, fake: FakeProvider, theme: str, dialog: b
         saved_session(store, words, day)
 
     async def before(pilot) -> None:
-        while not isinstance(pilot.app.focused, Composer):  # keys before focus are lost
-            await pilot.pause()
+        await _composer_ready(pilot)
         await pilot.press("f2")
         await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+        while getattr(pilot.app.focused, "id", None) != "filter":
+            await pilot.pause()
         await pilot.press(*"saved", "down", "down")  # the live session's date varies
         if dialog:
             await pilot.press("d")
@@ -201,23 +250,6 @@ def test_sessions_screen(snap_compare, fake: FakeProvider, theme: str, dialog: b
 # --- every screen at the two small sizes a laptop split or a phone gives (one theme) -------
 
 SMALL = [(80, 24), (60, 20)]
-
-
-async def _composer_ready(pilot) -> None:
-    while not isinstance(pilot.app.focused, Composer):  # keys before focus are lost
-        await pilot.pause()
-    pilot.app.focused.cursor_blink = False
-
-
-def _typing(*keys: str, wait: bool = False):
-    async def before(pilot) -> None:
-        await _composer_ready(pilot)
-        await pilot.press(*keys)
-        if wait:
-            await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-
-    return before
 
 
 @pytest.mark.parametrize("size", SMALL, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -319,7 +351,7 @@ def test_versions_fit_on_one_line(snap_compare, fake: FakeProvider, size) -> Non
 
     async def before(pilot) -> None:
         await _composer_ready(pilot)
-        await pilot.press(*"/memory", "enter", "3")
+        await pilot.press(*"/memory", "enter", "4")  # 4: the Versions tab
         await pilot.pause()
 
     assert snap_compare(app_for(fake, THEMES[0]), run_before=before, terminal_size=size)

@@ -1008,8 +1008,11 @@ class FakeProvider:
                 if (model is None or r.model == model) and (gateway is None or r.gateway == gateway)
             )
 
-    def wait_for_requests(self, n: int, timeout: float = 10.0) -> bool:
-        """Block until at least ``n`` requests have arrived (True) or ``timeout`` passes (False)."""
+    def wait_for_requests(self, n: int, timeout: float = 120.0) -> bool:
+        """Block until at least ``n`` requests have arrived (True) or ``timeout`` passes (False).
+
+        The default is far above the work: the first request of a process imports litellm,
+        about 5 s on a quiet machine and several times that on a busy one."""
         with self._cond:
             return self._cond.wait_for(lambda: len(self._requests) >= n, timeout=timeout)
 
