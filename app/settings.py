@@ -13,10 +13,9 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import Field, field_validator
-from pydantic.dataclasses import dataclass as table
+from pydantic import AfterValidator, Field, with_config
 
 from catalog import DEFAULT_CHAT_MODEL
 from catalog.config import CONFIG_FILE, STRICT, CatalogConfig, parse_catalog_config, parse_table
@@ -65,20 +64,24 @@ def read_toml(path: Path) -> tuple[dict[str, Any], list[str], str | None]:
         return {}, [problem], text
 
 
-@table(frozen=True, config=STRICT)
+def _named(value: str) -> str:
+    if not value.strip():
+        raise ValueError("empty")
+    return value.strip()
+
+
+Name = Annotated[str, Field(strict=True, description="a non-empty string"), AfterValidator(_named)]
+
+
+@with_config(STRICT)
+@dataclass(frozen=True)
 class AppSettings:
-    model: str = Field(default=DEFAULT_CHAT_MODEL, description="a non-empty string")
-    theme: str = Field(default=DEFAULT_THEME, description="a non-empty string")
-
-    @field_validator("model", "theme")
-    @classmethod
-    def _named(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("empty")
-        return value.strip()
+    model: Name = DEFAULT_CHAT_MODEL
+    theme: Name = DEFAULT_THEME
 
 
-@table(frozen=True, config=STRICT)
+@with_config(STRICT)
+@dataclass(frozen=True)
 class TopLevel:
     """The file's tables; each is validated by the layer that owns it."""
 

@@ -1,6 +1,6 @@
 """The catalog's part of config.toml: gateway URLs, the user's own models, retry policy.
 
-Each table is declared once, as a pydantic dataclass whose fields carry their defaults and
+Each table is declared once, as a frozen dataclass whose fields carry their defaults and
 bounds; `problems_of` turns pydantic's errors into Kept's sentences for every table of every
 layer. Problems are returned as sentences, never raised: a bad setting is reported and the
 built-in default stands in for it, so Kept always starts. The app finds and reads the file
@@ -10,13 +10,13 @@ built-in default stands in for it, so Kept always starts. The app finds and read
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
-from typing import Any, Literal, TypeVar, get_args
+from typing import Annotated, Any, Literal, TypeVar, get_args, get_type_hints
 from urllib.parse import urlparse
 
-from pydantic import ConfigDict, Field, ValidationError, field_validator
-from pydantic.dataclasses import dataclass as table
+from pydantic import BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError, with_config
+from pydantic.fields import FieldInfo
 
 from catalog.gateways import GATEWAYS, Protocol
 from catalog.models import ModelEntry
@@ -24,9 +24,11 @@ from catalog.sanitize import clean_text
 
 CONFIG_FILE = "config.toml"
 DEFAULT_WINDOW = 8192  # tokens, for a user's model whose window config.toml does not give
-# Every table: unknown keys are reported, and a value of the wrong type is never coerced
-# ("5" is not 5, true is not 1); a field that takes a name from a list opts out per field.
-STRICT = ConfigDict(extra="forbid", strict=True)
+# Every table is a plain frozen dataclass (code may build one with any figures, as tests
+# do) whose fields' Annotated metadata is the schema config.toml is validated against:
+# unknown keys are reported, and each field marked strict never coerces ("5" is not 5,
+# true is not 1).
+STRICT = ConfigDict(extra="forbid")
 T = TypeVar("T")
 
 
@@ -37,13 +39,23 @@ def _number(value: float) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def _what(info: Any) -> str:
+def field_info(schema: type[Any]) -> dict[str, tuple[Any, FieldInfo]]:
+    """Each field of a table: its type and its schema (description, bounds)."""
+    found = {}
+    for name, hint in get_type_hints(schema, include_extras=True).items():
+        args = get_args(hint) if hasattr(hint, "__metadata__") else (hint,)
+        infos = [a for a in args[1:] if isinstance(a, FieldInfo)]
+        found[name] = (args[0], infos[0] if infos else FieldInfo())
+    return found
+
+
+def _what(annotation: Any, info: FieldInfo) -> str:
     """What a field takes, in words: its description, else its type and bounds."""
     if info.description:
         return str(info.description)
     low = next((m.ge for m in info.metadata if hasattr(m, "ge")), None)
     high = next((m.le for m in info.metadata if hasattr(m, "le")), None)
-    kinds = [k for k in get_args(info.annotation) or (info.annotation,) if k is not type(None)]
+    kinds = [k for k in get_args(annotation) or (annotation,) if k is not type(None)]
     kind = kinds[0] if kinds else None
     if kind is bool:
         return "true or false"
@@ -61,7 +73,7 @@ def problems_of(schema: type[Any], error: ValidationError, head: str) -> list[st
     """Kept's sentence for each of pydantic's errors: the file and table in `head`, the key,
     and what the key takes (from the field's bounds or description), never pydantic's
     wording or a traceback."""
-    known = {f.name: schema.__pydantic_fields__[f.name] for f in fields(schema)}
+    known = field_info(schema)
     sentences = []
     for detail in error.errors():
         key = str(detail["loc"][0]) if detail["loc"] else ""
@@ -71,10 +83,20 @@ def problems_of(schema: type[Any], error: ValidationError, head: str) -> list[st
                 f"{head} has an unknown key '{clean_text(key)}'; known keys: {', '.join(known)}."
             )
         elif detail["type"] == "missing":
-            sentences.append(f"{head} needs {_what(known[key])}.")
+            sentences.append(f"{head} needs {_what(*known[key])}.")
         else:
-            sentences.append(f"{head} {key} must be {_what(known[key])}, not {shown}.")
+            sentences.append(f"{head} {key} must be {_what(*known[key])}, not {shown}.")
     return list(dict.fromkeys(sentences))
+
+
+_ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
+
+
+def _adapter(schema: type[T]) -> TypeAdapter[T]:
+    """A table's validator, built on first use: a verb that reads no table pays nothing."""
+    if schema not in _ADAPTERS:
+        _ADAPTERS[schema] = TypeAdapter(schema)
+    return _ADAPTERS[schema]
 
 
 def parse_table(schema: type[T], data: object, head: str) -> tuple[T | None, list[str]]:
@@ -82,13 +104,14 @@ def parse_table(schema: type[T], data: object, head: str) -> tuple[T | None, lis
     mistake loses nothing else; None when the table itself is unusable."""
     if not isinstance(data, dict):
         return None, [f"{head} must be a table, not {clean_text(repr(data))}."]
+    adapter = _adapter(schema)
     try:
-        return schema(**data), []
+        return adapter.validate_python(data), []
     except ValidationError as exc:
         problems = problems_of(schema, exc, head)
         bad = {detail["loc"][0] for detail in exc.errors() if detail["loc"]}
     try:
-        return schema(**{k: v for k, v in data.items() if k not in bad}), problems
+        return adapter.validate_python({k: v for k, v in data.items() if k not in bad}), problems
     except ValidationError:  # a required key was missing or wrong: no table to give
         return None, problems
 
@@ -96,17 +119,24 @@ def parse_table(schema: type[T], data: object, head: str) -> tuple[T | None, lis
 # --- the tables ----------------------------------------------------------------------------
 
 
-@table(frozen=True, config=STRICT)
+@with_config(STRICT)
+@dataclass(frozen=True)
 class TransportTable:
     """[transport]: how hard to try. catalog.transport.RetryPolicy takes its defaults here."""
 
-    retries: int = Field(default=3, ge=0, le=10)  # extra tries of the walk's last model
-    backoff: float = Field(default=1.0, ge=0.0, le=60.0)  # first delay; doubles each retry
-    short_backoff: float = Field(default=0.5, ge=0.0, le=60.0)  # the head's one retry
-    max_backoff: float = Field(default=30.0, ge=0.0, le=600.0)
-    retry_after_cap: float = Field(default=30.0, ge=0.0, le=600.0)  # a longer Retry-After is cut
-    attempt_deadline: float = Field(default=60.0, ge=0.1, le=3600.0)  # one request, stream included
-    stall_timeout: float = Field(default=30.0, ge=0.1, le=3600.0)  # silence between stream chunks
+    # extra tries of the walk's last model
+    retries: Annotated[int, Field(ge=0, le=10, strict=True)] = 3
+    # first delay; doubles each retry
+    backoff: Annotated[float, Field(ge=0.0, le=60.0, strict=True)] = 1.0
+    # the head's one retry while a healthy model follows it
+    short_backoff: Annotated[float, Field(ge=0.0, le=60.0, strict=True)] = 0.5
+    max_backoff: Annotated[float, Field(ge=0.0, le=600.0, strict=True)] = 30.0
+    # a longer Retry-After is cut to this
+    retry_after_cap: Annotated[float, Field(ge=0.0, le=600.0, strict=True)] = 30.0
+    # one request, stream included
+    attempt_deadline: Annotated[float, Field(ge=0.1, le=3600.0, strict=True)] = 60.0
+    # the longest silence between stream chunks
+    stall_timeout: Annotated[float, Field(ge=0.1, le=3600.0, strict=True)] = 30.0
 
 
 TRANSPORT_DEFAULTS = TransportTable()
@@ -124,23 +154,25 @@ def valid_url(value: object) -> bool:
     return parsed.scheme in ("http", "https") and bool(parsed.hostname) and "@" not in parsed.netloc
 
 
-@table(frozen=True, config=STRICT)
+def _url(value: object) -> str:
+    if not valid_url(value):
+        raise ValueError("not a URL Kept sends to")
+    return str(value).rstrip("/")
+
+
+@with_config(STRICT)
+@dataclass(frozen=True)
 class GatewayTable:
     """[gateways.NAME]: where Kept sends that gateway's requests."""
 
-    base_url: str | None = Field(
-        default=None,
-        strict=False,
-        description="an http:// or https:// URL with no credentials, spaces or control "
-        "characters in it",
-    )
-
-    @field_validator("base_url", mode="before")
-    @classmethod
-    def _url(cls, value: object) -> str:
-        if not valid_url(value):
-            raise ValueError("not a URL Kept sends to")
-        return str(value).rstrip("/")
+    base_url: Annotated[
+        str | None,
+        BeforeValidator(_url),
+        Field(
+            description="an http:// or https:// URL with no credentials, spaces or control "
+            "characters in it"
+        ),
+    ] = None
 
 
 OPENAI_LIKE = tuple(g.name for g in GATEWAYS.values() if g.protocol is Protocol.OPENAI)
@@ -149,49 +181,55 @@ StructuredOutput = Literal["auto", "json_schema", "json_object", "off"]
 STRUCTURED_OUTPUT: tuple[str, ...] = get_args(StructuredOutput)
 
 
-@table(frozen=True, config=STRICT)
+def _id(value: object) -> str:
+    if not isinstance(value, str) or not value.strip() or clean_text(value) != value:
+        raise ValueError("not an id")
+    return value
+
+
+def _openai_like(value: object) -> str:
+    if value not in OPENAI_LIKE:
+        raise ValueError("not an OpenAI-compatible gateway")
+    return str(value)
+
+
+def _structured(value: object) -> object:
+    if value not in STRUCTURED_OUTPUT:
+        raise ValueError("not a way to ask for structured output")
+    return value
+
+
+Text = Annotated[str | None, Field(strict=True)]
+
+
+@with_config(STRICT)
+@dataclass(frozen=True)
 class ModelTable:
     """One [[models]] entry: a model of the user's on an OpenAI-compatible gateway."""
 
-    id: str = Field(
-        strict=False, description='an id such as "llama3.2", with no control characters'
-    )
-    label: str | None = None
-    api_model: str | None = None
-    gateway: str = Field(
-        default="local",
-        strict=False,
-        description=f"an OpenAI-compatible gateway ({', '.join(OPENAI_LIKE)})",
-    )
-    fallback: str | None = None
-    context_window: int = Field(default=DEFAULT_WINDOW, ge=256)  # tokens
-    tier: str | None = None
-    description: str | None = None
-    deadline: float | None = Field(default=None, ge=1, le=86_400)  # seconds; replaces every cap
-    structured_output: StructuredOutput | None = Field(
-        default=None, description=f"one of {', '.join(STRUCTURED_OUTPUT)}"
-    )
-
-    @field_validator("id", mode="before")
-    @classmethod
-    def _id(cls, value: object) -> str:
-        if not isinstance(value, str) or not value.strip() or clean_text(value) != value:
-            raise ValueError("not an id")
-        return value
-
-    @field_validator("gateway", mode="before")
-    @classmethod
-    def _gateway(cls, value: object) -> str:
-        if value not in OPENAI_LIKE:
-            raise ValueError("not an OpenAI-compatible gateway")
-        return str(value)
-
-    @field_validator("structured_output", mode="before")
-    @classmethod
-    def _structured(cls, value: object) -> object:
-        if value not in STRUCTURED_OUTPUT:
-            raise ValueError("not a way to ask for structured output")
-        return value
+    id: Annotated[
+        str,
+        BeforeValidator(_id),
+        Field(description='an id such as "llama3.2", with no control characters'),
+    ]
+    label: Text = None
+    api_model: Text = None
+    gateway: Annotated[
+        str,
+        BeforeValidator(_openai_like),
+        Field(description=f"an OpenAI-compatible gateway ({', '.join(OPENAI_LIKE)})"),
+    ] = "local"
+    fallback: Text = None
+    context_window: Annotated[int, Field(ge=256, strict=True)] = DEFAULT_WINDOW  # tokens
+    tier: Text = None
+    description: Text = None
+    # seconds one request may take; replaces every other cap for this model
+    deadline: Annotated[float | None, Field(ge=1, le=86_400, strict=True)] = None
+    structured_output: Annotated[
+        StructuredOutput | None,
+        BeforeValidator(_structured),
+        Field(description=f"one of {', '.join(STRUCTURED_OUTPUT)}"),
+    ] = None
 
 
 # --- the catalog's tables, together -------------------------------------------------------

@@ -9,7 +9,7 @@ import pytest
 
 from app.settings import AppSettings, config_path, load_settings
 from catalog import RetryPolicy
-from catalog.config import GatewayTable, ModelTable, TransportTable
+from catalog.config import GatewayTable, ModelTable, TransportTable, field_info, parse_table
 from memory.settings import MemorySettings
 
 WHERE = "c.toml"
@@ -29,12 +29,11 @@ def _problems(text: str) -> tuple[str, ...]:
 def _bounds(schema: type) -> list[tuple[str, type, float, float]]:
     """Every numeric field of a table that has both bounds, read from its schema."""
     found = []
-    for f in fields(schema):
-        info = schema.__pydantic_fields__[f.name]
+    for name, (kind, info) in field_info(schema).items():
         low = next((m.ge for m in info.metadata if hasattr(m, "ge")), None)
         high = next((m.le for m in info.metadata if hasattr(m, "le")), None)
         if low is not None and high is not None:
-            found.append((f.name, info.annotation, low, high))
+            found.append((name, kind, low, high))
     return found
 
 
@@ -151,6 +150,12 @@ def test_a_value_with_control_characters_is_shown_cleaned() -> None:
     assert problems and all("\x1b" not in p and "\x07" not in p for p in problems)
 
 
+def test_code_may_build_settings_past_the_bounds_config_toml_is_held_to() -> None:
+    """Tests shrink every figure; the bounds are for what a user writes."""
+    assert MemorySettings(attempt_deadline=0.5).attempt_deadline == 0.5
+    assert parse_table(MemorySettings, {"attempt_deadline": 0.5}, WHERE)[1]
+
+
 def test_the_retry_policy_takes_its_defaults_from_the_transport_schema() -> None:
     policy = RetryPolicy()
     for f in fields(TransportTable):
@@ -160,7 +165,9 @@ def test_the_retry_policy_takes_its_defaults_from_the_transport_schema() -> None
 def test_every_schema_default_is_valid_under_its_own_bounds() -> None:
     for schema in (TransportTable, MemorySettings, AppSettings):
         defaults = schema()
-        assert schema(**{f.name: getattr(defaults, f.name) for f in fields(schema)}) == defaults
+        table = {f.name: getattr(defaults, f.name) for f in fields(schema)}
+        assert parse_table(schema, table, WHERE) == (defaults, [])
+    assert parse_table(ModelTable, {"id": "m"}, WHERE) == (ModelTable(id="m"), [])
     assert ModelTable(id="m").context_window == 8192
     assert GatewayTable().base_url is None  # the gateway's own endpoint
 
