@@ -14,9 +14,11 @@ if TYPE_CHECKING:
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
+    from app.settings import load_settings
     from catalog import load_catalog
 
-    catalog = load_catalog()
+    settings = load_settings()
+    catalog = load_catalog(settings.catalog)
     for problem in catalog.problems:
         print(f"warning: {problem}", file=sys.stderr)
     entries = catalog.entries if args.all else catalog.visible()
@@ -45,9 +47,9 @@ def _cmd_models(args: argparse.Namespace) -> int:
         print("\nChains (each model, then what it falls back to):")
         for entry in entries:
             print(f"  {_chain_preview(catalog, entry.id)}")
-        from app.settings import consolidation_plan_of, load_settings
+        from app.settings import consolidation_plan_of
 
-        plan, problem = consolidation_plan_of(catalog, load_settings(), check=True)
+        plan, problem = consolidation_plan_of(catalog, settings, check=True)
         print("\nConsolidation chain (the models that save memory, in order):")
         for line in plan.lines() if plan else [problem]:
             print(f"  {line}")
@@ -79,8 +81,8 @@ def _memory_context() -> tuple[Catalog, MemoryStore, Settings]:
     from catalog import load_catalog
     from memory import MemoryStore
 
-    catalog = load_catalog()
     settings = load_settings()
+    catalog = load_catalog(settings.catalog)
     for problem in dict.fromkeys((*catalog.problems, *settings.problems)):
         print(f"warning: {problem}", file=sys.stderr)
     return catalog, MemoryStore(settings=settings.memory), settings
@@ -209,9 +211,10 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
 
 
 def _cmd_memory(args: argparse.Namespace) -> int:
-    from memory import MemoryStore, load_memory_settings
+    from app.settings import load_settings
+    from memory import MemoryStore
 
-    store = MemoryStore(settings=load_memory_settings()[0])
+    store = MemoryStore(settings=load_settings().memory)
     if args.memory_command == "path":
         print(store.memory_path)
         return 0

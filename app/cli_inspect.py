@@ -18,9 +18,10 @@ RED, MAGENTA, GREEN, DIM, RESET = "\033[1;31m", "\033[35m", "\033[32m", "\033[2m
 
 
 def _store() -> MemoryStore:
-    from memory import MemoryStore, load_memory_settings
+    from app.settings import load_settings
+    from memory import MemoryStore
 
-    return MemoryStore(settings=load_memory_settings()[0])
+    return MemoryStore(settings=load_settings().memory)
 
 
 def _highlight(text: str, spans: tuple[tuple[int, int], ...]) -> str:
@@ -199,20 +200,21 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     """What Kept sees: keyring, folders and permissions, keys, pending sessions, config."""
     import keyring
 
-    from app.settings import load_settings
-    from catalog import config_path, load_catalog
+    from app.settings import config_path, load_settings
+    from catalog import load_catalog
+    from memory import MemoryStore
 
     problems = 0
     backend = keyring.get_keyring()
     print(f"keyring backend: {type(backend).__module__}.{type(backend).__name__}")
-    catalog = load_catalog()
-    store = _store()
-    print(f"config: {config_path()}" + ("" if config_path().exists() else " (not created)"))
     settings = load_settings()
+    catalog = load_catalog(settings.catalog)
+    store = MemoryStore(settings=settings.memory)
+    print(f"config: {config_path()}" + ("" if config_path().exists() else " (not created)"))
     found = [*catalog.problems, *settings.problems]
     if settings.app.model not in catalog:
         found.append(app_model_problem(settings.app.model))
-    # The catalog and the settings read the same file: a TOML error is one problem.
+    # The catalog's problems are among the settings': each is printed once.
     for problem in dict.fromkeys(found):
         problems += 1
         print(f"  problem: {problem}")

@@ -11,9 +11,10 @@ if TYPE_CHECKING:
 
 
 def _store() -> MemoryStore:
-    from memory import MemoryStore, load_memory_settings
+    from app.settings import load_settings
+    from memory import MemoryStore
 
-    return MemoryStore(settings=load_memory_settings()[0])
+    return MemoryStore(settings=load_settings().memory)
 
 
 def cmd_blame(args: argparse.Namespace) -> int:

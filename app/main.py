@@ -64,7 +64,7 @@ class KeptApp(App[None]):
         self.clock = clock or (lambda: datetime.now().astimezone())
         self.config_path = config_path
         self.settings = settings or load_settings(config_path)
-        self.catalog = catalog or load_catalog(config_path)
+        self.catalog = catalog or load_catalog(self.settings.catalog)
         self.store = store or MemoryStore(settings=self.settings.memory)
         self.policy = policy
         # Both read config.toml: a TOML error in it is one notice, not two.
@@ -199,7 +199,7 @@ class KeptApp(App[None]):
             await asyncio.to_thread(add_local_model, model, base_url, self.config_path, window)
         except (OSError, ValueError) as exc:
             return str(exc)
-        self.catalog = load_catalog(self.config_path, self.catalog.keys)
+        self.catalog = load_catalog(load_settings(self.config_path).catalog, self.catalog.keys)
         self.set_model(model)
         return ""
 

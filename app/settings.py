@@ -1,18 +1,24 @@
-"""config.toml as the app sees it: strict validation of every table, comment-keeping writes.
+"""config.toml as the app sees it: found and read once, every table validated, and
+comment-keeping writes.
 
-Each layer validates its own tables (catalog: gateways, models, transport; memory: memory);
-this module owns [app] and rejects unknown top-level keys. A problem is a sentence naming
-the key; the app still starts, with defaults where the file was wrong.
+The file is parsed once per start; each layer validates its own tables with its own schema
+(catalog: gateways, models, transport; memory: memory) and this module owns [app] and the
+top level. A problem is a sentence naming the key; the app still starts, with defaults
+where the file was wrong.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import os
+import tomllib
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from catalog import DEFAULT_CHAT_MODEL, config_path
-from catalog.config import read_toml
+from pydantic import AfterValidator, Field, with_config
+
+from catalog import DEFAULT_CHAT_MODEL
+from catalog.config import CONFIG_FILE, STRICT, CatalogConfig, parse_catalog_config, parse_table
 from memory.settings import MemorySettings, parse_memory_settings
 from memory.storage import atomic_write, ensure_dir
 
@@ -20,54 +26,104 @@ if TYPE_CHECKING:
     from catalog import Catalog
     from catalog.chains import ChainPlan
 
-TOP_LEVEL = ("app", "gateways", "models", "transport", "memory")
-APP_KEYS = {"model": str, "theme": str}
 DEFAULT_THEME = "kept-dark"
 
 
+def config_dir() -> Path:
+    """Kept's config folder: KEPT_CONFIG_DIR, else the platform's user config dir."""
+    override = os.environ.get("KEPT_CONFIG_DIR")
+    if override:
+        return Path(override).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("kept", appauthor=False))
+
+
+def config_path() -> Path:
+    return config_dir() / CONFIG_FILE
+
+
+def read_toml(path: Path) -> tuple[dict[str, Any], list[str], str | None]:
+    """The parsed file (empty when missing), any problem reading it, and its text when it
+    was read but does not parse (the catalog distrusts the gateways it names)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}, [], None
+    except OSError as exc:
+        return {}, [f"{path} could not be read ({exc.strerror}); using the defaults."], None
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        return tomllib.loads(raw.decode("utf-8")), [], None
+    except UnicodeDecodeError:
+        return {}, [f"{path} is not UTF-8 text; save it as UTF-8. Using the defaults."], text
+    except tomllib.TOMLDecodeError as exc:
+        return {}, [f"{path} is not valid TOML ({exc}); fix it. Using the defaults."], text
+    except RecursionError:
+        problem = f"{path} nests arrays or tables too deeply to read; fix it. Using the defaults."
+        return {}, [problem], text
+
+
+def _named(value: str) -> str:
+    if not value.strip():
+        raise ValueError("empty")
+    return value.strip()
+
+
+Name = Annotated[str, Field(strict=True, description="a non-empty string"), AfterValidator(_named)]
+
+
+@with_config(STRICT)
 @dataclass(frozen=True)
 class AppSettings:
-    model: str = DEFAULT_CHAT_MODEL
-    theme: str = DEFAULT_THEME
+    model: Name = DEFAULT_CHAT_MODEL
+    theme: Name = DEFAULT_THEME
+
+
+@with_config(STRICT)
+@dataclass(frozen=True)
+class TopLevel:
+    """The file's tables; each is validated by the layer that owns it."""
+
+    app: object = None
+    gateways: object = None
+    models: object = None
+    transport: object = None
+    memory: object = None
 
 
 @dataclass(frozen=True)
 class Settings:
     app: AppSettings
     memory: MemorySettings
-    problems: tuple[str, ...]
+    problems: tuple[str, ...]  # every problem in the file, the catalog's included
+    catalog: CatalogConfig = field(default_factory=CatalogConfig)
 
 
 def parse_app_settings(data: dict[str, Any], where: str) -> tuple[AppSettings, list[str]]:
-    problems = [
-        f"{where}: unknown table or key '{key}'; known: {', '.join(TOP_LEVEL)}."
-        for key in data
-        if key not in TOP_LEVEL
-    ]
-    table = data.get("app", {})
-    if not isinstance(table, dict):
-        return AppSettings(), [*problems, f"{where}: 'app' must be a table ([app])."]
-    values: dict[str, Any] = {}
-    for key, value in table.items():
-        if key not in APP_KEYS:
-            problems.append(
-                f"{where}: [app] has an unknown key '{key}'; known keys: {', '.join(APP_KEYS)}."
-            )
-        elif not isinstance(value, APP_KEYS[key]) or not str(value).strip():
-            problems.append(f"{where}: [app] {key} must be a non-empty string, not {value!r}.")
-        else:
-            values[key] = value.strip()
-    return replace(AppSettings(), **values), problems
+    """[app], and the top level's unknown tables or keys."""
+    _, problems = parse_table(TopLevel, data, f"{where}: the file")
+    app, more = parse_table(AppSettings, data.get("app", {}), f"{where}: [app]")
+    return app or AppSettings(), problems + more
 
 
 def load_settings(path: Path | None = None) -> Settings:
-    """The app's and memory's settings, with every problem in the file (catalog's included
-    when the catalog is loaded from the same file)."""
+    """Every layer's settings from one read and one parse of config.toml."""
     path = path or config_path()
-    data, problems = read_toml(path)
-    app, app_problems = parse_app_settings(data, str(path))
-    memory, memory_problems = parse_memory_settings(data, str(path))
-    return Settings(app, memory, tuple(problems + app_problems + memory_problems))
+    data, problems, unparsed = read_toml(path)
+    where = str(path)
+    app, app_problems = parse_app_settings(data, where)
+    memory, memory_problems = parse_memory_settings(data, where)
+    parsed = parse_catalog_config(data, where, unparsed)
+    catalog = CatalogConfig(
+        parsed.gateway_urls,
+        parsed.user_models,
+        parsed.transport,
+        (*problems, *parsed.problems),
+        parsed.broken_gateways,
+    )
+    every = (*problems, *app_problems, *memory_problems, *parsed.problems)
+    return Settings(app, memory, every, catalog)
 
 
 def save_setting(table: str, key: str, value: Any, path: Path | None = None) -> None:

@@ -31,8 +31,6 @@ _WHERE = {
     "ToolCall": "catalog.transport",
     "UnknownModelError": "catalog.catalog",
     "complete": "catalog.transport",
-    "config_dir": "catalog.config",
-    "config_path": "catalog.config",
     "load_catalog": "catalog.catalog",
 }
 __all__ = [
@@ -59,14 +57,11 @@ __all__ = [
     "ToolCall",
     "UnknownModelError",
     "complete",
-    "config_dir",
-    "config_path",
     "load_catalog",
 ]
 
 if TYPE_CHECKING:
     from catalog.catalog import Catalog, Chain, Route, UnknownModelError, load_catalog
-    from catalog.config import config_dir, config_path
     from catalog.gateways import GATEWAYS, Gateway, Protocol
     from catalog.keys import KeyLookup, KeyStore, KeyStoreError
     from catalog.models import CONSOLIDATION_HEAD, DEFAULT_CHAT_MODEL, MODEL_CATALOG, ModelEntry

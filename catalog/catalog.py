@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, replace
-from pathlib import Path
 
-from catalog.config import CatalogConfig, load_catalog_config
+from catalog.config import CatalogConfig
 from catalog.gateways import GATEWAYS, Gateway
 from catalog.keys import KeyLookup, KeyStore
 from catalog.models import MODEL_CATALOG, ModelEntry
@@ -137,6 +136,7 @@ class Catalog:
         )
 
 
-def load_catalog(config_path: Path | None = None, keys: KeyStore | None = None) -> Catalog:
-    """The catalog with the user's config.toml applied (problems are in `.problems`)."""
-    return Catalog(MODEL_CATALOG, load_catalog_config(config_path), keys)
+def load_catalog(config: CatalogConfig | None = None, keys: KeyStore | None = None) -> Catalog:
+    """The catalog with the user's tables of config.toml applied (problems are in
+    `.problems`); the app reads the file (app.settings.load_settings)."""
+    return Catalog(MODEL_CATALOG, config, keys)

@@ -1,19 +1,22 @@
 """The catalog's part of config.toml: gateway URLs, the user's own models, retry policy.
 
-Problems are returned as sentences, never raised: a bad setting is reported and the
-built-in default stands in for it, so Kept always starts.
+Each table is declared once, as a frozen dataclass whose fields carry their defaults and
+bounds; `problems_of` turns pydantic's errors into Kept's sentences for every table of every
+layer. Problems are returned as sentences, never raised: a bad setting is reported and the
+built-in default stands in for it, so Kept always starts. The app finds and reads the file
+(app.settings); this module only validates tables it is handed.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import tomllib
-from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any
+from dataclasses import asdict, dataclass, field, replace
+from enum import Enum
+from typing import Annotated, Any, Literal, TypeVar, get_args, get_type_hints
 from urllib.parse import urlparse
+
+from pydantic import BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError, with_config
+from pydantic.fields import FieldInfo
 
 from catalog.gateways import GATEWAYS, Protocol
 from catalog.models import ModelEntry
@@ -21,78 +24,122 @@ from catalog.sanitize import clean_text
 
 CONFIG_FILE = "config.toml"
 DEFAULT_WINDOW = 8192  # tokens, for a user's model whose window config.toml does not give
+# Every table is a plain frozen dataclass (code may build one with any figures, as tests
+# do) whose fields' Annotated metadata is the schema config.toml is validated against:
+# unknown keys are reported, and each field marked strict never coerces ("5" is not 5,
+# true is not 1).
+STRICT = ConfigDict(extra="forbid")
+T = TypeVar("T")
 
 
-def config_dir() -> Path:
-    """Kept's config folder: KEPT_CONFIG_DIR, else the platform's user config dir."""
-    override = os.environ.get("KEPT_CONFIG_DIR")
-    if override:
-        return Path(override).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir("kept", appauthor=False))
+# --- one formatter for every table's problems -------------------------------------------
 
 
-def config_path() -> Path:
-    return config_dir() / CONFIG_FILE
+def _number(value: float) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def read_toml(path: Path) -> tuple[dict[str, Any], list[str]]:
-    """The parsed file (empty when missing) and any problem reading it."""
+def field_info(schema: type[Any]) -> dict[str, tuple[Any, FieldInfo]]:
+    """Each field of a table: its type and its schema (description, bounds)."""
+    found = {}
+    for name, hint in get_type_hints(schema, include_extras=True).items():
+        args = get_args(hint) if hasattr(hint, "__metadata__") else (hint,)
+        infos = [a for a in args[1:] if isinstance(a, FieldInfo)]
+        found[name] = (args[0], infos[0] if infos else FieldInfo())
+    return found
+
+
+def _what(annotation: Any, info: FieldInfo) -> str:
+    """What a field takes, in words: its description, else its type and bounds."""
+    if info.description:
+        return str(info.description)
+    low = next((m.ge for m in info.metadata if hasattr(m, "ge")), None)
+    high = next((m.le for m in info.metadata if hasattr(m, "le")), None)
+    kinds = [k for k in get_args(annotation) or (annotation,) if k is not type(None)]
+    kind = kinds[0] if kinds else None
+    if kind is bool:
+        return "true or false"
+    if isinstance(kind, type) and issubclass(kind, Enum):
+        return " or ".join(f'"{member.value}"' for member in kind)
+    if kind in (int, float):
+        noun = "whole number" if kind is int else "number"
+        if low is not None and high is not None:
+            return f"a {noun} from {_number(low)} to {_number(high)}"
+        return f"a {noun}, at least {_number(low)}" if low is not None else f"a {noun}"
+    return "a string"
+
+
+def problems_of(schema: type[Any], error: ValidationError, head: str) -> list[str]:
+    """Kept's sentence for each of pydantic's errors: the file and table in `head`, the key,
+    and what the key takes (from the field's bounds or description), never pydantic's
+    wording or a traceback."""
+    known = field_info(schema)
+    sentences = []
+    for detail in error.errors():
+        key = str(detail["loc"][0]) if detail["loc"] else ""
+        shown = clean_text(repr(detail["input"]))
+        if key not in known:
+            sentences.append(
+                f"{head} has an unknown key '{clean_text(key)}'; known keys: {', '.join(known)}."
+            )
+        elif detail["type"] == "missing":
+            sentences.append(f"{head} needs {_what(*known[key])}.")
+        else:
+            sentences.append(f"{head} {key} must be {_what(*known[key])}, not {shown}.")
+    return list(dict.fromkeys(sentences))
+
+
+_ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
+
+
+def _adapter(schema: type[T]) -> TypeAdapter[T]:
+    """A table's validator, built on first use: a verb that reads no table pays nothing."""
+    if schema not in _ADAPTERS:
+        _ADAPTERS[schema] = TypeAdapter(schema)
+    return _ADAPTERS[schema]
+
+
+def parse_table(schema: type[T], data: object, head: str) -> tuple[T | None, list[str]]:
+    """One table, validated: each bad key is a sentence and its default stands in, so a
+    mistake loses nothing else; None when the table itself is unusable."""
+    if not isinstance(data, dict):
+        return None, [f"{head} must be a table, not {clean_text(repr(data))}."]
+    adapter = _adapter(schema)
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return {}, []
-    except OSError as exc:
-        return {}, [f"{path} could not be read ({exc.strerror}); using the defaults."]
+        return adapter.validate_python(data), []
+    except ValidationError as exc:
+        problems = problems_of(schema, exc, head)
+        bad = {detail["loc"][0] for detail in exc.errors() if detail["loc"]}
     try:
-        return tomllib.loads(raw.decode("utf-8")), []
-    except UnicodeDecodeError:
-        return {}, [f"{path} is not UTF-8 text; save it as UTF-8. Using the defaults."]
-    except tomllib.TOMLDecodeError as exc:
-        return {}, [f"{path} is not valid TOML ({exc}); fix it. Using the defaults."]
-    except RecursionError:
-        return {}, [
-            f"{path} nests arrays or tables too deeply to read; fix it. Using the defaults."
-        ]
+        return adapter.validate_python({k: v for k, v in data.items() if k not in bad}), problems
+    except ValidationError:  # a required key was missing or wrong: no table to give
+        return None, problems
 
 
-TRANSPORT_FIELDS: dict[str, tuple[type, float, float]] = {
-    # name: (type, minimum, maximum)
-    "retries": (int, 0, 10),
-    "backoff": (float, 0.0, 60.0),
-    "short_backoff": (float, 0.0, 60.0),
-    "max_backoff": (float, 0.0, 600.0),
-    "retry_after_cap": (float, 0.0, 600.0),
-    "attempt_deadline": (float, 0.1, 3600.0),
-    "stall_timeout": (float, 0.1, 3600.0),
-}
-GATEWAY_FIELDS = {"base_url"}
-MODEL_FIELDS = {
-    "id",
-    "label",
-    "api_model",
-    "gateway",
-    "fallback",
-    "context_window",
-    "tier",
-    "description",
-    "deadline",
-    "structured_output",
-}
-# How a server takes a JSON schema for its reply (see catalog.structured); "off" calls tools.
-STRUCTURED_OUTPUT = ("auto", "json_schema", "json_object", "off")
+# --- the tables ----------------------------------------------------------------------------
 
 
+@with_config(STRICT)
 @dataclass(frozen=True)
-class CatalogConfig:
-    gateway_urls: dict[str, str] = field(default_factory=dict)
-    user_models: tuple[ModelEntry, ...] = ()
-    transport: dict[str, float | int] = field(default_factory=dict)
-    problems: tuple[str, ...] = ()
-    # Gateways whose [gateways.X] table is present but wrong: each unusable until fixed,
-    # never silently sent to its public endpoint instead of the user's.
-    broken_gateways: dict[str, str] = field(default_factory=dict)
+class TransportTable:
+    """[transport]: how hard to try. catalog.transport.RetryPolicy takes its defaults here."""
+
+    # extra tries of the walk's last model
+    retries: Annotated[int, Field(ge=0, le=10, strict=True)] = 3
+    # first delay; doubles each retry
+    backoff: Annotated[float, Field(ge=0.0, le=60.0, strict=True)] = 1.0
+    # the head's one retry while a healthy model follows it
+    short_backoff: Annotated[float, Field(ge=0.0, le=60.0, strict=True)] = 0.5
+    max_backoff: Annotated[float, Field(ge=0.0, le=600.0, strict=True)] = 30.0
+    # a longer Retry-After is cut to this
+    retry_after_cap: Annotated[float, Field(ge=0.0, le=600.0, strict=True)] = 30.0
+    # one request, stream included
+    attempt_deadline: Annotated[float, Field(ge=0.1, le=3600.0, strict=True)] = 60.0
+    # the longest silence between stream chunks
+    stall_timeout: Annotated[float, Field(ge=0.1, le=3600.0, strict=True)] = 30.0
+
+
+TRANSPORT_DEFAULTS = TransportTable()
 
 
 def valid_url(value: object) -> bool:
@@ -105,6 +152,98 @@ def valid_url(value: object) -> bool:
         return False
     parsed = urlparse(value)
     return parsed.scheme in ("http", "https") and bool(parsed.hostname) and "@" not in parsed.netloc
+
+
+def _url(value: object) -> str:
+    if not valid_url(value):
+        raise ValueError("not a URL Kept sends to")
+    return str(value).rstrip("/")
+
+
+@with_config(STRICT)
+@dataclass(frozen=True)
+class GatewayTable:
+    """[gateways.NAME]: where Kept sends that gateway's requests."""
+
+    base_url: Annotated[
+        str | None,
+        BeforeValidator(_url),
+        Field(
+            description="an http:// or https:// URL with no credentials, spaces or control "
+            "characters in it"
+        ),
+    ] = None
+
+
+OPENAI_LIKE = tuple(g.name for g in GATEWAYS.values() if g.protocol is Protocol.OPENAI)
+# How a server takes a JSON schema for its reply (see catalog.structured); "off" calls tools.
+StructuredOutput = Literal["auto", "json_schema", "json_object", "off"]
+STRUCTURED_OUTPUT: tuple[str, ...] = get_args(StructuredOutput)
+
+
+def _id(value: object) -> str:
+    if not isinstance(value, str) or not value.strip() or clean_text(value) != value:
+        raise ValueError("not an id")
+    return value
+
+
+def _openai_like(value: object) -> str:
+    if value not in OPENAI_LIKE:
+        raise ValueError("not an OpenAI-compatible gateway")
+    return str(value)
+
+
+def _structured(value: object) -> object:
+    if value not in STRUCTURED_OUTPUT:
+        raise ValueError("not a way to ask for structured output")
+    return value
+
+
+Text = Annotated[str | None, Field(strict=True)]
+
+
+@with_config(STRICT)
+@dataclass(frozen=True)
+class ModelTable:
+    """One [[models]] entry: a model of the user's on an OpenAI-compatible gateway."""
+
+    id: Annotated[
+        str,
+        BeforeValidator(_id),
+        Field(description='an id such as "llama3.2", with no control characters'),
+    ]
+    label: Text = None
+    api_model: Text = None
+    gateway: Annotated[
+        str,
+        BeforeValidator(_openai_like),
+        Field(description=f"an OpenAI-compatible gateway ({', '.join(OPENAI_LIKE)})"),
+    ] = "local"
+    fallback: Text = None
+    context_window: Annotated[int, Field(ge=256, strict=True)] = DEFAULT_WINDOW  # tokens
+    tier: Text = None
+    description: Text = None
+    # seconds one request may take; replaces every other cap for this model
+    deadline: Annotated[float | None, Field(ge=1, le=86_400, strict=True)] = None
+    structured_output: Annotated[
+        StructuredOutput | None,
+        BeforeValidator(_structured),
+        Field(description=f"one of {', '.join(STRUCTURED_OUTPUT)}"),
+    ] = None
+
+
+# --- the catalog's tables, together -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CatalogConfig:
+    gateway_urls: dict[str, str] = field(default_factory=dict)
+    user_models: tuple[ModelEntry, ...] = ()
+    transport: dict[str, float | int] = field(default_factory=dict)  # RetryPolicy.from_config
+    problems: tuple[str, ...] = ()
+    # Gateways whose [gateways.X] table is present but wrong: each unusable until fixed,
+    # never silently sent to its public endpoint instead of the user's.
+    broken_gateways: dict[str, str] = field(default_factory=dict)
 
 
 def _broken(name: str, where: str) -> str:
@@ -124,152 +263,68 @@ def mentioned_gateways(text: str) -> set[str]:
     return {name for name in GATEWAYS if re.search(rf"\b{re.escape(name)}\b", text)}
 
 
-def parse_catalog_config(data: dict[str, Any], where: str = CONFIG_FILE) -> CatalogConfig:
-    """Validate the [gateways.*], [[models]] and [transport] tables of a parsed config."""
+def parse_catalog_config(
+    data: dict[str, Any], where: str = CONFIG_FILE, unparsed: str | None = None
+) -> CatalogConfig:
+    """Validate the [gateways.*], [[models]] and [transport] tables of a parsed config.
+    `unparsed` is the text of a file that did not parse: the gateways it names are not used."""
     problems: list[str] = []
     urls: dict[str, str] = {}
-    broken: dict[str, str] = {}
+    broken = {name: _broken(name, where) for name in sorted(mentioned_gateways(unparsed or ""))}
     gateways = data.get("gateways", {})
     if not isinstance(gateways, dict):
         problems.append(f"{where}: 'gateways' must be a table like [gateways.groq].")
         broken.update((name, _broken(name, where)) for name in GATEWAYS)
         gateways = {}
-    for name, table in gateways.items():
+    for name, raw in gateways.items():
         if name not in GATEWAYS:
             problems.append(
-                f"{where}: [gateways.{name}] is not a gateway Kept knows; "
+                f"{where}: [gateways.{clean_text(name)}] is not a gateway Kept knows; "
                 f"use one of {', '.join(GATEWAYS)}."
             )
             continue
-        before = len(problems)
-        if not isinstance(table, dict):
-            problems.append(f"{where}: [gateways.{name}] must be a table.")
+        gateway, wrong = parse_table(GatewayTable, raw, f"{where}: [gateways.{name}]")
+        problems += wrong
+        if wrong or gateway is None:
             broken[name] = _broken(name, where)
-            continue
-        for key in sorted(set(table) - GATEWAY_FIELDS):
-            problems.append(
-                f"{where}: [gateways.{name}] has an unknown key '{key}'; the only key is base_url."
-            )
-        if "base_url" in table:
-            if valid_url(table["base_url"]):
-                urls[name] = table["base_url"].rstrip("/")
-            else:
-                problems.append(
-                    f"{where}: [gateways.{name}] base_url must be an http:// or https:// URL "
-                    "with no credentials, spaces or control characters in it, not "
-                    f"{clean_text(repr(table['base_url']))}."
-                )
-        if len(problems) > before:
-            broken[name] = _broken(name, where)
-            urls.pop(name, None)
+        elif gateway.base_url:
+            urls[name] = gateway.base_url
 
     models: list[ModelEntry] = []
     raw_models = data.get("models", [])
     if not isinstance(raw_models, list):
         problems.append(f"{where}: 'models' must be an array of tables ([[models]]).")
         raw_models = []
-    for index, table in enumerate(raw_models, start=1):
-        entry = _parse_model(table, index, where, problems)
-        if entry is not None:
-            models.append(entry)
+    for index, raw in enumerate(raw_models, start=1):
+        head = f"{where}: [[models]] #{index}"
+        if isinstance(raw, dict) and isinstance(raw.get("id"), str):
+            head += f" ({clean_text(raw['id'])})"
+        entry, wrong = parse_table(ModelTable, raw, head)
+        problems += wrong
+        if entry is not None and not wrong:  # a wrong entry is left out, not half-used
+            models.append(user_model(entry))
 
-    transport: dict[str, float | int] = {}
-    raw_transport = data.get("transport", {})
-    if not isinstance(raw_transport, dict):
-        problems.append(f"{where}: 'transport' must be a table ([transport]).")
-        raw_transport = {}
-    for key, value in raw_transport.items():
-        if key not in TRANSPORT_FIELDS:
-            problems.append(
-                f"{where}: [transport] has an unknown key '{key}'; "
-                f"known keys: {', '.join(TRANSPORT_FIELDS)}."
-            )
-            continue
-        kind, low, high = TRANSPORT_FIELDS[key]
-        ok_type = isinstance(value, int | float) and not isinstance(value, bool)
-        if kind is int:
-            ok_type = isinstance(value, int) and not isinstance(value, bool)
-        if not ok_type or not (low <= value <= high):
-            noun = "whole number" if kind is int else "number"
-            problems.append(
-                f"{where}: [transport] {key} must be a {noun} "
-                f"from {low:g} to {high:g}, not {value!r}."
-            )
-            continue
-        transport[key] = kind(value)
-    return CatalogConfig(urls, tuple(models), transport, tuple(problems), broken)
+    transport, wrong = parse_table(
+        TransportTable, data.get("transport", {}), f"{where}: [transport]"
+    )
+    problems += wrong
+    values = asdict(transport or TRANSPORT_DEFAULTS)
+    return CatalogConfig(urls, tuple(models), values, tuple(problems), broken)
 
 
-def _parse_model(table: object, index: int, where: str, problems: list[str]) -> ModelEntry | None:
-    label = f"{where}: [[models]] #{index}"
-    if not isinstance(table, dict):
-        problems.append(f"{label} must be a table.")
-        return None
-    unknown = sorted(set(table) - MODEL_FIELDS)
-    if unknown:
-        problems.append(
-            f"{label} has unknown keys {', '.join(unknown)}; "
-            f"known keys: {', '.join(sorted(MODEL_FIELDS))}."
-        )
-        return None
-    model_id = table.get("id")
-    if not isinstance(model_id, str) or not model_id.strip():
-        problems.append(f'{label} needs an id, such as id = "llama3.2".')
-        return None
-    if clean_text(model_id) != model_id:
-        problems.append(
-            f"{label} ({clean_text(model_id)!r}): an id cannot hold control "
-            "characters or escape sequences."
-        )
-        return None
-    gateway = table.get("gateway", "local")
-    if gateway not in GATEWAYS or GATEWAYS[gateway].protocol is not Protocol.OPENAI:
-        openai_like = [g.name for g in GATEWAYS.values() if g.protocol is Protocol.OPENAI]
-        problems.append(
-            f"{label} ({model_id}): gateway must be an OpenAI-compatible gateway "
-            f"({', '.join(openai_like)}), not {gateway!r}."
-        )
-        return None
-    for key in ("label", "api_model", "fallback", "tier", "description"):
-        if key in table and not isinstance(table[key], str):
-            problems.append(f"{label} ({model_id}): {key} must be a string.")
-            return None
-    window = table.get("context_window", DEFAULT_WINDOW)
-    if not isinstance(window, int) or isinstance(window, bool) or window < 256:
-        problems.append(
-            f"{label} ({model_id}): context_window must be a whole number of tokens, at least 256."
-        )
-        return None
-    deadline = table.get("deadline")
-    if deadline is not None and (
-        not isinstance(deadline, int | float)
-        or isinstance(deadline, bool)
-        or not 1 <= deadline <= 86_400
-    ):
-        problems.append(
-            f"{label} ({model_id}): deadline must be a number of seconds from 1 "
-            f"to 86400, not {deadline!r}."
-        )
-        return None
-    keyless = not GATEWAYS[gateway].needs_key
-    structured = table.get("structured_output", "auto" if keyless else "off")
-    if structured not in STRUCTURED_OUTPUT:
-        problems.append(
-            f"{label} ({model_id}): structured_output must be one of "
-            f"{', '.join(STRUCTURED_OUTPUT)}, not {structured!r}."
-        )
-        return None
+def user_model(table: ModelTable) -> ModelEntry:
+    """The catalog entry for a validated [[models]] table."""
+    base = local_model(table.id, table.gateway, table.context_window)
+    structured = table.structured_output or base.structured_output or "off"
     return replace(
-        local_model(model_id, gateway, window),
-        label=clean_text(table.get("label", model_id)),
-        tier=clean_text(table.get("tier", "local")),
-        description=clean_text(
-            table.get("description", f"Your own model on the {gateway} gateway")
-        ),
-        fallback=table.get("fallback"),
-        api_model=table.get("api_model"),
+        base,
+        label=clean_text(table.label or table.id),
+        tier=clean_text(table.tier or "local"),
+        description=clean_text(table.description or base.description),
+        fallback=table.fallback,
+        api_model=table.api_model,
         structured_output=None if structured == "off" else structured,
-        deadline=float(deadline) if deadline is not None else None,
+        deadline=table.deadline,
     )
 
 
@@ -288,24 +343,4 @@ def local_model(model_id: str, gateway: str = "local", window: int | None = None
         output_per_mtok=0.0,
         structured_output=None if GATEWAYS[gateway].needs_key else "auto",
         user=True,
-    )
-
-
-def load_catalog_config(path: Path | None = None) -> CatalogConfig:
-    path = path or config_path()
-    data, problems = read_toml(path)
-    parsed = parse_catalog_config(data, where=str(path))
-    broken = dict(parsed.broken_gateways)
-    if problems:  # the file does not parse: the gateways it seems to move are not used
-        with contextlib.suppress(OSError):
-            text = path.read_bytes().decode("utf-8", errors="replace")
-            broken.update(
-                (name, _broken(name, str(path))) for name in sorted(mentioned_gateways(text))
-            )
-    return CatalogConfig(
-        parsed.gateway_urls,
-        parsed.user_models,
-        parsed.transport,
-        tuple(problems) + parsed.problems,
-        broken,
     )

@@ -21,7 +21,6 @@ _WHERE = {
     "consolidate": "memory.consolidation",
     "consolidate_pending": "memory.consolidation",
     "data_dir": "memory.storage",
-    "load_memory_settings": "memory.settings",
     "next_retry": "memory.consolidation",
     "parse_save_memory": "memory.consolidation",
     "recover": "memory.consolidation",
@@ -41,7 +40,6 @@ __all__ = [
     "consolidate",
     "consolidate_pending",
     "data_dir",
-    "load_memory_settings",
     "next_retry",
     "parse_save_memory",
     "recover",
@@ -61,7 +59,7 @@ if TYPE_CHECKING:
     from memory.journal import Journal, Segment
     from memory.prompt import system_prompt
     from memory.session import LiveSession
-    from memory.settings import MemorySettings, load_memory_settings
+    from memory.settings import MemorySettings
     from memory.storage import data_dir
     from memory.store import HistoryEntry, MemoryStore, MemoryText, Version
 

@@ -114,8 +114,7 @@ def make_app(
     """A KeptApp on the temporary data dir, every gateway pointed at the fake provider;
     `entries` is the catalog it knows (the built-in one unless a test fixes its own)."""
     from app.main import KeptApp
-    from app.settings import AppSettings, Settings
-    from catalog import config_path
+    from app.settings import AppSettings, Settings, config_path
     from memory import MemorySettings, MemoryStore
 
     settings = Settings(
@@ -165,7 +164,7 @@ async def settle(pilot) -> None:
 def configure_fake(fake: FakeProvider, monkeypatch, extra: str = "") -> FakeProvider:
     """config.toml pointing every gateway at the fake, fast retries, `extra` tables, and a
     key for every gateway in the environment: what a CLI test's `kept` reads."""
-    from catalog import config_path
+    from app.settings import config_path
 
     lines = [f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n' for g in FAKE_GATEWAYS]
     lines.append("[transport]\nbackoff = 0.001\nmax_backoff = 0.01\nattempt_deadline = 5.0\n")

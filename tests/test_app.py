@@ -14,10 +14,10 @@ from app.screens.help import HelpScreen
 from app.screens.keys import KeysScreen
 from app.screens.model_picker import ModelPicker
 from app.screens.onboarding import OnboardingScreen
+from app.settings import config_path
 from app.widgets.composer import Composer
 from app.widgets.message import MessageView
 from app.widgets.status_bar import StatusBar
-from catalog import config_path
 from memory import MemorySettings, MemoryStore
 from tests.fakes.provider import FakeProvider, hang, http_error, text, tool_call
 from tests.support import fake_keys, make_app, save_args, send, settle

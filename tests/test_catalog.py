@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
+from app.settings import load_settings
 from catalog import (
     CONSOLIDATION_HEAD,
     MODEL_CATALOG,
@@ -126,7 +127,7 @@ def test_each_model_in_a_chain_is_routed_through_its_own_gateway() -> None:
 
 
 def _write_config(text: str) -> Path:
-    from catalog import config_path
+    from app.settings import config_path
 
     path = config_path()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -139,7 +140,7 @@ def test_config_overrides_a_gateway_url_and_adds_a_local_model() -> None:
         '[gateways.groq]\nbase_url = "http://127.0.0.1:9999/groq/v1/"\n\n'
         '[[models]]\nid = "llama3.2"\nlabel = "Llama 3.2 (Ollama)"\nfallback = "gpt-4.1-mini"\n'
     )
-    catalog = load_catalog()
+    catalog = load_catalog(load_settings().catalog)
     assert catalog.problems == ()
     assert catalog.route(catalog.get("qwen3-32b")).api_base == "http://127.0.0.1:9999/groq/v1"
     local = catalog.get("llama3.2")
@@ -153,7 +154,7 @@ def test_config_overrides_a_gateway_url_and_adds_a_local_model() -> None:
 
 def test_malformed_config_is_one_sentence_and_defaults_stand() -> None:
     path = _write_config('[gateways.groq\nbase_url = "x"\n')
-    catalog = load_catalog()
+    catalog = load_catalog(load_settings().catalog)
     assert len(catalog.problems) == 1
     assert str(path) in catalog.problems[0] and "not valid TOML" in catalog.problems[0]
     assert "line 1" in catalog.problems[0]
@@ -176,18 +177,18 @@ def test_malformed_config_is_one_sentence_and_defaults_stand() -> None:
 )
 def test_bad_config_values_name_the_thing_to_fix(text: str, expected: str) -> None:
     _write_config(text)
-    catalog = load_catalog()
+    catalog = load_catalog(load_settings().catalog)
     assert any(expected in p for p in catalog.problems), catalog.problems
     assert len(catalog.entries) >= 19
 
 
 def test_non_utf8_config_is_reported() -> None:
-    from catalog import config_path
+    from app.settings import config_path
 
     path = config_path()
     path.parent.mkdir(parents=True)
     path.write_bytes(b'[gateways.groq]\nbase_url = "\xff"\n')
-    assert "not UTF-8" in load_catalog().problems[0]
+    assert "not UTF-8" in load_catalog(load_settings().catalog).problems[0]
 
 
 # --- keys ---------------------------------------------------------------------------------

@@ -130,7 +130,7 @@ def test_log_shows_chains_pending_and_figures(capsys) -> None:
 
 
 def test_doctor_reports_folders_keys_and_config(capsys, monkeypatch) -> None:
-    from catalog import config_path
+    from app.settings import config_path
 
     MemoryStore().ensure()
     monkeypatch.setenv("GROQ_API_KEY", "gsk-doctor")
@@ -193,7 +193,7 @@ def test_doctor_shows_the_consolidation_chain_and_fails_when_nothing_can_answer(
 def test_doctor_names_a_local_server_that_does_not_answer(capsys, fake) -> None:
     import socket
 
-    from catalog import config_path
+    from app.settings import config_path
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from catalog import config_path
+from app.settings import config_path
 from memory import MemoryStore
 from tests.fakes.provider import FakeProvider, text, tool_call
 from tests.support import FAKE_GATEWAYS, fake_keys, save_args

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from catalog import config_path
+from app.settings import config_path
 from tests.fakes.provider import FakeProvider, text
 from tests.support import FAKE_GATEWAYS, fake_keys
 from tests.test_e2e import KEPT, Terminal

@@ -105,8 +105,8 @@ def local_app(base_url: str, env: dict[str, str] | None = None, model: str = "sm
     import tomllib
 
     from app.main import KeptApp
-    from app.settings import AppSettings, Settings
-    from catalog import Catalog, KeyStore, config_path
+    from app.settings import AppSettings, Settings, config_path
+    from catalog import Catalog, KeyStore
     from catalog.config import parse_catalog_config
     from memory import MemorySettings, MemoryStore
     from tests.support import FAST_POLICY
@@ -243,7 +243,7 @@ def test_consolidate_prints_each_sessions_attempts_before_its_line(
     fake, capsys, monkeypatch
 ) -> None:
     from app.cli import main
-    from catalog import config_path
+    from app.settings import config_path
     from memory import MemoryStore
     from tests.fakes.provider import http_error, tool_call
     from tests.support import FAKE_GATEWAYS, fake_keys, pending_session, save_args
@@ -345,7 +345,7 @@ def test_the_palette_offers_one_command_for_pending_memory(fake: FakeProvider) -
 
 
 def test_an_unknown_theme_in_config_is_not_rewritten(fake: FakeProvider) -> None:
-    from catalog import config_path
+    from app.settings import config_path
 
     path = config_path()
     path.parent.mkdir(parents=True)
@@ -448,7 +448,7 @@ def test_import_keeps_the_original_times(tmp_path, capsys) -> None:
 
 def test_doctor_names_an_unknown_app_model_and_a_bad_consolidation_model(capsys) -> None:
     from app.cli import main
-    from catalog import config_path
+    from app.settings import config_path
 
     path = config_path()
     path.parent.mkdir(parents=True)
@@ -461,7 +461,7 @@ def test_doctor_names_an_unknown_app_model_and_a_bad_consolidation_model(capsys)
 
 def test_bad_toml_is_one_problem_in_doctor_and_one_notice_in_the_app(capsys) -> None:
     from app.cli import main
-    from catalog import config_path
+    from app.settings import config_path
 
     path = config_path()
     path.parent.mkdir(parents=True)

@@ -484,9 +484,10 @@ def gateway_state(catalog, gateway: str):
     ],
 )
 def test_an_invalid_gateway_table_makes_that_gateway_unusable(tmp_path, body) -> None:
+    from app.settings import load_settings
     from catalog import load_catalog
 
-    catalog = load_catalog(write_config(tmp_path, body))
+    catalog = load_catalog(load_settings(write_config(tmp_path, body)).catalog)
     groq = gateway_state(catalog, "groq")
     assert not groq.key.usable and "gateways.groq" in groq.problem
     assert "https://api.groq.com" not in (groq.api_base or "") or not groq.key.usable
@@ -495,11 +496,11 @@ def test_an_invalid_gateway_table_makes_that_gateway_unusable(tmp_path, body) ->
 
 
 def test_a_model_on_a_broken_gateway_is_skipped_without_a_request(tmp_path, store, fake) -> None:
+    from app.settings import load_settings
     from catalog import Catalog, KeyStore, complete
-    from catalog.config import load_catalog_config
     from tests.support import fake_keys
 
-    config = load_catalog_config(write_config(tmp_path, "[gateways.groq]\nbase_url = 3\n"))
+    config = load_settings(write_config(tmp_path, "[gateways.groq]\nbase_url = 3\n")).catalog
     catalog = Catalog(config=config, keys=KeyStore(environ=fake_keys()))
     result = asyncio.run(
         complete(
@@ -732,6 +733,7 @@ def test_the_app_checks_pending_sessions_off_the_event_loop(fake) -> None:
 def test_kept_consolidate_shows_the_estimate_and_goes_ahead_with_yes(
     fake, capsys, tmp_path, monkeypatch
 ) -> None:
+    from app.settings import load_settings
     from catalog import load_catalog
 
     config = write_config(
@@ -741,7 +743,7 @@ def test_kept_consolidate_shows_the_estimate_and_goes_ahead_with_yes(
         f'[[models]]\nid = "{SMALL}"\ngateway = "openai"\n'
         "context_window = 2000\n",
     )
-    assert not load_catalog(config).problems
+    assert not load_catalog(load_settings(config).catalog).problems
     journal = big_session(MemoryStore().ensure())
     fake.default = tool_call("save_memory", save_args())
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-openai-0123456789")

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from catalog.config import TRANSPORT_DEFAULTS as _D
 from catalog.transport.records import TRANSIENT, Kind
 
 if TYPE_CHECKING:
@@ -17,13 +18,14 @@ if TYPE_CHECKING:
 class RetryPolicy:
     """How hard to try. Tests shrink every figure; users may set them in config.toml."""
 
-    retries: int = 3  # extra tries of the walk's last model on transient errors
-    backoff: float = 1.0  # first delay; doubles each retry (1 s, 2 s, 4 s)
-    short_backoff: float = 0.5  # the head's one retry while a healthy model follows it
-    max_backoff: float = 30.0
-    retry_after_cap: float = 30.0  # a Retry-After longer than this is cut to it
-    attempt_deadline: float = 60.0  # hard limit on one request, stream included
-    stall_timeout: float = 30.0  # longest silence allowed between stream chunks
+    # Defaults and bounds of the seven figures config.toml may set: catalog.config.
+    retries: int = _D.retries  # extra tries of the walk's last model on transient errors
+    backoff: float = _D.backoff  # first delay; doubles each retry (1 s, 2 s, 4 s)
+    short_backoff: float = _D.short_backoff  # the head's one retry before a healthy model
+    max_backoff: float = _D.max_backoff
+    retry_after_cap: float = _D.retry_after_cap  # a Retry-After longer than this is cut
+    attempt_deadline: float = _D.attempt_deadline  # one request, stream included
+    stall_timeout: float = _D.stall_timeout  # longest silence between stream chunks
     first_token: float | None = None  # a stream's first chunk (None: stall_timeout)
     retry_on: frozenset[Kind] = TRANSIENT
 
