@@ -156,7 +156,7 @@ def test_the_deadline_follows_the_models_latency(fake, tmp_path, monkeypatch) ->
     assert result.model == "backup"
     failed = result.attempts[0]
     assert failed.kind is Kind.DEADLINE and "within 0.3 s" in failed.reason
-    assert failed.latency < 5.0
+    assert failed.latency < 20.0  # well under the 30 s policy deadline, on any machine
 
 
 def test_a_stream_gets_a_first_token_deadline(fake, tmp_path, monkeypatch) -> None:
@@ -221,7 +221,8 @@ def test_a_hedge_asks_the_next_model_when_the_first_is_late(fake, tmp_path) -> N
     lost = next(a for a in result.attempts if a.model == "primary")
     assert "the other model of the hedge answered first" in lost.reason
     assert lost.prompt_tokens > 0 and lost.cost > 0  # the provider read the prompt
-    assert lost.latency < 5.0 and lost.kind is Kind.LATE
+    assert lost.kind is Kind.LATE
+    assert lost.latency < 20.0  # well under the 30 s policy deadline, on any machine
     assert result.cost == pytest.approx(sum(a.cost for a in result.attempts))
     assert book.get("primary").state is State.HEALTHY  # late once is no verdict
     walk(fake, book, hedge=True)
@@ -252,7 +253,8 @@ def test_a_model_not_known_yet_is_hedged_after_the_shortest_deadline(
         ("backup", Outcome.OK),
         ("primary", Outcome.CANCELLED),
     ]
-    assert next(a for a in result.attempts if a.model == "primary").latency < 5.0
+    primary = next(a for a in result.attempts if a.model == "primary")
+    assert primary.latency < 20.0  # well under the 30 s policy deadline, on any machine
     # It waited the whole shortest deadline without a word: that is a verdict.
     assert book.get("primary").state is State.COOLING
 
