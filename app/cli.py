@@ -298,7 +298,7 @@ def data_folder_problem() -> str:
     """One sentence when the data folder cannot be used (a file, or not writable), else ""."""
     import os
 
-    from memory.storage import data_dir
+    from memory.files import data_dir
 
     folder = data_dir()
     existing = next((p for p in (folder, *folder.parents) if p.exists()), None)

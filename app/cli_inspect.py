@@ -50,8 +50,8 @@ def cmd_grep(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"kept memory grep: {exc}", file=sys.stderr)
         return 2
+    from memory.files import data_dir
     from memory.search import Places
-    from memory.storage import data_dir
 
     store = Places(data_dir())  # not the whole store: start-up is most of a short search
     colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from catalog import DEFAULT_CHAT_MODEL, config_path
 from catalog.config import read_toml
+from memory.files import atomic_write, ensure_dir
 from memory.settings import MemorySettings, parse_memory_settings
-from memory.storage import atomic_write, ensure_dir
 
 if TYPE_CHECKING:
     from catalog import Catalog

@@ -20,7 +20,7 @@ _WHERE = {
     "Version": "memory.store",
     "consolidate": "memory.consolidation",
     "consolidate_pending": "memory.consolidation",
-    "data_dir": "memory.storage",
+    "data_dir": "memory.files",
     "load_memory_settings": "memory.settings",
     "next_retry": "memory.consolidation",
     "parse_save_memory": "memory.consolidation",
@@ -58,11 +58,11 @@ if TYPE_CHECKING:
         parse_save_memory,
         recover,
     )
+    from memory.files import data_dir
     from memory.journal import Journal, Segment
     from memory.prompt import system_prompt
     from memory.session import LiveSession
     from memory.settings import MemorySettings, load_memory_settings
-    from memory.storage import data_dir
     from memory.store import HistoryEntry, MemoryStore, MemoryText, Version
 
 

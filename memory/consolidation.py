@@ -26,6 +26,7 @@ from catalog import Attempt, Catalog, Chain, Reply, ReplyRejected, RetryPolicy, 
 from catalog.catalog import UnknownModelError
 from catalog.chains import consolidation_plan
 from catalog.transport import Kind, Outcome
+from memory.files import atomic_write, locked, read_text, remove_leftovers
 from memory.journal import Journal, Segment
 from memory.prompt import (
     SAVE_MEMORY_CHOICE,
@@ -37,7 +38,6 @@ from memory.prompt import (
 from memory.redact import redact
 from memory.sanitize import clean_text
 from memory.settings import MemorySettings, Review
-from memory.storage import atomic_write, locked, read_text, remove_leftovers
 from memory.store import MemoryStore, MemoryText, digest, format_entry
 
 # Delays before retrying a session that no model could consolidate, by failure count.

@@ -23,9 +23,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, TextIO
 
+from memory.files import atomic_write, ensure_dir
 from memory.journal import FORMAT_VERSION, HEADER_KIND, now_iso
 from memory.sanitize import clean_text
-from memory.storage import atomic_write, ensure_dir
 from memory.store import MemoryStore
 
 READ_SIZE = 1 << 20  # characters read at a time from a JSON export

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.sanitize import clean_text
-from memory.storage import LINK_REFUSED, append_line, ensure_dir, fsync_dir
+from memory.files import LINK_REFUSED, NOFOLLOW, append_line, ensure_dir, fsync_dir
 
 log = logging.getLogger(__name__)
 
@@ -255,7 +255,7 @@ def create(
 def records(path: Path) -> Iterator[tuple[int, dict[str, Any] | ValueError]]:
     """Each non-blank line of a JSONL file: its number, and its object or why it is not one."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | NOFOLLOW)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise OSError(errno.ELOOP, LINK_REFUSED, str(path)) from None

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memory.files import atomic_write, ensure_dir
 from memory.journal import Segment
-from memory.storage import atomic_write, ensure_dir
 from memory.store import MemoryStore, MemoryText, Version
 
 

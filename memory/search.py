@@ -42,7 +42,7 @@ class Match:
         """The whole history entry this match is in (None for a session journal)."""
         if self.file.suffix != ".md":
             return None
-        from memory.storage import read_text
+        from memory.files import read_text
         from memory.store import parse_entries
 
         entries = parse_entries(read_text(self.file)[0], self.file)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from memory.files import HeldLock
 from memory.journal import Journal, Segment
-from memory.storage import HeldLock
 from memory.store import MemoryStore
 
 CONTEXT_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
@@ -94,7 +94,7 @@ class LiveSession:
         None while another Kept window has it open. Raises LookupError if it is gone."""
         import os
 
-        from memory.storage import fsync_dir
+        from memory.files import fsync_dir
 
         lock = HeldLock(store.sessions_dir / f".{session_id}.live")
         if not lock.acquire():

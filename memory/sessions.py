@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memory import journal as journals
-from memory.storage import atomic_write, fsync_dir, read_text
+from memory.files import atomic_write, fsync_dir, read_text
 from memory.store import HistoryEntry, MemoryStore, join_entries, parse_entries
 
 log = logging.getLogger(__name__)
@@ -223,7 +223,7 @@ def forget_entry(store: MemoryStore, session_id: str) -> bool:
 def delete_session(store: MemoryStore, session_id: str, *, forget: bool = False) -> None:
     """Delete a session's transcript (and, with `forget`, its history entry). What MEMORY.md
     learned from it stays. Raises ValueError for a session that is open somewhere."""
-    from memory.storage import HeldLock
+    from memory.files import HeldLock
 
     journal = store.find_session(session_id)
     lock = HeldLock(store.sessions_dir / f".{session_id}.live")

@@ -17,9 +17,7 @@ from typing import Any
 
 from catalog.health import HealthBook
 from memory import journal as journals
-from memory.journal import Journal
-from memory.settings import MemorySettings
-from memory.storage import (
+from memory.files import (
     append_line,
     atomic_write,
     data_dir,
@@ -28,6 +26,8 @@ from memory.storage import (
     locked,
     read_text,
 )
+from memory.journal import Journal
+from memory.settings import MemorySettings
 
 ENTRY_START = re.compile(r"^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2})\] ")
 STAMP_FORMAT = "%Y-%m-%d %H:%M"

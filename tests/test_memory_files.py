@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from memory import LiveSession, MemorySettings, MemoryStore, parse_save_memory
+from memory.files import atomic_write, locked
 from memory.journal import Segment, load
-from memory.storage import atomic_write, locked
 from memory.store import format_entry, parse_entries
 
 
@@ -179,7 +179,7 @@ def test_atomic_write_never_leaves_a_partial_file(tmp_path: Path) -> None:
 def test_the_lock_excludes_other_processes(tmp_path: Path) -> None:
     lock = tmp_path / ".lock"
     code = (
-        "import sys; from pathlib import Path; from memory.storage import locked\n"
+        "import sys; from pathlib import Path; from memory.files import locked\n"
         "with locked(Path(sys.argv[1]), blocking=False) as got: print(got)"
     )
     with locked(lock):
@@ -281,3 +281,62 @@ def test_a_history_file_with_bad_bytes_is_copied_aside_before_it_is_rewritten() 
     (copy,) = store.root.glob("HISTORY.md.*.orig")
     assert copy.read_bytes() == original
     assert "[2026-11-02 09:00] Next." in store.history_path.read_text()
+
+
+# Kept on Windows: no fcntl there. The stand-in msvcrt below locks with the real flock of
+# this machine, so the Windows branch of memory.files is run, and its exclusion tested.
+_ON_WINDOWS = """
+import fcntl, os, sys, types
+from pathlib import Path
+
+real_flock = fcntl.flock
+sys.modules["fcntl"] = None  # import fcntl now fails, as on Windows
+msvcrt = types.ModuleType("msvcrt")
+msvcrt.LK_LOCK, msvcrt.LK_NBLCK, msvcrt.LK_UNLCK = 1, 2, 0
+
+def locking(fd, mode, nbytes):
+    if mode == msvcrt.LK_UNLCK:
+        real_flock(fd, fcntl.LOCK_UN)
+        return
+    try:
+        real_flock(fd, fcntl.LOCK_EX | (fcntl.LOCK_NB if mode == msvcrt.LK_NBLCK else 0))
+    except BlockingIOError:
+        raise PermissionError(13, "Permission denied") from None
+
+msvcrt.locking = locking
+sys.modules["msvcrt"] = msvcrt
+sys.platform = "win32"  # only while memory.files picks its locks
+from memory.files import HeldLock, atomic_write, locked
+sys.platform = "linux"
+
+lock = Path(sys.argv[1]) / ".lock"
+first, second = HeldLock(lock), HeldLock(lock)
+with locked(lock, blocking=False) as got:
+    print(got, first.acquire())
+print(first.acquire(), second.acquire())
+first.release()
+print(second.acquire())
+atomic_write(Path(sys.argv[1]) / "MEMORY.md", "kept")
+"""
+
+
+def test_memory_files_run_without_fcntl_as_on_windows(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", _ON_WINDOWS, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parent.parent,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n") == ["True False", "True False", "True", ""]
+    assert (tmp_path / "MEMORY.md").read_text() == "kept"
+
+
+def test_two_held_locks_in_one_process_exclude_each_other(tmp_path: Path) -> None:
+    from memory.files import HeldLock
+
+    first, second = HeldLock(tmp_path / ".lock"), HeldLock(tmp_path / ".lock")
+    assert first.acquire() and not second.acquire()
+    first.release()
+    assert second.acquire()
+    second.release()
