@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from memory.store import NOT_KEPT, HistoryEntry, MemoryStore, Version
+from memory.history import HistoryEntry
+from memory.store import NOT_KEPT, MemoryStore, Version
 
 _WORD = re.compile(r"\w{3,}")
 # Words too common to say where a line came from.

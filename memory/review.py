@@ -185,7 +185,8 @@ class StaleProposal(Exception):
 
 def accept(store: MemoryStore, proposal: Proposal, memory_text: str | None = None) -> None:
     """Commit the proposal, or the user's edit of its MEMORY.md (`memory_text`)."""
-    from memory.consolidation import SavedMemory, commit
+    from memory.commit import commit
+    from memory.save_memory import SavedMemory
 
     journal = store.find_session(proposal.session)
     current = store.read_memory()

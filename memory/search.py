@@ -19,11 +19,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # not imported at run time: `kept memory grep` loads only what it needs
-    from memory.store import HistoryEntry, MemoryStore
+from memory.history import STAMP_AT, STAMP_AT_BYTES
 
-_STAMP = re.compile(rb"\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2})\] ")
-_STAMP_TEXT = re.compile(r"\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2})\] ")
+if TYPE_CHECKING:  # not imported at run time: `kept memory grep` loads only what it needs
+    from memory.history import HistoryEntry
+    from memory.store import MemoryStore
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class Match:
         if self.file.suffix != ".md":
             return None
         from memory.files import read_text
-        from memory.store import parse_entries
+        from memory.history import parse_entries
 
         entries = parse_entries(read_text(self.file)[0], self.file)
         found = [e for e in entries if e.line <= self.line]
@@ -331,7 +331,7 @@ def _grep_regex(
 
 def _stamp_before(data: bytes | str, line_start: int) -> str | None:
     """The date of the entry a line belongs to: the nearest stamped line at or above it."""
-    stamp = _STAMP if isinstance(data, bytes) else _STAMP_TEXT
+    stamp = STAMP_AT_BYTES if isinstance(data, bytes) else STAMP_AT
     newline = b"\n" if isinstance(data, bytes) else "\n"
     position = line_start
     while True:

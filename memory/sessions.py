@@ -16,14 +16,14 @@ from pathlib import Path
 
 from memory import journal as journals
 from memory.files import atomic_write, fsync_dir, read_text
-from memory.store import HistoryEntry, MemoryStore, join_entries, parse_entries
+from memory.history import ENTRY_START, HistoryEntry, join_entries, parse_entries
+from memory.store import MemoryStore
 
 log = logging.getLogger(__name__)
 
 INDEX = "index.sessions.json"
 INDEX_VERSION = 1
 _SENTENCE = re.compile(r"(?<=[.!?])\s")
-_STAMP = re.compile(r"^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}\] ")
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def _local(value: str) -> str:
 
 
 def first_sentence(text: str, limit: int = 90) -> str:
-    text = " ".join(_STAMP.sub("", text).split())
+    text = " ".join(ENTRY_START.sub("", text).split())
     sentence = _SENTENCE.split(text, maxsplit=1)[0]
     return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
 
@@ -213,7 +213,7 @@ def forget_entry(store: MemoryStore, session_id: str) -> bool:
             return False
         text, _ = read_text(entry.file)
         lines = text.splitlines(keepends=True)
-        first = next((i for i, line in enumerate(lines) if _STAMP.match(line)), len(lines))
+        first = next((i for i, line in enumerate(lines) if ENTRY_START.match(line)), len(lines))
         preamble = "".join(lines[:first]).rstrip()
         kept = [e.text for e in parse_entries(text, entry.file) if e.line != entry.line]
         atomic_write(entry.file, (preamble + "\n\n" if preamble else "") + join_entries(kept))

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
-import re
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,25 +15,27 @@ from typing import Any
 
 from catalog.health import HealthBook
 from memory import journal as journals
+from memory.commit import recover_locked
 from memory.files import (
     append_line,
     atomic_write,
     data_dir,
+    digest,
     ensure_dir,
     fsync_dir,
     locked,
     read_text,
 )
+from memory.history import (
+    ENTRY_START,
+    HistoryEntry,
+    join_entries,
+    parse_entries,
+)
 from memory.journal import Journal
 from memory.settings import MemorySettings
 
-ENTRY_START = re.compile(r"^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2})\] ")
-STAMP_FORMAT = "%Y-%m-%d %H:%M"
 NOT_KEPT = "your edit, not kept"  # a version that never was MEMORY.md
-
-
-def digest(raw: bytes) -> str:
-    return hashlib.sha256(raw).hexdigest()
 
 
 class MemoryProblem(OSError):
@@ -63,14 +63,6 @@ class MemoryText:
 
 
 @dataclass(frozen=True)
-class HistoryEntry:
-    stamp: str  # "YYYY-MM-DD HH:MM"
-    text: str  # the whole paragraph, stamp included
-    file: Path
-    line: int
-
-
-@dataclass(frozen=True)
 class Version:
     number: int
     time: str
@@ -80,34 +72,6 @@ class Version:
     path: Path
     restored: int | None = None  # the version a restore (or an undo) brought back
     entry: str | None = None  # the history entry of the consolidation that wrote it
-
-
-def format_entry(when: datetime, text: str) -> str:
-    """One history paragraph: "[YYYY-MM-DD HH:MM] text", on a single line."""
-    return f"[{when.strftime(STAMP_FORMAT)}] {' '.join(text.split())}"
-
-
-def parse_entries(text: str, file: Path) -> list[HistoryEntry]:
-    """Paragraphs that begin with a timestamp; anything before the first is ignored."""
-    entries: list[HistoryEntry] = []
-    current: list[str] = []
-    start_line = 0
-    stamp = ""
-    for number, line in enumerate(text.splitlines(), start=1):
-        match = ENTRY_START.match(line)
-        if match:
-            if current:
-                entries.append(HistoryEntry(stamp, "\n".join(current).strip(), file, start_line))
-            current, start_line, stamp = [line], number, match.group(1)
-        elif current:
-            current.append(line)
-    if current:
-        entries.append(HistoryEntry(stamp, "\n".join(current).strip(), file, start_line))
-    return entries
-
-
-def join_entries(entries: list[str]) -> str:
-    return "".join(f"{e}\n\n" for e in entries)
 
 
 class MemoryStore:
@@ -293,8 +257,6 @@ class MemoryStore:
 
     def _finish_interrupted_save(self) -> None:
         if self.commit_path.exists():
-            from memory.consolidation import recover_locked
-
             recover_locked(self)
 
     def keep_unversioned(self, current: MemoryText, now: str) -> None:
@@ -314,7 +276,7 @@ class MemoryStore:
         whose digest is `base_digest`. Returns None when saved, or the text now on disk
         when it changed meanwhile (nothing is written then: the caller lets the user
         choose)."""
-        from datetime import UTC, datetime
+        from datetime import UTC
 
         now = datetime.now(UTC).isoformat(timespec="seconds")
         with self.lock():
@@ -329,7 +291,7 @@ class MemoryStore:
 
     def restore(self, number: int, source: str | None = None) -> int:
         """Make version `number` the current MEMORY.md; the restore is a new version."""
-        from datetime import UTC, datetime
+        from datetime import UTC
 
         raw = self.version_text(number)
         now = datetime.now(UTC).isoformat(timespec="seconds")
@@ -350,7 +312,7 @@ class MemoryStore:
     def undo(self, number: int) -> int:
         """Put back the MEMORY.md that version `number` replaced; the undo is itself a new
         version. Raises ValueError, writing nothing, if MEMORY.md changed since."""
-        from datetime import UTC, datetime
+        from datetime import UTC
 
         written = self.version_text(number)
         previous = self.previous_version(number)
@@ -375,7 +337,7 @@ class MemoryStore:
         """Add one line to MEMORY.md at once, with no model call (/remember); the result is
         a version. Returns its number; raises ValueError, writing nothing, when the line is
         empty or MEMORY.md would outgrow its budget."""
-        from datetime import UTC, datetime
+        from datetime import UTC
 
         from memory.sanitize import clean_text
 

@@ -10,8 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from catalog import Attempt, Catalog, RetryPolicy, complete
-from memory.consolidation import _policy, consolidation_chain, parse_save_memory, reply_budget
+from memory.consolidation import _policy, consolidation_chain, reply_budget
 from memory.prompt import SAVE_MEMORY_CHOICE, SAVE_MEMORY_SCHEMA, SAVE_MEMORY_TOOL
+from memory.save_memory import parse_save_memory
 from memory.store import MemoryStore, MemoryText
 
 TIDY_SYSTEM = (

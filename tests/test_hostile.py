@@ -771,7 +771,7 @@ def dead_pid() -> int:
 def test_temporary_copies_left_by_a_kill_are_removed_at_start(store) -> None:
     import os
 
-    from memory.consolidation import recover
+    from memory.commit import recover
 
     dead = dead_pid()
     leftovers = [

@@ -13,8 +13,8 @@ import pytest
 
 from memory import LiveSession, MemorySettings, MemoryStore, parse_save_memory
 from memory.files import atomic_write, locked
+from memory.history import format_entry, parse_entries
 from memory.journal import Segment, load
-from memory.store import format_entry, parse_entries
 
 
 @pytest.fixture
