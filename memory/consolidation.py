@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
-from catalog import Attempt, Catalog, Chain, RetryPolicy, complete
+from catalog import Attempt, Catalog, Chain, Reply, RetryPolicy, complete
 from catalog.catalog import UnknownModelError
 from catalog.chains import consolidation_plan
 from catalog.transport import Kind, Outcome
@@ -243,9 +243,9 @@ async def consolidate(
             base = store.read_memory()
             memory_text = base.text
             chunks = await asyncio.to_thread(
-                lambda text=memory_text, shrink=shrink: chunk_transcript(
-                    blocks, transcript_budget(catalog, chain, settings, text, shrink)
-                )
+                chunk_transcript,
+                blocks,
+                transcript_budget(catalog, chain, settings, memory_text, shrink),
             )
             if first and max_parts is not None and len(chunks) > max_parts:
                 estimate = _estimate(catalog, head, chunks, memory_text)
@@ -264,6 +264,12 @@ async def consolidate(
                     parts=len(chunks),
                     draft_entry=entry,
                 )
+
+                def accept(reply: Reply, current: str = memory_text) -> SavedMemory:
+                    return parse_save_memory(
+                        reply, current, settings, _window(catalog, reply.model), forget=forget
+                    )
+
                 current = memory_text
                 result = await complete(
                     catalog,
@@ -279,9 +285,7 @@ async def consolidate(
                     max_tokens=reply_budget(settings, current),
                     health=health,
                     hedge=settings.hedge,
-                    accept=lambda reply, current=current: parse_save_memory(
-                        reply, current, settings, _window(catalog, reply.model), forget=forget
-                    ),
+                    accept=accept,
                 )
                 if not result.ok:
                     reason = result.reason
@@ -473,7 +477,7 @@ async def consolidate_pending(
             if on_result is not None and result.reason != BUSY:  # BUSY: reported below
                 on_result(result)
         with contextlib.suppress(LookupError, OSError):
-            await asyncio.to_thread(lambda j=journal: store.settle(store.find_session(j.id)))
+            await asyncio.to_thread(_settle, store, journal.id)
     # Sessions another Kept process was saving meanwhile: once it is done, report what it
     # did, so overlapping runs both see the truth; go ahead if it did not touch them.
     for index, result in enumerate(results):
@@ -501,6 +505,10 @@ async def consolidate_pending(
             on_result(after)
     await asyncio.to_thread(store.sweep_locks)
     return results
+
+
+def _settle(store: MemoryStore, session_id: str) -> None:
+    store.settle(store.find_session(session_id))
 
 
 def _failed(journal: Journal, segment: Segment, reason: str) -> Consolidation:

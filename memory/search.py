@@ -331,17 +331,22 @@ def _grep_regex(
 
 def _stamp_before(data: bytes | str, line_start: int) -> str | None:
     """The date of the entry a line belongs to: the nearest stamped line at or above it."""
-    stamp = STAMP_AT_BYTES if isinstance(data, bytes) else STAMP_AT
-    newline = b"\n" if isinstance(data, bytes) else "\n"
     position = line_start
     while True:
-        match = stamp.match(data, position)  # type: ignore[call-overload]
-        if match:
-            found = match.group(1)
-            return found.decode() if isinstance(found, bytes) else found
+        if isinstance(data, bytes):
+            raw = STAMP_AT_BYTES.match(data, position)
+            if raw:
+                return raw.group(1).decode()
+        else:
+            text = STAMP_AT.match(data, position)
+            if text:
+                return text.group(1)
         if position == 0:
             return None
-        position = data.rfind(newline, 0, position - 1) + 1  # type: ignore[arg-type]
+        if isinstance(data, bytes):
+            position = data.rfind(b"\n", 0, position - 1) + 1
+        else:
+            position = data.rfind("\n", 0, position - 1) + 1
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import re
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from memory import journal as journals
 from memory.files import atomic_write, fsync_dir, read_text
@@ -129,14 +130,14 @@ def list_sessions(store: MemoryStore) -> list[SessionSummary]:
     titles = _Titles(store)
     found: dict[str, SessionSummary] = {}
     index_path = store.root / INDEX
-    cached: dict[str, dict] = {}
+    cached: dict[str, dict[str, Any]] = {}
     try:
         index = json.loads(read_text(index_path)[0] or "{}")
         if index.get("version") == INDEX_VERSION and isinstance(index.get("sessions"), dict):
             cached = index["sessions"]
     except (ValueError, AttributeError):
         cached = {}  # damaged: rebuilt below
-    fresh: dict[str, dict] = {}
+    fresh: dict[str, dict[str, Any]] = {}
     changed = False
     done = sorted(store.done_dir.glob("*.jsonl")) if store.done_dir.is_dir() else []
     for path in done:

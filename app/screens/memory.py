@@ -57,7 +57,7 @@ def shown(text: str) -> str:
     return "\n".join(out)
 
 
-class MemoryScreen(Screen):
+class MemoryScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "leave", "Back"),
         Binding("e", "edit", "Edit here"),
