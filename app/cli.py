@@ -124,7 +124,7 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
 
     from app.cli_import import Progress, cmd_dry_run
     from memory import consolidate_pending, next_retry
-    from memory.consolidation import ASK_ABOVE_PARTS, held
+    from memory.consolidation import ASK_ABOVE_PARTS, held, retry_note
 
     catalog, store, settings = _memory_context()
     if args.dry_run:
@@ -157,8 +157,9 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
                 f"{result.estimate} with `kept consolidate --yes {result.session}`."
             )
         journal = store.find_session(result.session)
-        due = next_retry(journal, result.segment) if result.segment else None
-        when = f" Next retry after {due.astimezone():%H:%M}." if due else ""
+        when = ""
+        if result.segment and next_retry(journal, result.segment):
+            when = f" {retry_note(journal, result.segment).capitalize()}."
         if result.segment and held(journal, result.segment):
             when = (
                 " Every model refused it several times in a row, so the app no longer "

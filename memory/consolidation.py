@@ -420,6 +420,17 @@ def next_retry(journal: Journal, segment: Segment) -> datetime | None:
     return last + timedelta(seconds=delay)
 
 
+def retry_note(journal: Journal, segment: Segment, now: datetime | None = None) -> str:
+    """When a pending part is tried again, as every surface says it: "next retry after
+    14:05" (with the date when that is not today, local time), or "due now"."""
+    due = next_retry(journal, segment)
+    if due is None:
+        return "due now"
+    local, today = due.astimezone(), (now or datetime.now(UTC)).astimezone()
+    shape = "%H:%M" if local.date() == today.date() else "%Y-%m-%d %H:%M"
+    return f"next retry after {local.strftime(shape)}"
+
+
 async def consolidate_pending(
     store: MemoryStore,
     catalog: Catalog,
