@@ -289,6 +289,16 @@ class MemoryStore:
             self.save_version(text.encode("utf-8"), source, time=now, model=model)
         return None
 
+    def discard_edit(self, text: str) -> int:
+        """Keep an edit the user chose not to save (MEMORY.md changed under it and they
+        kept that) as a version that never was MEMORY.md: nothing they typed is lost.
+        Numbered under the lock, since version numbers are shared with Kept's writes."""
+        from datetime import UTC
+
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        with self.lock():
+            return self.save_version(text.encode("utf-8"), NOT_KEPT, time=now)
+
     def restore(self, number: int, source: str | None = None) -> int:
         """Make version `number` the current MEMORY.md; the restore is a new version."""
         from datetime import UTC

@@ -340,3 +340,16 @@ def test_two_held_locks_in_one_process_exclude_each_other(tmp_path: Path) -> Non
     first.release()
     assert second.acquire()
     second.release()
+
+
+def test_an_edit_the_user_did_not_keep_is_a_version_that_never_was_memory(
+    tmp_path: Path,
+) -> None:
+    store = MemoryStore(tmp_path).ensure()
+    store.write_memory("# Me\n- on disk\n")
+    number = store.discard_edit("# Me\n- my edit\n")
+    (version,) = store.versions()
+    assert version.number == number and version.source == "your edit, not kept"
+    assert version.path.read_text() == "# Me\n- my edit\n"
+    assert store.memory_path.read_text() == "# Me\n- on disk\n"
+    assert store.previous_version(number + 1) is None  # never MEMORY.md
