@@ -91,7 +91,8 @@ class _Titles:
 def _summary(
     journal: journals.Journal, titles: _Titles | None, title: str | None
 ) -> SessionSummary:
-    state = {"consolidated": "saved"}.get(journal.state, journal.state)
+    state = journal.state
+    shown = "saved" if state is journals.JournalState.CONSOLIDATED else state.value
     if not title and titles is not None and journal.consolidated:
         entry = titles.entry(journal)
         title = first_sentence(entry) if entry else None
@@ -111,7 +112,7 @@ def _summary(
     started = _local(journal.created)
     if not started and journal.messages:
         started = _local(str(journal.messages[0].get("time")))
-    return SessionSummary(journal.id, started, title, journal.model or "", count, state)
+    return SessionSummary(journal.id, started, title, journal.model or "", count, shown)
 
 
 def _header_title(path: Path) -> str | None:
@@ -228,7 +229,7 @@ def delete_session(store: MemoryStore, session_id: str, *, forget: bool = False)
 
     journal = store.find_session(session_id)
     lock = HeldLock(store.sessions_dir / f".{session_id}.live")
-    if journal.state == "active" and not lock.acquire():
+    if journal.state is journals.JournalState.ACTIVE and not lock.acquire():
         raise ValueError(f"Session {session_id} is open in a Kept window; end it first.")
     try:
         if forget:

@@ -32,7 +32,7 @@ from memory.history import (
     join_entries,
     parse_entries,
 )
-from memory.journal import Journal
+from memory.journal import Journal, JournalState
 from memory.settings import MemorySettings
 
 NOT_KEPT = "your edit, not kept"  # a version that never was MEMORY.md
@@ -550,7 +550,7 @@ class MemoryStore:
     def settle(self, journal: Journal) -> None:
         """Move a closed, fully consolidated journal to done/, read-only. Idempotent, and
         safe when another process settles the same journal at the same time."""
-        if journal.state != "consolidated":
+        if journal.state is not JournalState.CONSOLIDATED:
             return
         ensure_dir(self.done_dir)
         target = self.done_dir / journal.path.name

@@ -353,3 +353,16 @@ def test_an_edit_the_user_did_not_keep_is_a_version_that_never_was_memory(
     assert version.path.read_text() == "# Me\n- my edit\n"
     assert store.memory_path.read_text() == "# Me\n- on disk\n"
     assert store.previous_version(number + 1) is None  # never MEMORY.md
+
+
+def test_a_session_state_is_one_of_three_named_states(tmp_path: Path) -> None:
+    from memory.journal import JournalState
+
+    store = MemoryStore(tmp_path).ensure()
+    journal = store.new_session("gpt-4.1-mini")
+    journal.append({"role": "user", "content": "hello"})
+    assert journal.state is JournalState.ACTIVE
+    segment = journal.mark_pending(close=True)
+    assert segment is not None and journal.state is JournalState.PENDING
+    journal.mark_consolidated(segment, "gpt-4.1-mini")
+    assert journal.state is JournalState.CONSOLIDATED
