@@ -26,6 +26,7 @@ from memory.commit import commit, recover
 from memory.files import locked
 from memory.history import format_entry
 from memory.journal import Journal, Segment
+from memory.log import LogRecord
 from memory.prompt import (
     SAVE_MEMORY_CHOICE,
     SAVE_MEMORY_SCHEMA,
@@ -219,7 +220,7 @@ async def consolidate(
 
         def record(attempt: Attempt) -> None:
             attempts.append(attempt)
-            store.log({"session": journal.id, "segment": str(segment), **attempt.to_dict()})
+            store.log(LogRecord.line(journal.id, str(segment), attempt))
             if on_attempt is not None:
                 on_attempt(attempt)
 

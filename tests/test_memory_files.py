@@ -366,3 +366,23 @@ def test_a_session_state_is_one_of_three_named_states(tmp_path: Path) -> None:
     assert segment is not None and journal.state is JournalState.PENDING
     journal.mark_consolidated(segment, "gpt-4.1-mini")
     assert journal.state is JournalState.CONSOLIDATED
+
+
+def test_log_lines_from_any_version_read_back_as_typed_records(tmp_path: Path) -> None:
+    from memory.log import LogRecord, figures, read_records, sessions
+
+    store = MemoryStore(tmp_path).ensure()
+    lines = [
+        {"session": "s1", "segment": "0-2", "model": "m", "outcome": "ok", "latency": 1.5},
+        {"session": "s1", "segment": "0-2", "model": "m", "outcome": "failed", "cost": None},
+        {"session": 7, "model": ["x"], "outcome": "ok", "latency": "fast", "cost": True},
+    ]
+    store.log_path.write_text("".join(json.dumps(line) + "\n" for line in lines) + "torn {\n")
+    records = read_records(store)
+    assert records[0] == LogRecord("s1", "0-2", "m", "ok", latency=1.5)
+    assert records[1].cost == 0.0 and records[1].kind == ""
+    assert records[2] == LogRecord("?", "", "?", "ok")
+    unknown, m = sorted(figures(store), key=lambda f: f.model)  # "?" sorts first
+    assert (m.attempts, m.successes, m.median_latency) == (2, 1, 0.75)
+    assert unknown.model == "?" and unknown.cost == 0.0
+    assert next(log.chain() for log in sessions(store)) == "m ✓ 1.5 s $0.0000 → m → None"
