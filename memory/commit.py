@@ -17,6 +17,7 @@ from memory.files import atomic_write, digest, read_text, remove_leftovers
 from memory.history import format_entry
 from memory.journal import Journal, Segment
 from memory.save_memory import SavedMemory
+from memory.versions import VersionKind
 
 if TYPE_CHECKING:
     from memory.store import MemoryStore, MemoryText
@@ -39,7 +40,7 @@ def _apply(store: MemoryStore, intent: dict[str, Any]) -> None:
     if current.digest == new_digest and store.latest_version_digest() != new_digest:
         store.save_version(
             current.raw,
-            intent.get("source", "consolidation"),
+            str(intent.get("source", VersionKind.CONSOLIDATION)),
             time=intent["time"],
             session=intent["session"],
             model=intent["model"],
@@ -64,7 +65,7 @@ def commit(
     model: str,
     when: datetime,
     *,
-    source: str = "consolidation",
+    source: VersionKind = VersionKind.CONSOLIDATION,
 ) -> bool:
     """Write the result. False, with nothing written, when MEMORY.md changed since `base`
     was read: the user's edit is never overwritten."""
@@ -82,7 +83,7 @@ def commit(
             "memory_update": saved.memory_update,
             "history_entry": format_entry(when, saved.history_entry),
         }
-        if source != "consolidation":
+        if source is not VersionKind.CONSOLIDATION:
             intent["source"] = source
         atomic_write(store.commit_path, json.dumps(intent, ensure_ascii=False))
         _apply(store, intent)

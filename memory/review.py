@@ -19,6 +19,7 @@ from pathlib import Path
 from memory.files import atomic_write, ensure_dir
 from memory.journal import Segment
 from memory.store import MemoryStore, MemoryText, Version
+from memory.versions import VersionKind
 
 
 @dataclass(frozen=True)
@@ -202,7 +203,7 @@ def accept(store: MemoryStore, proposal: Proposal, memory_text: str | None = Non
         current,
         proposal.model,
         when,
-        source="consolidation, edited by you" if edited else "consolidation",
+        source=VersionKind.REVIEWED if edited else VersionKind.CONSOLIDATION,
     ):
         proposal.path.unlink(missing_ok=True)
         raise StaleProposal(

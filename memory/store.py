@@ -34,8 +34,7 @@ from memory.history import (
 )
 from memory.journal import Journal, JournalState
 from memory.settings import MemorySettings
-
-NOT_KEPT = "your edit, not kept"  # a version that never was MEMORY.md
+from memory.versions import VersionKind
 
 
 class MemoryProblem(OSError):
@@ -66,12 +65,16 @@ class MemoryText:
 class Version:
     number: int
     time: str
-    source: str  # "consolidation", "edited by you", "restore"
+    source: str  # the prose: "consolidation", "edited by you", "restore of version 3"
     session: str | None
     model: str | None
     path: Path
     restored: int | None = None  # the version a restore (or an undo) brought back
     entry: str | None = None  # the history entry of the consolidation that wrote it
+
+    @property
+    def kind(self) -> VersionKind:
+        return VersionKind.of(self.source)
 
 
 class MemoryStore:
@@ -262,14 +265,14 @@ class MemoryStore:
     def keep_unversioned(self, current: MemoryText, now: str) -> None:
         # Kept versions everything it writes, so text it has no version of is the user's.
         if current.raw and self.latest_version_digest() != current.digest:
-            self.save_version(current.raw, "edited by you", time=now)
+            self.save_version(current.raw, VersionKind.EDIT, time=now)
 
     def save_edit(
         self,
         text: str,
         base_digest: str,
         *,
-        source: str = "edited by you",
+        source: VersionKind = VersionKind.EDIT,
         model: str | None = None,
     ) -> MemoryText | None:
         """Save the user's edit of MEMORY.md (or a tidy they accepted), made from the text
@@ -297,9 +300,9 @@ class MemoryStore:
 
         now = datetime.now(UTC).isoformat(timespec="seconds")
         with self.lock():
-            return self.save_version(text.encode("utf-8"), NOT_KEPT, time=now)
+            return self.save_version(text.encode("utf-8"), VersionKind.NOT_KEPT, time=now)
 
-    def restore(self, number: int, source: str | None = None) -> int:
+    def restore(self, number: int) -> int:
         """Make version `number` the current MEMORY.md; the restore is a new version."""
         from datetime import UTC
 
@@ -310,13 +313,15 @@ class MemoryStore:
             self.keep_unversioned(self.read_memory(), now)
             self.write_memory(raw)
             return self.save_version(
-                raw, source or f"restore of version {number}", time=now, restored=number
+                raw, VersionKind.RESTORE.prose(number), time=now, restored=number
             )
 
     def previous_version(self, number: int) -> Version | None:
         """The version that was MEMORY.md just before version `number` was written (None:
         MEMORY.md was empty). An edit the user chose not to keep was never MEMORY.md."""
-        earlier = [v for v in self.versions() if v.number < number and v.source != NOT_KEPT]
+        earlier = [
+            v for v in self.versions() if v.number < number and v.kind is not VersionKind.NOT_KEPT
+        ]
         return earlier[-1] if earlier else None
 
     def undo(self, number: int) -> int:
@@ -338,7 +343,7 @@ class MemoryStore:
             self.write_memory(raw)
             return self.save_version(
                 raw,
-                f"undo of version {number}",
+                VersionKind.UNDO.prose(number),
                 time=now,
                 restored=previous.number if previous else 0,
             )
@@ -370,7 +375,9 @@ class MemoryStore:
                 )
             self.keep_unversioned(current, now)
             self.write_memory(text)
-            return self.save_version(text.encode("utf-8"), "remembered", time=now, entry=line)
+            return self.save_version(
+                text.encode("utf-8"), VersionKind.REMEMBERED, time=now, entry=line
+            )
 
     # --- INSTRUCTIONS.md -------------------------------------------------------------------
 

@@ -386,3 +386,24 @@ def test_log_lines_from_any_version_read_back_as_typed_records(tmp_path: Path) -
     assert (m.attempts, m.successes, m.median_latency) == (2, 1, 0.75)
     assert unknown.model == "?" and unknown.cost == 0.0
     assert next(log.chain() for log in sessions(store)) == "m ✓ 1.5 s $0.0000 → m → None"
+
+
+def test_a_version_kind_is_named_once_and_its_prose_rendered_from_it(tmp_path: Path) -> None:
+    from memory.versions import VersionKind
+
+    store = MemoryStore(tmp_path).ensure()
+    store.save_edit("# Me\n- tea\n", store.read_memory().digest)
+    store.save_edit("# Me\n- coffee\n", store.read_memory().digest)
+    store.restore(1)
+    store.undo(3)
+    store.discard_edit("# Me\n- not kept\n")
+    versions = store.versions()
+    assert [v.kind for v in versions] == [
+        VersionKind.EDIT,
+        VersionKind.EDIT,
+        VersionKind.RESTORE,
+        VersionKind.UNDO,
+        VersionKind.NOT_KEPT,
+    ]
+    assert [v.source for v in versions[2:4]] == ["restore of version 1", "undo of version 3"]
+    assert VersionKind.of("written by a newer Kept") is VersionKind.OTHER
