@@ -243,11 +243,13 @@ async def consolidate(
         while edits < EDIT_ROUNDS and shrink <= MAX_SHRINK:
             base = store.read_memory()
             memory_text = base.text
-            chunks = await asyncio.to_thread(
-                chunk_transcript,
-                blocks,
-                transcript_budget(catalog, chain, settings, memory_text, shrink),
-            )
+
+            def cut(text: str = memory_text, shrink: int = shrink) -> list[str]:
+                # Counting tokens takes seconds on a long session: never on the loop.
+                budget = transcript_budget(catalog, chain, settings, text, shrink)
+                return chunk_transcript(blocks, budget)
+
+            chunks = await asyncio.to_thread(cut)
             if first and max_parts is not None and len(chunks) > max_parts:
                 estimate = _estimate(catalog, head, chunks, memory_text)
                 return Consolidation(
