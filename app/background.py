@@ -101,7 +101,7 @@ class MemoryJobs:
         self.app.set_interval(RETRY_EVERY, self.retry_due)
 
     async def _startup(self) -> None:
-        from memory.consolidation import recover
+        from memory.commit import recover
 
         message = await asyncio.to_thread(recover, self.app.store)
         if message:

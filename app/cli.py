@@ -132,7 +132,7 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
 
     from app.cli_import import Progress, cmd_dry_run
     from memory import consolidate_pending, next_retry
-    from memory.consolidation import ASK_ABOVE_PARTS, held
+    from memory.consolidation import ASK_ABOVE_PARTS, held, retry_note
 
     catalog, store, settings = _memory_context()
     if args.dry_run:
@@ -165,8 +165,9 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
                 f"{result.estimate} with `kept consolidate --yes {result.session}`."
             )
         journal = store.find_session(result.session)
-        due = next_retry(journal, result.segment) if result.segment else None
-        when = f" Next retry after {due.astimezone():%H:%M}." if due else ""
+        when = ""
+        if result.segment and next_retry(journal, result.segment):
+            when = f" {retry_note(journal, result.segment).capitalize()}."
         if result.segment and held(journal, result.segment):
             when = (
                 " Every model refused it several times in a row, so the app no longer "
@@ -307,7 +308,7 @@ def data_folder_problem() -> str:
     """One sentence when the data folder cannot be used (a file, or not writable), else ""."""
     import os
 
-    from memory.storage import data_dir
+    from memory.files import data_dir
 
     folder = data_dir()
     existing = next((p for p in (folder, *folder.parents) if p.exists()), None)

@@ -56,8 +56,8 @@ def cmd_grep(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"kept memory grep: {exc}", file=sys.stderr)
         return 2
+    from memory.files import data_dir
     from memory.search import Places
-    from memory.storage import data_dir
 
     store = Places(data_dir())  # not the whole store: start-up is most of a short search
     colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
@@ -137,8 +137,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
 
 
 def cmd_log(args: argparse.Namespace) -> int:
-    from memory import next_retry
-    from memory.consolidation import held
+    from memory.consolidation import held, retry_note
     from memory.log import figures, model_health, sessions
     from memory.review import proposal_for
 
@@ -155,8 +154,7 @@ def cmd_log(args: argparse.Namespace) -> int:
     if pending:
         print("\nPending:")
         for journal, segment in pending:
-            due = next_retry(journal, segment)
-            when = f"next retry after {due.astimezone():%Y-%m-%d %H:%M}" if due else "due now"
+            when = retry_note(journal, segment)
             if proposal_for(store, journal.id, segment) is not None:
                 when = "awaiting your review (`kept memory review`)"
             elif held(journal, segment):

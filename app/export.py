@@ -7,7 +7,7 @@ from pathlib import Path
 
 from catalog import Catalog
 from memory import Journal, LiveSession
-from memory.storage import atomic_write, ensure_dir
+from memory.files import atomic_write, ensure_dir
 
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
 

@@ -19,8 +19,8 @@ from pydantic import AfterValidator, Field, with_config
 
 from catalog import DEFAULT_CHAT_MODEL
 from catalog.config import CONFIG_FILE, STRICT, CatalogConfig, parse_catalog_config, parse_table
+from memory.files import atomic_write, ensure_dir
 from memory.settings import MemorySettings, parse_memory_settings
-from memory.storage import atomic_write, ensure_dir
 
 if TYPE_CHECKING:
     from catalog import Catalog

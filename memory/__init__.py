@@ -9,21 +9,21 @@ from typing import TYPE_CHECKING, Any
 # for the rest of it: the app's first screen needs only a few of them.
 _WHERE = {
     "Consolidation": "memory.consolidation",
-    "HistoryEntry": "memory.store",
+    "HistoryEntry": "memory.history",
     "Journal": "memory.journal",
     "LiveSession": "memory.session",
     "MemorySettings": "memory.settings",
     "MemoryStore": "memory.store",
     "MemoryText": "memory.store",
-    "SavedMemory": "memory.consolidation",
+    "SavedMemory": "memory.save_memory",
     "Segment": "memory.journal",
     "Version": "memory.store",
     "consolidate": "memory.consolidation",
     "consolidate_pending": "memory.consolidation",
-    "data_dir": "memory.storage",
+    "data_dir": "memory.files",
     "next_retry": "memory.consolidation",
-    "parse_save_memory": "memory.consolidation",
-    "recover": "memory.consolidation",
+    "parse_save_memory": "memory.save_memory",
+    "recover": "memory.commit",
     "system_prompt": "memory.prompt",
 }
 __all__ = [
@@ -47,21 +47,21 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from memory.commit import recover
     from memory.consolidation import (
         Consolidation,
-        SavedMemory,
         consolidate,
         consolidate_pending,
         next_retry,
-        parse_save_memory,
-        recover,
     )
+    from memory.files import data_dir
+    from memory.history import HistoryEntry
     from memory.journal import Journal, Segment
     from memory.prompt import system_prompt
+    from memory.save_memory import SavedMemory, parse_save_memory
     from memory.session import LiveSession
     from memory.settings import MemorySettings
-    from memory.storage import data_dir
-    from memory.store import HistoryEntry, MemoryStore, MemoryText, Version
+    from memory.store import MemoryStore, MemoryText, Version
 
 
 def __getattr__(name: str) -> Any:

@@ -5,28 +5,28 @@
 anything else moves the walk to the next model of the chain. When no model succeeds the
 session stays pending, with the reason recorded, and is retried later.
 
-The commit is written ahead to `commit.json`, then applied step by step, each step
-idempotent, so a crash at any instant is completed by `recover()` with the history entry
-present exactly once and MEMORY.md either old or new, never torn.
+The reply's validation lives in memory/save_memory.py, the write-ahead commit that makes
+the result durable in memory/commit.py.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
-from catalog import Attempt, Catalog, Chain, Reply, ReplyRejected, RetryPolicy, complete
+from catalog import Attempt, Catalog, Chain, Reply, RetryPolicy, complete
 from catalog.catalog import UnknownModelError
 from catalog.chains import consolidation_plan
 from catalog.transport import Kind, Outcome
+from memory.commit import commit, recover
+from memory.files import locked
+from memory.history import format_entry
 from memory.journal import Journal, Segment
+from memory.log import LogRecord
 from memory.prompt import (
     SAVE_MEMORY_CHOICE,
     SAVE_MEMORY_SCHEMA,
@@ -36,9 +36,9 @@ from memory.prompt import (
 )
 from memory.redact import redact
 from memory.sanitize import clean_text
+from memory.save_memory import SavedMemory, asked_to_forget, parse_save_memory
 from memory.settings import MemorySettings, Review
-from memory.storage import atomic_write, locked, read_text, remove_leftovers
-from memory.store import MemoryStore, MemoryText, digest, format_entry
+from memory.store import MemoryStore
 
 # Delays before retrying a session that no model could consolidate, by failure count.
 RETRY_DELAYS = (60.0, 300.0, 900.0, 3600.0)
@@ -46,9 +46,6 @@ RETRY_DELAYS = (60.0, 300.0, 900.0, 3600.0)
 EDIT_ROUNDS = 3
 # How many times a session is cut into smaller parts after a model ran out of context.
 MAX_SHRINK = 2
-# A non-trivial memory must keep at least this share of its text.
-TRIVIAL_MEMORY = 200
-KEEP_SHARE = 0.5
 AWAITING_REVIEW = "awaiting your review"
 # After this many failures in a row where every model answered and was refused, asking
 # again on a timer would only pay for the same answers: the user is asked instead.
@@ -57,18 +54,6 @@ HOLD_AFTER = 3
 # estimate first (a single 10 MB message can take a dozen requests).
 ASK_ABOVE_PARTS = 5
 BUSY = "another Kept process is saving this session right now"
-# The user asked, in their own words, to forget: the shrink guard lets the update through.
-_FORGET = re.compile(
-    r"\b(?:forget|vergiss|vergessen|oublie|oublier|olvida|olvidar|"
-    r"dimentica|esquece|esqueça|vergeet|glöm|zapomnij)\w*|忘れ|забудь",
-    re.IGNORECASE,
-)
-
-
-@dataclass(frozen=True)
-class SavedMemory:
-    history_entry: str
-    memory_update: str
 
 
 @dataclass(frozen=True)
@@ -91,121 +76,6 @@ class Consolidation:
     @property
     def cost(self) -> float:
         return sum(a.cost for a in self.attempts)
-
-
-# --- validation ----------------------------------------------------------------------------
-
-_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
-
-
-def _decode_arguments(raw: Any) -> dict[str, Any]:
-    value = raw
-    for _ in range(2):  # some models send the JSON object encoded twice
-        if isinstance(value, str):
-            try:
-                value = json.loads(value, strict=False)
-            except ValueError:
-                raise ReplyRejected("save_memory arguments are not valid JSON") from None
-    if not isinstance(value, dict):
-        raise ReplyRejected(
-            f"save_memory arguments must be a JSON object, not {type(value).__name__}"
-        )
-    return value
-
-
-def _json_in_text(text: str) -> dict[str, Any] | None:
-    body = _FENCE.sub("", text.strip())
-    start, end = body.find("{"), body.rfind("}")
-    if start < 0 or end <= start:
-        return None
-    try:
-        # strict=False: a line break left raw inside a string is the commonest slip of a
-        # small model (llama.cpp's JSON grammar allows it); the text is cleaned after.
-        value = json.loads(body[start : end + 1], strict=False)
-    except ValueError:
-        return None
-    if isinstance(value, dict) and {"history_entry", "memory_update"} <= value.keys():
-        return value
-    return None
-
-
-def _cut_off(reply: Reply, window: int | None) -> str:
-    """Why a reply that stopped at its length limit is unusable, in the user's terms."""
-    used = reply.prompt_tokens + reply.completion_tokens
-    if window and used >= 0.9 * window:
-        return (
-            f"{reply.model} ran out of context: {reply.prompt_tokens:,} prompt + "
-            f"{reply.completion_tokens:,} completion tokens of {window:,}"
-        )
-    return (
-        f"{reply.model} stopped at its reply limit ({reply.completion_tokens:,} tokens) "
-        "before finishing save_memory"
-    )
-
-
-def asked_to_forget(messages: list[dict[str, Any]]) -> bool:
-    """Whether the user said, in the session, to forget something (a request is short:
-    only the start of each message is searched, so a pasted megabyte costs nothing)."""
-    return any(
-        m.get("role") == "user" and _FORGET.search(str(m.get("content") or "")[:2000])
-        for m in messages
-    )
-
-
-def parse_save_memory(
-    reply: Reply,
-    current_memory: str,
-    settings: MemorySettings,
-    window: int | None = None,
-    *,
-    forget: bool = False,
-) -> SavedMemory:
-    """The validated arguments of the reply's save_memory call; raises ReplyRejected.
-    With `forget` (the user asked for it) the update may drop most of the memory: the old
-    text is kept as a version."""
-    if reply.finish_reason == "length":
-        raise ReplyRejected(_cut_off(reply, window), Kind.CONTEXT_WINDOW)
-    calls = [c for c in reply.tool_calls if c.name == "save_memory"]
-    if calls:
-        arguments = _decode_arguments(calls[0].arguments)
-    elif reply.tool_calls:
-        raise ReplyRejected(f"called {reply.tool_calls[0].name} instead of save_memory")
-    else:
-        found = _json_in_text(reply.text)
-        if found is None:
-            raise ReplyRejected("did not call save_memory")
-        arguments = found
-    for name in ("history_entry", "memory_update"):
-        if name not in arguments:
-            raise ReplyRejected(f"save_memory was called without {name}")
-        if not isinstance(arguments[name], str):
-            raise ReplyRejected(f"{name} must be a string, not {type(arguments[name]).__name__}")
-    entry = " ".join(clean_text(arguments["history_entry"]).split())
-    update = clean_text(arguments["memory_update"]).strip()
-    if not entry:
-        raise ReplyRejected("history_entry is empty")
-    if len(entry) > settings.history_entry_max_chars:
-        raise ReplyRejected(
-            f"history_entry is {len(entry):,} characters, over the "
-            f"{settings.history_entry_max_chars:,} limit"
-        )
-    if len(update) > settings.memory_max_chars:
-        raise ReplyRejected(
-            f"memory_update is {len(update):,} characters, over the "
-            f"{settings.memory_max_chars:,} budget"
-        )
-    old = current_memory.strip()
-    if (
-        not forget
-        and len(old) >= TRIVIAL_MEMORY
-        and len(old) <= settings.memory_max_chars
-        and len(update) < KEEP_SHARE * len(old)
-    ):
-        raise ReplyRejected(
-            f"memory_update would drop most of MEMORY.md ({len(update):,} of "
-            f"{len(old):,} characters kept)"
-        )
-    return SavedMemory(entry, update + "\n" if update else "")
 
 
 # --- chunking ------------------------------------------------------------------------------
@@ -276,105 +146,6 @@ def transcript_budget(
 def _window(catalog: Catalog, model: str) -> int | None:
     pricing = catalog.pricing(catalog.get(model)) if model in catalog else None
     return pricing.context_window if pricing else None
-
-
-# --- the commit ----------------------------------------------------------------------------
-
-
-def _apply(store: MemoryStore, intent: dict[str, Any]) -> None:
-    """Carry out a written-ahead commit; safe to run again after a crash at any point."""
-    current = store.read_memory()
-    new_text: str = intent["memory_update"]
-    new_digest = digest(new_text.encode("utf-8"))
-    if current.digest not in (intent["previous_digest"], new_digest):
-        # Someone wrote MEMORY.md between the crash and now: their text stands, and the
-        # session stays pending, to be consolidated again against it.
-        store.commit_path.unlink(missing_ok=True)
-        return
-    if current.digest == intent["previous_digest"]:
-        store.keep_unversioned(current, intent["time"])
-        store.write_memory(new_text)
-        current = store.read_memory()
-    if current.digest == new_digest and store.latest_version_digest() != new_digest:
-        store.save_version(
-            current.raw,
-            intent.get("source", "consolidation"),
-            time=intent["time"],
-            session=intent["session"],
-            model=intent["model"],
-            entry=intent["history_entry"],
-        )
-    if not store.has_history_entry(intent["history_entry"]):
-        store.append_history(intent["history_entry"])
-    segment = Segment(intent["start"], intent["end"])
-    journal = store.find_session(intent["session"])
-    if segment not in journal.consolidated:
-        journal.mark_consolidated(segment, intent["model"])
-    store.settle(journal)
-    store.commit_path.unlink(missing_ok=True)
-
-
-def commit(
-    store: MemoryStore,
-    journal: Journal,
-    segment: Segment,
-    saved: SavedMemory,
-    base: MemoryText,
-    model: str,
-    when: datetime,
-    *,
-    source: str = "consolidation",
-) -> bool:
-    """Write the result. False, with nothing written, when MEMORY.md changed since `base`
-    was read: the user's edit is never overwritten."""
-    with store.lock():
-        recover_locked(store)
-        if store.read_memory().digest != base.digest:
-            return False
-        intent = {
-            "session": journal.id,
-            "start": segment.start,
-            "end": segment.end,
-            "model": model,
-            "time": datetime.now(UTC).isoformat(timespec="seconds"),
-            "previous_digest": base.digest,
-            "memory_update": saved.memory_update,
-            "history_entry": format_entry(when, saved.history_entry),
-        }
-        if source != "consolidation":
-            intent["source"] = source
-        atomic_write(store.commit_path, json.dumps(intent, ensure_ascii=False))
-        _apply(store, intent)
-    return True
-
-
-def recover_locked(store: MemoryStore) -> str | None:
-    if not store.commit_path.exists():
-        return None
-    text, _ = read_text(store.commit_path)
-    if not text.strip():
-        # Written atomically, so an empty intent means it never held a commit.
-        store.commit_path.unlink(missing_ok=True)
-        return None
-    try:
-        intent = json.loads(text)
-        _apply(store, intent)
-    except (ValueError, KeyError, TypeError, LookupError) as exc:
-        # Not an intent Kept wrote (it writes them atomically), or its session is gone.
-        store.commit_path.rename(store.commit_path.with_suffix(".damaged"))
-        return f"{store.commit_path} could not be used ({exc}) and has been set aside."
-    return f"Completed the interrupted save of session {intent['session']}."
-
-
-def recover(store: MemoryStore) -> str | None:
-    """Complete a commit a crash interrupted, and remove the temporary copies crashes left.
-    Returns what was done, if anything."""
-    for folder in (store.root, store.versions_dir, store.archive_dir, store.sessions_dir):
-        remove_leftovers(folder)
-    if not store.commit_path.exists():
-        return None
-    with store.lock():
-        return recover_locked(store)
 
 
 # --- consolidation -------------------------------------------------------------------------
@@ -449,7 +220,7 @@ async def consolidate(
 
         def record(attempt: Attempt) -> None:
             attempts.append(attempt)
-            store.log({"session": journal.id, "segment": str(segment), **attempt.to_dict()})
+            store.log(LogRecord.line(journal.id, str(segment), attempt))
             if on_attempt is not None:
                 on_attempt(attempt)
 
@@ -472,11 +243,13 @@ async def consolidate(
         while edits < EDIT_ROUNDS and shrink <= MAX_SHRINK:
             base = store.read_memory()
             memory_text = base.text
-            chunks = await asyncio.to_thread(
-                lambda text=memory_text, shrink=shrink: chunk_transcript(
-                    blocks, transcript_budget(catalog, chain, settings, text, shrink)
-                )
-            )
+
+            def cut(text: str = memory_text, shrink: int = shrink) -> list[str]:
+                # Counting tokens takes seconds on a long session: never on the loop.
+                budget = transcript_budget(catalog, chain, settings, text, shrink)
+                return chunk_transcript(blocks, budget)
+
+            chunks = await asyncio.to_thread(cut)
             if first and max_parts is not None and len(chunks) > max_parts:
                 estimate = _estimate(catalog, head, chunks, memory_text)
                 return Consolidation(
@@ -494,6 +267,12 @@ async def consolidate(
                     parts=len(chunks),
                     draft_entry=entry,
                 )
+
+                def accept(reply: Reply, current: str = memory_text) -> SavedMemory:
+                    return parse_save_memory(
+                        reply, current, settings, _window(catalog, reply.model), forget=forget
+                    )
+
                 current = memory_text
                 result = await complete(
                     catalog,
@@ -509,9 +288,7 @@ async def consolidate(
                     max_tokens=reply_budget(settings, current),
                     health=health,
                     hedge=settings.hedge,
-                    accept=lambda reply, current=current: parse_save_memory(
-                        reply, current, settings, _window(catalog, reply.model), forget=forget
-                    ),
+                    accept=accept,
                 )
                 if not result.ok:
                     reason = result.reason
@@ -646,6 +423,17 @@ def next_retry(journal: Journal, segment: Segment) -> datetime | None:
     return last + timedelta(seconds=delay)
 
 
+def retry_note(journal: Journal, segment: Segment, now: datetime | None = None) -> str:
+    """When a pending part is tried again, as every surface says it: "next retry after
+    14:05" (with the date when that is not today, local time), or "due now"."""
+    due = next_retry(journal, segment)
+    if due is None:
+        return "due now"
+    local, today = due.astimezone(), (now or datetime.now(UTC)).astimezone()
+    shape = "%H:%M" if local.date() == today.date() else "%Y-%m-%d %H:%M"
+    return f"next retry after {local.strftime(shape)}"
+
+
 async def consolidate_pending(
     store: MemoryStore,
     catalog: Catalog,
@@ -703,7 +491,7 @@ async def consolidate_pending(
             if on_result is not None and result.reason != BUSY:  # BUSY: reported below
                 on_result(result)
         with contextlib.suppress(LookupError, OSError):
-            await asyncio.to_thread(lambda j=journal: store.settle(store.find_session(j.id)))
+            await asyncio.to_thread(_settle, store, journal.id)
     # Sessions another Kept process was saving meanwhile: once it is done, report what it
     # did, so overlapping runs both see the truth; go ahead if it did not touch them.
     for index, result in enumerate(results):
@@ -731,6 +519,10 @@ async def consolidate_pending(
             on_result(after)
     await asyncio.to_thread(store.sweep_locks)
     return results
+
+
+def _settle(store: MemoryStore, session_id: str) -> None:
+    store.settle(store.find_session(session_id))
 
 
 def _failed(journal: Journal, segment: Segment, reason: str) -> Consolidation:

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memory.files import atomic_write
 from memory.journal import (
     FORMAT_VERSION,
     HEADER_KIND,
@@ -17,7 +18,6 @@ from memory.journal import (
     now_iso,
     records,
 )
-from memory.storage import atomic_write
 from memory.store import MemoryStore
 
 

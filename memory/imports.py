@@ -23,9 +23,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, TextIO
 
+from memory.files import atomic_write, ensure_dir
 from memory.journal import FORMAT_VERSION, HEADER_KIND, now_iso
 from memory.sanitize import clean_text
-from memory.storage import atomic_write, ensure_dir
 from memory.store import MemoryStore
 
 READ_SIZE = 1 << 20  # characters read at a time from a JSON export
@@ -201,7 +201,7 @@ def chatgpt_conversation(item: dict[str, Any]) -> Conversation:
         while node_id in mapping and mapping[node_id].get("children"):
             node_id = mapping[node_id]["children"][-1]
     path: list[dict[str, Any]] = []
-    seen: set[str] = set()
+    seen: set[object] = set()
     while node_id in mapping and node_id not in seen:
         seen.add(node_id)
         node = mapping[node_id]
@@ -227,7 +227,8 @@ def chatgpt_conversation(item: dict[str, Any]) -> Conversation:
         if isinstance(parts, list):
             text = "\n".join(p for p in parts if isinstance(p, str))
         else:
-            text = content.get("text") if isinstance(content.get("text"), str) else ""
+            given = content.get("text")
+            text = given if isinstance(given, str) else ""
         model = metadata.get("model_slug") or model
         found = _message(
             role, text, _when(message.get("create_time")), created, metadata.get("model_slug")

@@ -26,11 +26,12 @@ import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from catalog.sanitize import clean_text
-from memory.storage import LINK_REFUSED, append_line, ensure_dir, fsync_dir
+from memory.files import LINK_REFUSED, NOFOLLOW, append_line, ensure_dir, fsync_dir
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,14 @@ def now_iso() -> str:
 
 def new_session_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+class JournalState(StrEnum):
+    """Where a session stands: still being written, waiting to become memory, or saved."""
+
+    ACTIVE = "active"
+    PENDING = "pending"
+    CONSOLIDATED = "consolidated"
 
 
 @dataclass(frozen=True, order=True)
@@ -95,10 +104,10 @@ class Journal:
     private: bool = False  # off the record: never consolidated, deleted when it ends
 
     @property
-    def state(self) -> str:
+    def state(self) -> JournalState:
         if not self.closed:
-            return "active"
-        return "pending" if self.pending else "consolidated"
+            return JournalState.ACTIVE
+        return JournalState.PENDING if self.pending else JournalState.CONSOLIDATED
 
     @property
     def compacted_through(self) -> int:
@@ -255,7 +264,7 @@ def create(
 def records(path: Path) -> Iterator[tuple[int, dict[str, Any] | ValueError]]:
     """Each non-blank line of a JSONL file: its number, and its object or why it is not one."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | NOFOLLOW)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise OSError(errno.ELOOP, LINK_REFUSED, str(path)) from None

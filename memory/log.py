@@ -6,9 +6,61 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from catalog import Attempt
 from catalog.health import HealthBook, ModelHealth
 from catalog.sanitize import clean_text
+from catalog.transport import Kind, Outcome
 from memory.store import MemoryStore
+
+
+def _text(value: object, default: str = "") -> str:
+    # The log is a file anyone could have written to: nothing in it reaches a terminal raw.
+    return clean_text(value) if isinstance(value, str) else default
+
+
+def _number(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0.0
+    return float(value)
+
+
+@dataclass(frozen=True)
+class LogRecord:
+    """One line of consolidation.jsonl: one request (or skipped model) of one attempt to
+    save one segment of one session. Read and written here only."""
+
+    session: str
+    segment: str
+    model: str
+    outcome: str  # an Outcome's value; a line from another version may hold another word
+    kind: str = ""
+    reason: str = ""
+    latency: float = 0.0
+    cost: float = 0.0
+
+    @classmethod
+    def parse(cls, raw: dict[str, Any]) -> LogRecord:
+        """A line as read back: missing or mistyped fields (older Kept, a hand edit) become
+        empty or zero, never an error."""
+        return cls(
+            session=_text(raw.get("session"), "?"),
+            segment=_text(raw.get("segment")),
+            model=_text(raw.get("model"), "?"),
+            outcome=_text(raw.get("outcome")),
+            kind=_text(raw.get("kind")),
+            reason=_text(raw.get("reason")),
+            latency=_number(raw.get("latency")),
+            cost=_number(raw.get("cost")),
+        )
+
+    @staticmethod
+    def line(session: str, segment: str, attempt: Attempt) -> dict[str, Any]:
+        """What is written for an attempt: these fields and everything the attempt records."""
+        return {"session": session, "segment": segment, **attempt.to_dict()}
+
+
+def read_records(store: MemoryStore) -> list[LogRecord]:
+    return [LogRecord.parse(raw) for raw in store.read_log()]
 
 
 @dataclass
@@ -17,7 +69,7 @@ class SessionLog:
 
     session: str
     segment: str
-    attempts: list[dict[str, Any]] = field(default_factory=list)
+    attempts: list[LogRecord] = field(default_factory=list)
     committed: bool | None = None  # from the session's journal, when it can be read
 
     @property
@@ -26,24 +78,19 @@ class SessionLog:
         committed (a later part failed, or the user's edit came first)."""
         if self.committed is not None:
             return self.committed
-        return any(a.get("outcome") == "ok" for a in self.attempts)
+        return any(a.outcome == Outcome.OK for a in self.attempts)
 
     def chain(self) -> str:
         """`llama-3.3-70b → tool call failed → qwen3-32b → did not call save_memory →
         gpt-4.1-mini ✓ 4.1 s $0.0008`: skipped models and retries folded in."""
         parts: list[str] = []
         for attempt in self.attempts:
-            outcome = attempt.get("outcome")
-            if outcome in ("skipped", "retried"):  # a model's last try says how it ended
-                continue
-            model = str(attempt.get("model", "?"))
-            if outcome == "ok":
-                parts.append(
-                    f"{model} ✓ {float(attempt.get('latency') or 0):.1f} s "
-                    f"${float(attempt.get('cost') or 0):.4f}"
-                )
+            if attempt.outcome in (Outcome.SKIPPED, Outcome.RETRIED):
+                continue  # a model's last try says how it ended
+            if attempt.outcome == Outcome.OK:
+                parts.append(f"{attempt.model} ✓ {attempt.latency:.1f} s ${attempt.cost:.4f}")
             else:
-                parts.append(f"{model} → {attempt.get('reason') or attempt.get('kind')}")
+                parts.append(f"{attempt.model} → {attempt.reason or attempt.kind or None}")
         # The log is a file anyone could have written to: nothing in it reaches a terminal raw.
         return clean_text(" → ".join(parts)) if parts else "no request made (no key for any model)"
 
@@ -64,11 +111,8 @@ class ModelFigures:
 def sessions(store: MemoryStore) -> list[SessionLog]:
     """One entry per (session, segment), in the order they were first tried."""
     found: dict[tuple[str, str], SessionLog] = {}
-    for record in store.read_log():
-        key = (
-            clean_text(str(record.get("session", "?"))),
-            clean_text(str(record.get("segment", ""))),
-        )
+    for record in read_records(store):
+        key = (record.session, record.segment)
         found.setdefault(key, SessionLog(*key)).attempts.append(record)
     journals: dict[str, set[str] | None] = {}
     for log in found.values():
@@ -85,20 +129,20 @@ def sessions(store: MemoryStore) -> list[SessionLog]:
 
 def figures(store: MemoryStore) -> list[ModelFigures]:
     """Per model: requests made, how many were saved, median latency, total cost."""
-    by_model: dict[str, list[dict[str, Any]]] = {}
-    for record in store.read_log():
-        if record.get("outcome") == "skipped" or (
-            record.get("outcome") == "cancelled" and record.get("kind") != "late"
+    by_model: dict[str, list[LogRecord]] = {}
+    for record in read_records(store):
+        if record.outcome == Outcome.SKIPPED or (
+            record.outcome == Outcome.CANCELLED and record.kind != Kind.LATE
         ):
             continue  # a request that lost a hedge was sent, and paid for: it counts
-        by_model.setdefault(clean_text(str(record.get("model", "?"))), []).append(record)
+        by_model.setdefault(record.model, []).append(record)
     return [
         ModelFigures(
             model=model,
             attempts=len(records),
-            successes=sum(r.get("outcome") == "ok" for r in records),
-            median_latency=statistics.median(float(r.get("latency") or 0) for r in records),
-            cost=sum(float(r.get("cost") or 0) for r in records),
+            successes=sum(r.outcome == Outcome.OK for r in records),
+            median_latency=statistics.median(r.latency for r in records),
+            cost=sum(r.cost for r in records),
         )
         for model, records in sorted(by_model.items())
     ]

@@ -23,7 +23,7 @@ def system_prompt(
 ) -> str:
     """The chat system prompt: who Kept is, the user's standing instructions (above the
     memory, so they frame everything after), what it remembers, how to search its history."""
-    now = (now or datetime.now().astimezone()).strftime("%A %Y-%m-%d %H:%M %Z").strip()
+    today = (now or datetime.now().astimezone()).strftime("%A %Y-%m-%d %H:%M %Z").strip()
     memory_block = (
         bounded(memory_text.strip(), limit)
         if memory_text.strip()
@@ -38,7 +38,7 @@ def system_prompt(
     return (
         "You are Kept, a helpful assistant in the user's terminal. You remember the user "
         "across sessions: finished sessions are summarised into long-term memory.\n\n"
-        f"Now: {now}.\n\n"
+        f"Now: {today}.\n\n"
         f"{instructions_block}"
         "## What you know about the user (MEMORY.md)\n"
         f"<memory>\n{memory_block}\n</memory>\n\n"

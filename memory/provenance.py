@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from memory.store import NOT_KEPT, HistoryEntry, MemoryStore, Version
+from memory.history import HistoryEntry
+from memory.store import MemoryStore, Version
+from memory.versions import VersionKind
 
 _WORD = re.compile(r"\w{3,}")
 # Words too common to say where a line came from.
@@ -118,7 +120,7 @@ def blame(store: MemoryStore) -> list[BlameLine]:
     by_number: dict[int, list[tuple[str, Version | None]]] = {0: []}
     current: list[tuple[str, Version | None]] = []
     for version in store.versions():
-        if version.source == NOT_KEPT:
+        if version.kind is VersionKind.NOT_KEPT:
             continue
         try:
             lines = _lines(version.path.read_bytes())

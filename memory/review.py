@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memory.files import atomic_write, ensure_dir
 from memory.journal import Segment
-from memory.storage import atomic_write, ensure_dir
 from memory.store import MemoryStore, MemoryText, Version
+from memory.versions import VersionKind
 
 
 @dataclass(frozen=True)
@@ -185,7 +186,8 @@ class StaleProposal(Exception):
 
 def accept(store: MemoryStore, proposal: Proposal, memory_text: str | None = None) -> None:
     """Commit the proposal, or the user's edit of its MEMORY.md (`memory_text`)."""
-    from memory.consolidation import SavedMemory, commit
+    from memory.commit import commit
+    from memory.save_memory import SavedMemory
 
     journal = store.find_session(proposal.session)
     current = store.read_memory()
@@ -201,7 +203,7 @@ def accept(store: MemoryStore, proposal: Proposal, memory_text: str | None = Non
         current,
         proposal.model,
         when,
-        source="consolidation, edited by you" if edited else "consolidation",
+        source=VersionKind.REVIEWED if edited else VersionKind.CONSOLIDATION,
     ):
         proposal.path.unlink(missing_ok=True)
         raise StaleProposal(

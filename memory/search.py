@@ -19,11 +19,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # not imported at run time: `kept memory grep` loads only what it needs
-    from memory.store import HistoryEntry, MemoryStore
+from memory.history import STAMP_AT, STAMP_AT_BYTES
 
-_STAMP = re.compile(rb"\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2})\] ")
-_STAMP_TEXT = re.compile(r"\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2})\] ")
+if TYPE_CHECKING:  # not imported at run time: `kept memory grep` loads only what it needs
+    from memory.history import HistoryEntry
+    from memory.store import MemoryStore
 
 
 @dataclass(frozen=True)
@@ -42,8 +42,8 @@ class Match:
         """The whole history entry this match is in (None for a session journal)."""
         if self.file.suffix != ".md":
             return None
-        from memory.storage import read_text
-        from memory.store import parse_entries
+        from memory.files import read_text
+        from memory.history import parse_entries
 
         entries = parse_entries(read_text(self.file)[0], self.file)
         found = [e for e in entries if e.line <= self.line]
@@ -331,17 +331,22 @@ def _grep_regex(
 
 def _stamp_before(data: bytes | str, line_start: int) -> str | None:
     """The date of the entry a line belongs to: the nearest stamped line at or above it."""
-    stamp = _STAMP if isinstance(data, bytes) else _STAMP_TEXT
-    newline = b"\n" if isinstance(data, bytes) else "\n"
     position = line_start
     while True:
-        match = stamp.match(data, position)  # type: ignore[call-overload]
-        if match:
-            found = match.group(1)
-            return found.decode() if isinstance(found, bytes) else found
+        if isinstance(data, bytes):
+            raw = STAMP_AT_BYTES.match(data, position)
+            if raw:
+                return raw.group(1).decode()
+        else:
+            text = STAMP_AT.match(data, position)
+            if text:
+                return text.group(1)
         if position == 0:
             return None
-        position = data.rfind(newline, 0, position - 1) + 1  # type: ignore[arg-type]
+        if isinstance(data, bytes):
+            position = data.rfind(b"\n", 0, position - 1) + 1
+        else:
+            position = data.rfind("\n", 0, position - 1) + 1
 
 
 @dataclass(frozen=True)

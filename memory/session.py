@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory.journal import Journal, Segment
-from memory.storage import HeldLock
+from memory.files import HeldLock
+from memory.journal import Journal, JournalState, Segment
 from memory.store import MemoryStore
 
 CONTEXT_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
@@ -58,7 +58,7 @@ class LiveSession:
     def resume_or_start(cls, store: MemoryStore, model: str | None = None) -> LiveSession:
         """The newest active session no other Kept window has open (quitting never
         consolidates), or a new one."""
-        active = [j for j in store.open_sessions() if j.state == "active"]
+        active = [j for j in store.open_sessions() if j.state is JournalState.ACTIVE]
         # The one used last first: ids share a second's resolution, file times do not.
         active.sort(key=_last_used, reverse=True)
         for journal in active:
@@ -78,7 +78,9 @@ class LiveSession:
         """The session used last, to go on with from outside the app (`kept ask
         --continue`); None while a Kept window has it open (two writers would each miss
         the other's messages). With no active session, a new one."""
-        active = [j for j in store.open_sessions() if j.state == "active" and not j.private]
+        active = [
+            j for j in store.open_sessions() if j.state is JournalState.ACTIVE and not j.private
+        ]
         if not active:
             return cls.start(store, model)
         journal = max(active, key=_last_used)
@@ -94,7 +96,7 @@ class LiveSession:
         None while another Kept window has it open. Raises LookupError if it is gone."""
         import os
 
-        from memory.storage import fsync_dir
+        from memory.files import fsync_dir
 
         lock = HeldLock(store.sessions_dir / f".{session_id}.live")
         if not lock.acquire():

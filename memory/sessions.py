@@ -13,17 +13,18 @@ import re
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from memory import journal as journals
-from memory.storage import atomic_write, fsync_dir, read_text
-from memory.store import HistoryEntry, MemoryStore, join_entries, parse_entries
+from memory.files import atomic_write, fsync_dir, read_text
+from memory.history import ENTRY_START, HistoryEntry, join_entries, parse_entries
+from memory.store import MemoryStore
 
 log = logging.getLogger(__name__)
 
 INDEX = "index.sessions.json"
 INDEX_VERSION = 1
 _SENTENCE = re.compile(r"(?<=[.!?])\s")
-_STAMP = re.compile(r"^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}\] ")
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def _local(value: str) -> str:
 
 
 def first_sentence(text: str, limit: int = 90) -> str:
-    text = " ".join(_STAMP.sub("", text).split())
+    text = " ".join(ENTRY_START.sub("", text).split())
     sentence = _SENTENCE.split(text, maxsplit=1)[0]
     return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
 
@@ -90,7 +91,8 @@ class _Titles:
 def _summary(
     journal: journals.Journal, titles: _Titles | None, title: str | None
 ) -> SessionSummary:
-    state = {"consolidated": "saved"}.get(journal.state, journal.state)
+    state = journal.state
+    shown = "saved" if state is journals.JournalState.CONSOLIDATED else state.value
     if not title and titles is not None and journal.consolidated:
         entry = titles.entry(journal)
         title = first_sentence(entry) if entry else None
@@ -110,7 +112,7 @@ def _summary(
     started = _local(journal.created)
     if not started and journal.messages:
         started = _local(str(journal.messages[0].get("time")))
-    return SessionSummary(journal.id, started, title, journal.model or "", count, state)
+    return SessionSummary(journal.id, started, title, journal.model or "", count, shown)
 
 
 def _header_title(path: Path) -> str | None:
@@ -129,14 +131,14 @@ def list_sessions(store: MemoryStore) -> list[SessionSummary]:
     titles = _Titles(store)
     found: dict[str, SessionSummary] = {}
     index_path = store.root / INDEX
-    cached: dict[str, dict] = {}
+    cached: dict[str, dict[str, Any]] = {}
     try:
         index = json.loads(read_text(index_path)[0] or "{}")
         if index.get("version") == INDEX_VERSION and isinstance(index.get("sessions"), dict):
             cached = index["sessions"]
     except (ValueError, AttributeError):
         cached = {}  # damaged: rebuilt below
-    fresh: dict[str, dict] = {}
+    fresh: dict[str, dict[str, Any]] = {}
     changed = False
     done = sorted(store.done_dir.glob("*.jsonl")) if store.done_dir.is_dir() else []
     for path in done:
@@ -213,7 +215,7 @@ def forget_entry(store: MemoryStore, session_id: str) -> bool:
             return False
         text, _ = read_text(entry.file)
         lines = text.splitlines(keepends=True)
-        first = next((i for i, line in enumerate(lines) if _STAMP.match(line)), len(lines))
+        first = next((i for i, line in enumerate(lines) if ENTRY_START.match(line)), len(lines))
         preamble = "".join(lines[:first]).rstrip()
         kept = [e.text for e in parse_entries(text, entry.file) if e.line != entry.line]
         atomic_write(entry.file, (preamble + "\n\n" if preamble else "") + join_entries(kept))
@@ -223,11 +225,11 @@ def forget_entry(store: MemoryStore, session_id: str) -> bool:
 def delete_session(store: MemoryStore, session_id: str, *, forget: bool = False) -> None:
     """Delete a session's transcript (and, with `forget`, its history entry). What MEMORY.md
     learned from it stays. Raises ValueError for a session that is open somewhere."""
-    from memory.storage import HeldLock
+    from memory.files import HeldLock
 
     journal = store.find_session(session_id)
     lock = HeldLock(store.sessions_dir / f".{session_id}.live")
-    if journal.state == "active" and not lock.acquire():
+    if journal.state is journals.JournalState.ACTIVE and not lock.acquire():
         raise ValueError(f"Session {session_id} is open in a Kept window; end it first.")
     try:
         if forget:

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
-import re
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,25 +15,26 @@ from typing import Any
 
 from catalog.health import HealthBook
 from memory import journal as journals
-from memory.journal import Journal
-from memory.settings import MemorySettings
-from memory.storage import (
+from memory.commit import recover_locked
+from memory.files import (
     append_line,
     atomic_write,
     data_dir,
+    digest,
     ensure_dir,
     fsync_dir,
     locked,
     read_text,
 )
-
-ENTRY_START = re.compile(r"^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2})\] ")
-STAMP_FORMAT = "%Y-%m-%d %H:%M"
-NOT_KEPT = "your edit, not kept"  # a version that never was MEMORY.md
-
-
-def digest(raw: bytes) -> str:
-    return hashlib.sha256(raw).hexdigest()
+from memory.history import (
+    ENTRY_START,
+    HistoryEntry,
+    join_entries,
+    parse_entries,
+)
+from memory.journal import Journal, JournalState
+from memory.settings import MemorySettings
+from memory.versions import VersionKind
 
 
 class MemoryProblem(OSError):
@@ -63,51 +62,19 @@ class MemoryText:
 
 
 @dataclass(frozen=True)
-class HistoryEntry:
-    stamp: str  # "YYYY-MM-DD HH:MM"
-    text: str  # the whole paragraph, stamp included
-    file: Path
-    line: int
-
-
-@dataclass(frozen=True)
 class Version:
     number: int
     time: str
-    source: str  # "consolidation", "edited by you", "restore"
+    source: str  # the prose: "consolidation", "edited by you", "restore of version 3"
     session: str | None
     model: str | None
     path: Path
     restored: int | None = None  # the version a restore (or an undo) brought back
     entry: str | None = None  # the history entry of the consolidation that wrote it
 
-
-def format_entry(when: datetime, text: str) -> str:
-    """One history paragraph: "[YYYY-MM-DD HH:MM] text", on a single line."""
-    return f"[{when.strftime(STAMP_FORMAT)}] {' '.join(text.split())}"
-
-
-def parse_entries(text: str, file: Path) -> list[HistoryEntry]:
-    """Paragraphs that begin with a timestamp; anything before the first is ignored."""
-    entries: list[HistoryEntry] = []
-    current: list[str] = []
-    start_line = 0
-    stamp = ""
-    for number, line in enumerate(text.splitlines(), start=1):
-        match = ENTRY_START.match(line)
-        if match:
-            if current:
-                entries.append(HistoryEntry(stamp, "\n".join(current).strip(), file, start_line))
-            current, start_line, stamp = [line], number, match.group(1)
-        elif current:
-            current.append(line)
-    if current:
-        entries.append(HistoryEntry(stamp, "\n".join(current).strip(), file, start_line))
-    return entries
-
-
-def join_entries(entries: list[str]) -> str:
-    return "".join(f"{e}\n\n" for e in entries)
+    @property
+    def kind(self) -> VersionKind:
+        return VersionKind.of(self.source)
 
 
 class MemoryStore:
@@ -293,28 +260,26 @@ class MemoryStore:
 
     def _finish_interrupted_save(self) -> None:
         if self.commit_path.exists():
-            from memory.consolidation import recover_locked
-
             recover_locked(self)
 
     def keep_unversioned(self, current: MemoryText, now: str) -> None:
         # Kept versions everything it writes, so text it has no version of is the user's.
         if current.raw and self.latest_version_digest() != current.digest:
-            self.save_version(current.raw, "edited by you", time=now)
+            self.save_version(current.raw, VersionKind.EDIT, time=now)
 
     def save_edit(
         self,
         text: str,
         base_digest: str,
         *,
-        source: str = "edited by you",
+        source: VersionKind = VersionKind.EDIT,
         model: str | None = None,
     ) -> MemoryText | None:
         """Save the user's edit of MEMORY.md (or a tidy they accepted), made from the text
         whose digest is `base_digest`. Returns None when saved, or the text now on disk
         when it changed meanwhile (nothing is written then: the caller lets the user
         choose)."""
-        from datetime import UTC, datetime
+        from datetime import UTC
 
         now = datetime.now(UTC).isoformat(timespec="seconds")
         with self.lock():
@@ -327,9 +292,19 @@ class MemoryStore:
             self.save_version(text.encode("utf-8"), source, time=now, model=model)
         return None
 
-    def restore(self, number: int, source: str | None = None) -> int:
+    def discard_edit(self, text: str) -> int:
+        """Keep an edit the user chose not to save (MEMORY.md changed under it and they
+        kept that) as a version that never was MEMORY.md: nothing they typed is lost.
+        Numbered under the lock, since version numbers are shared with Kept's writes."""
+        from datetime import UTC
+
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        with self.lock():
+            return self.save_version(text.encode("utf-8"), VersionKind.NOT_KEPT, time=now)
+
+    def restore(self, number: int) -> int:
         """Make version `number` the current MEMORY.md; the restore is a new version."""
-        from datetime import UTC, datetime
+        from datetime import UTC
 
         raw = self.version_text(number)
         now = datetime.now(UTC).isoformat(timespec="seconds")
@@ -338,19 +313,21 @@ class MemoryStore:
             self.keep_unversioned(self.read_memory(), now)
             self.write_memory(raw)
             return self.save_version(
-                raw, source or f"restore of version {number}", time=now, restored=number
+                raw, VersionKind.RESTORE.prose(number), time=now, restored=number
             )
 
     def previous_version(self, number: int) -> Version | None:
         """The version that was MEMORY.md just before version `number` was written (None:
         MEMORY.md was empty). An edit the user chose not to keep was never MEMORY.md."""
-        earlier = [v for v in self.versions() if v.number < number and v.source != NOT_KEPT]
+        earlier = [
+            v for v in self.versions() if v.number < number and v.kind is not VersionKind.NOT_KEPT
+        ]
         return earlier[-1] if earlier else None
 
     def undo(self, number: int) -> int:
         """Put back the MEMORY.md that version `number` replaced; the undo is itself a new
         version. Raises ValueError, writing nothing, if MEMORY.md changed since."""
-        from datetime import UTC, datetime
+        from datetime import UTC
 
         written = self.version_text(number)
         previous = self.previous_version(number)
@@ -366,7 +343,7 @@ class MemoryStore:
             self.write_memory(raw)
             return self.save_version(
                 raw,
-                f"undo of version {number}",
+                VersionKind.UNDO.prose(number),
                 time=now,
                 restored=previous.number if previous else 0,
             )
@@ -375,7 +352,7 @@ class MemoryStore:
         """Add one line to MEMORY.md at once, with no model call (/remember); the result is
         a version. Returns its number; raises ValueError, writing nothing, when the line is
         empty or MEMORY.md would outgrow its budget."""
-        from datetime import UTC, datetime
+        from datetime import UTC
 
         from memory.sanitize import clean_text
 
@@ -398,7 +375,9 @@ class MemoryStore:
                 )
             self.keep_unversioned(current, now)
             self.write_memory(text)
-            return self.save_version(text.encode("utf-8"), "remembered", time=now, entry=line)
+            return self.save_version(
+                text.encode("utf-8"), VersionKind.REMEMBERED, time=now, entry=line
+            )
 
     # --- INSTRUCTIONS.md -------------------------------------------------------------------
 
@@ -578,7 +557,7 @@ class MemoryStore:
     def settle(self, journal: Journal) -> None:
         """Move a closed, fully consolidated journal to done/, read-only. Idempotent, and
         safe when another process settles the same journal at the same time."""
-        if journal.state != "consolidated":
+        if journal.state is not JournalState.CONSOLIDATED:
             return
         ensure_dir(self.done_dir)
         target = self.done_dir / journal.path.name

@@ -10,9 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from catalog import Attempt, Catalog, RetryPolicy, complete
-from memory.consolidation import _policy, consolidation_chain, parse_save_memory, reply_budget
+from memory.consolidation import _policy, consolidation_chain, reply_budget
 from memory.prompt import SAVE_MEMORY_CHOICE, SAVE_MEMORY_SCHEMA, SAVE_MEMORY_TOOL
+from memory.save_memory import parse_save_memory
 from memory.store import MemoryStore, MemoryText
+from memory.versions import VersionKind
 
 TIDY_SYSTEM = (
     "You maintain the long-term memory of a personal assistant called Kept. You receive "
@@ -96,7 +98,7 @@ def apply_tidy(store: MemoryStore, proposal: Tidy, text: str | None = None) -> b
         store.save_edit(
             proposal.text if text is None else text,
             proposal.base.digest,
-            source="tidy",
+            source=VersionKind.TIDY,
             model=proposal.model,
         )
         is None

@@ -10,7 +10,7 @@ and one closed, pending session), then prints
     READY             <- flushed right before commit() is called
     DONE <seconds>    <- only when commit() returned (seconds: how long it took)
 
-and calls `memory.consolidation.commit` directly: no catalog, no model, no network.
+and calls `memory.commit.commit` directly: no catalog, no model, no network.
 
 `history_window_chars` is small, so the commit also rolls dozens of entries from HISTORY.md
 into four history/YYYY-MM.md archives: a dozen atomic writes, two dozen fsyncs in all.
@@ -36,8 +36,9 @@ from pathlib import Path
 if __name__ == "__main__":  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memory.consolidation import SavedMemory, commit
+from memory.commit import commit
 from memory.journal import Segment
+from memory.save_memory import SavedMemory
 from memory.session import LiveSession
 from memory.settings import MemorySettings
 from memory.store import MemoryStore

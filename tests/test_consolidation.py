@@ -464,3 +464,21 @@ def test_a_late_head_is_hedged_by_the_next_model(store, fake) -> None:
     logged = [(r["model"], r["outcome"]) for r in store.read_log()]
     assert sorted(logged) == [(CHAIN_IDS[0], "cancelled"), (CHAIN_IDS[1], "ok")]
     assert all(r["session"] == journal.id for r in store.read_log())
+
+
+def test_every_surface_says_when_a_retry_is_due_in_the_same_words(store) -> None:
+    from datetime import timedelta
+
+    from memory.consolidation import retry_note
+    from tests.support import pending_session
+
+    journal = pending_session(store)
+    (segment,) = journal.pending
+    assert retry_note(journal, segment) == "due now"
+    journal.mark_failed(segment, "every model refused")
+    due = next_retry(journal, segment)
+    assert due is not None
+    local = due.astimezone()
+    assert retry_note(journal, segment, now=due) == f"next retry after {local:%H:%M}"
+    tomorrow = retry_note(journal, segment, now=due - timedelta(days=1))
+    assert tomorrow == f"next retry after {local:%Y-%m-%d %H:%M}"

@@ -142,12 +142,12 @@ def test_escapes_already_in_a_journal_or_the_log_are_never_shown(store, capsys) 
 
 
 def disk_full_after(monkeypatch, budget: int) -> None:
-    """Writes through memory.storage succeed for `budget` bytes, then fail with ENOSPC,
+    """Writes through memory.files succeed for `budget` bytes, then fail with ENOSPC,
     as on a nearly full filesystem (the part that fit is on disk: a torn line)."""
     import errno
     import os
 
-    import memory.storage
+    import memory.files
 
     left = [budget]
 
@@ -159,11 +159,11 @@ def disk_full_after(monkeypatch, budget: int) -> None:
         if len(fits) < len(data):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(memory.storage, "write_all", write_all)
+    monkeypatch.setattr(memory.files, "write_all", write_all)
 
 
 def test_a_full_disk_keeps_the_message_in_the_composer_and_tears_no_line(fake, monkeypatch) -> None:
-    import memory.storage
+    import memory.files
 
     fake.default = text("ok")
     message = "x" * 5000
@@ -176,7 +176,7 @@ def test_a_full_disk_keeps_the_message_in_the_composer_and_tears_no_line(fake, m
 
             path = app.session.journal.path
             before = path.read_bytes()
-            real = memory.storage.write_all
+            real = memory.files.write_all
             disk_full_after(monkeypatch, 1000)
             composer = app.screen.query_one(Composer)
             composer.load_text(message)
@@ -189,7 +189,7 @@ def test_a_full_disk_keeps_the_message_in_the_composer_and_tears_no_line(fake, m
             assert notice.has_class("error")
             assert "No space left on device" in notice.text and path.name in notice.text
             assert fake.count() == 0
-            monkeypatch.setattr(memory.storage, "write_all", real)  # space again
+            monkeypatch.setattr(memory.files, "write_all", real)  # space again
             await pilot.press("enter")
             await pilot.pause()
             await app.screen.reply_finished()
@@ -199,7 +199,7 @@ def test_a_full_disk_keeps_the_message_in_the_composer_and_tears_no_line(fake, m
 
 
 def test_a_failed_write_names_its_file_and_leaves_the_file_as_it_was(store, monkeypatch) -> None:
-    from memory.storage import append_line, atomic_write
+    from memory.files import append_line, atomic_write
 
     target = store.root / "f.jsonl"
     target.write_text('{"a":1}\n')
@@ -370,7 +370,7 @@ def test_the_command_exits_non_zero_when_the_app_crashed(fake) -> None:
 
 
 def test_an_interrupted_import_leaves_nothing_behind(store, tmp_path, monkeypatch, capsys) -> None:
-    import memory.storage
+    import memory.files
 
     source = tmp_path / "big.jsonl"
     source.write_text(
@@ -384,7 +384,7 @@ def test_an_interrupted_import_leaves_nothing_behind(store, tmp_path, monkeypatc
         raise KeyboardInterrupt
 
     with monkeypatch.context() as local:
-        local.setattr(memory.storage, "write_all", interrupted)
+        local.setattr(memory.files, "write_all", interrupted)
         assert main(["import", str(source)]) == 130
     err = capsys.readouterr().err
     assert "interrupted" in err and "Traceback" not in err
@@ -773,7 +773,7 @@ def dead_pid() -> int:
 def test_temporary_copies_left_by_a_kill_are_removed_at_start(store) -> None:
     import os
 
-    from memory.consolidation import recover
+    from memory.commit import recover
 
     dead = dead_pid()
     leftovers = [

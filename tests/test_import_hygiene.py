@@ -47,3 +47,51 @@ def test_importing_every_memory_and_catalog_module_loads_neither_textual_nor_lit
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+def _memory_imports(path: Path) -> set[str]:
+    """The memory modules a module of memory/ imports at run time, anywhere in it (a
+    function-level import closes a cycle as surely as a top-level one); imports under
+    `if TYPE_CHECKING:` are for the type checker only and are left out."""
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and ast.unparse(node.test) in {
+            "TYPE_CHECKING",
+            "typing.TYPE_CHECKING",
+        }:
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("memory."))
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            if node.module == "memory":
+                found.update(f"memory.{a.name}" for a in node.names)
+            elif node.module.startswith("memory."):
+                found.add(node.module)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text(), str(path)))
+    return found
+
+
+def test_no_import_cycles_inside_memory() -> None:
+    modules = {
+        f"memory.{p.stem}": p for p in (ROOT / "memory").glob("*.py") if p.stem != "__init__"
+    }
+    graph = {name: _memory_imports(path) & modules.keys() for name, path in modules.items()}
+    done: set[str] = set()
+
+    def walk(name: str, trail: list[str]) -> None:
+        if name in trail:
+            pytest.fail("import cycle in memory/: " + " -> ".join([*trail, name]))
+        if name in done:
+            return
+        for imported in sorted(graph[name]):
+            walk(imported, [*trail, name])
+        done.add(name)
+
+    for name in sorted(graph):
+        walk(name, [])

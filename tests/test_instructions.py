@@ -12,7 +12,7 @@ from app.screens.memory import MemoryScreen
 from memory import MemorySettings, MemoryStore
 from memory.prompt import system_prompt
 from tests.fakes.provider import FakeProvider, text
-from tests.support import make_app, send
+from tests.support import make_app, send, until
 
 
 def test_instructions_go_above_the_memory_in_the_prompt() -> None:
@@ -67,8 +67,7 @@ def test_instructions_are_shown_and_edited_in_the_memory_screen() -> None:
             assert editor.display and editor.text == ""
             await pilot.press(*"Reply in Portuguese.")
             await pilot.press("ctrl+s")
-            await pilot.pause()
-            assert not editor.display
+            await until(pilot, lambda: not editor.display, "the save")
             await pilot.pause()
             assert app.screen.query_one(TabbedContent).active == "instructions-tab"
             assert "Reply in Portuguese." in view.source

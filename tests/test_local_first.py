@@ -119,7 +119,7 @@ def test_a_reply_cut_by_the_context_says_so_and_the_next_try_uses_smaller_parts(
 
 def test_a_cut_off_reply_names_the_tokens_of_the_window(store, fake) -> None:
     from catalog import Reply
-    from memory.consolidation import parse_save_memory
+    from memory.save_memory import parse_save_memory
     from memory.settings import MemorySettings
 
     reply = Reply("smollm2", "local", '{"history_entry": "x', (), "length", 969, 3127, 0.0)

@@ -33,8 +33,12 @@ import pytest
 import memory
 from catalog import CONSOLIDATION_HEAD, MODEL_CATALOG, Catalog, KeyStore
 from catalog.config import CatalogConfig
-from memory.consolidation import EDIT_ROUNDS, SavedMemory, commit, consolidate_pending
-from memory.store import STAMP_FORMAT, MemoryStore, digest
+from memory.commit import commit
+from memory.consolidation import EDIT_ROUNDS, consolidate_pending
+from memory.files import digest
+from memory.history import STAMP_FORMAT
+from memory.save_memory import SavedMemory
+from memory.store import MemoryStore
 from tests import crash_child as child
 from tests.conftest import subprocess_env
 from tests.fakes.provider import FakeProvider, hang, tool_call

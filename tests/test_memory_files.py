@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from memory import LiveSession, MemorySettings, MemoryStore, parse_save_memory
+from memory.files import atomic_write, locked
+from memory.history import format_entry, parse_entries
 from memory.journal import Segment, load
-from memory.storage import atomic_write, locked
-from memory.store import format_entry, parse_entries
 
 
 @pytest.fixture
@@ -179,7 +179,7 @@ def test_atomic_write_never_leaves_a_partial_file(tmp_path: Path) -> None:
 def test_the_lock_excludes_other_processes(tmp_path: Path) -> None:
     lock = tmp_path / ".lock"
     code = (
-        "import sys; from pathlib import Path; from memory.storage import locked\n"
+        "import sys; from pathlib import Path; from memory.files import locked\n"
         "with locked(Path(sys.argv[1]), blocking=False) as got: print(got)"
     )
     with locked(lock):
@@ -281,3 +281,129 @@ def test_a_history_file_with_bad_bytes_is_copied_aside_before_it_is_rewritten() 
     (copy,) = store.root.glob("HISTORY.md.*.orig")
     assert copy.read_bytes() == original
     assert "[2026-11-02 09:00] Next." in store.history_path.read_text()
+
+
+# Kept on Windows: no fcntl there. The stand-in msvcrt below locks with the real flock of
+# this machine, so the Windows branch of memory.files is run, and its exclusion tested.
+_ON_WINDOWS = """
+import fcntl, os, sys, types
+from pathlib import Path
+
+real_flock = fcntl.flock
+sys.modules["fcntl"] = None  # import fcntl now fails, as on Windows
+msvcrt = types.ModuleType("msvcrt")
+msvcrt.LK_LOCK, msvcrt.LK_NBLCK, msvcrt.LK_UNLCK = 1, 2, 0
+
+def locking(fd, mode, nbytes):
+    if mode == msvcrt.LK_UNLCK:
+        real_flock(fd, fcntl.LOCK_UN)
+        return
+    try:
+        real_flock(fd, fcntl.LOCK_EX | (fcntl.LOCK_NB if mode == msvcrt.LK_NBLCK else 0))
+    except BlockingIOError:
+        raise PermissionError(13, "Permission denied") from None
+
+msvcrt.locking = locking
+sys.modules["msvcrt"] = msvcrt
+sys.platform = "win32"  # only while memory.files picks its locks
+from memory.files import HeldLock, atomic_write, locked
+sys.platform = "linux"
+
+lock = Path(sys.argv[1]) / ".lock"
+first, second = HeldLock(lock), HeldLock(lock)
+with locked(lock, blocking=False) as got:
+    print(got, first.acquire())
+print(first.acquire(), second.acquire())
+first.release()
+print(second.acquire())
+atomic_write(Path(sys.argv[1]) / "MEMORY.md", "kept")
+"""
+
+
+def test_memory_files_run_without_fcntl_as_on_windows(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", _ON_WINDOWS, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parent.parent,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n") == ["True False", "True False", "True", ""]
+    assert (tmp_path / "MEMORY.md").read_text() == "kept"
+
+
+def test_two_held_locks_in_one_process_exclude_each_other(tmp_path: Path) -> None:
+    from memory.files import HeldLock
+
+    first, second = HeldLock(tmp_path / ".lock"), HeldLock(tmp_path / ".lock")
+    assert first.acquire() and not second.acquire()
+    first.release()
+    assert second.acquire()
+    second.release()
+
+
+def test_an_edit_the_user_did_not_keep_is_a_version_that_never_was_memory(
+    tmp_path: Path,
+) -> None:
+    store = MemoryStore(tmp_path).ensure()
+    store.write_memory("# Me\n- on disk\n")
+    number = store.discard_edit("# Me\n- my edit\n")
+    (version,) = store.versions()
+    assert version.number == number and version.source == "your edit, not kept"
+    assert version.path.read_text() == "# Me\n- my edit\n"
+    assert store.memory_path.read_text() == "# Me\n- on disk\n"
+    assert store.previous_version(number + 1) is None  # never MEMORY.md
+
+
+def test_a_session_state_is_one_of_three_named_states(tmp_path: Path) -> None:
+    from memory.journal import JournalState
+
+    store = MemoryStore(tmp_path).ensure()
+    journal = store.new_session("gpt-4.1-mini")
+    journal.append({"role": "user", "content": "hello"})
+    assert journal.state is JournalState.ACTIVE
+    segment = journal.mark_pending(close=True)
+    assert segment is not None and journal.state is JournalState.PENDING
+    journal.mark_consolidated(segment, "gpt-4.1-mini")
+    assert journal.state is JournalState.CONSOLIDATED
+
+
+def test_log_lines_from_any_version_read_back_as_typed_records(tmp_path: Path) -> None:
+    from memory.log import LogRecord, figures, read_records, sessions
+
+    store = MemoryStore(tmp_path).ensure()
+    lines = [
+        {"session": "s1", "segment": "0-2", "model": "m", "outcome": "ok", "latency": 1.5},
+        {"session": "s1", "segment": "0-2", "model": "m", "outcome": "failed", "cost": None},
+        {"session": 7, "model": ["x"], "outcome": "ok", "latency": "fast", "cost": True},
+    ]
+    store.log_path.write_text("".join(json.dumps(line) + "\n" for line in lines) + "torn {\n")
+    records = read_records(store)
+    assert records[0] == LogRecord("s1", "0-2", "m", "ok", latency=1.5)
+    assert records[1].cost == 0.0 and records[1].kind == ""
+    assert records[2] == LogRecord("?", "", "?", "ok")
+    unknown, m = sorted(figures(store), key=lambda f: f.model)  # "?" sorts first
+    assert (m.attempts, m.successes, m.median_latency) == (2, 1, 0.75)
+    assert unknown.model == "?" and unknown.cost == 0.0
+    assert next(log.chain() for log in sessions(store)) == "m ✓ 1.5 s $0.0000 → m → None"
+
+
+def test_a_version_kind_is_named_once_and_its_prose_rendered_from_it(tmp_path: Path) -> None:
+    from memory.versions import VersionKind
+
+    store = MemoryStore(tmp_path).ensure()
+    store.save_edit("# Me\n- tea\n", store.read_memory().digest)
+    store.save_edit("# Me\n- coffee\n", store.read_memory().digest)
+    store.restore(1)
+    store.undo(3)
+    store.discard_edit("# Me\n- not kept\n")
+    versions = store.versions()
+    assert [v.kind for v in versions] == [
+        VersionKind.EDIT,
+        VersionKind.EDIT,
+        VersionKind.RESTORE,
+        VersionKind.UNDO,
+        VersionKind.NOT_KEPT,
+    ]
+    assert [v.source for v in versions[2:4]] == ["restore of version 1", "undo of version 3"]
+    assert VersionKind.of("written by a newer Kept") is VersionKind.OTHER

@@ -77,8 +77,7 @@ def test_editing_in_place_saves_atomically_and_makes_a_version() -> None:
             editor.move_cursor(editor.document.end)
             await pilot.press(*"- lives in Lisbon")
             await pilot.press("ctrl+s")
-            await pilot.pause()
-            assert not editor.display
+            await until(pilot, lambda: not editor.display, "the save")
 
     run(scenario)
     assert store.memory_path.read_text() == "# Me\n- likes tea\n- lives in Lisbon"
@@ -98,12 +97,11 @@ def test_a_change_on_disk_during_an_edit_shows_both_and_keeps_both() -> None:
             editor.load_text("# Me\n- my edit\n")
             store.memory_path.write_text("# Me\n- saved by Kept meanwhile\n")
             await pilot.press("ctrl+s")
-            await pilot.pause()
-            assert isinstance(app.screen, ConflictDialog)
+            await until(pilot, lambda: isinstance(app.screen, ConflictDialog), "the conflict")
             assert "my edit" in shown(app, "#mine")
             assert "saved by Kept meanwhile" in shown(app, "#theirs")
             await pilot.click(f"#{choice}-button")
-            await pilot.pause()
+            await until(pilot, lambda: not editor.display, "the choice carried out")
             assert isinstance(app.screen, MemoryScreen)
 
     run(lambda: scenario("mine"))
@@ -116,6 +114,39 @@ def test_a_change_on_disk_during_an_edit_shows_both_and_keeps_both() -> None:
     assert store.memory_path.read_text() == "# Me\n- saved by Kept meanwhile\n"
     assert store.versions()[-1].source == "your edit, not kept"
     assert store.versions()[-1].path.read_text() == "# Me\n- my edit\n"
+
+
+def test_a_save_waits_for_another_writer_without_freezing_the_screen() -> None:
+    import threading
+
+    store = seeded()
+    held, release, released_by_test = threading.Event(), threading.Event(), []
+
+    def another_writer() -> None:
+        with store.lock():
+            held.set()
+            released_by_test.append(release.wait(30))
+
+    async def scenario():
+        app = make_app(None, env={"OPENAI_API_KEY": "x"})
+        async with app.run_test(size=(100, 32)) as pilot:
+            await pilot.press(*"/memory", "enter")
+            await pilot.press("e")
+            editor = app.screen.query_one("#editor", TextArea)
+            editor.load_text("# Me\n- my edit\n")
+            writer = threading.Thread(target=another_writer)
+            writer.start()
+            assert held.wait(30)
+            await pilot.press("ctrl+s")  # frozen here, until the writer gives up, if on the loop
+            await pilot.pause()
+            assert editor.display  # still waiting for the lock, and the screen answers
+            release.set()
+            await until(pilot, lambda: not editor.display, "the save")
+            writer.join()
+
+    run(scenario)
+    assert released_by_test == [True]
+    assert store.memory_path.read_text() == "# Me\n- my edit\n"
 
 
 def test_versions_show_a_diff_and_restore() -> None:
@@ -134,7 +165,7 @@ def test_versions_show_a_diff_and_restore() -> None:
             await pilot.pause()
             assert "+- and cake" in app.screen.diff_text  # now has what the version lacks
             await pilot.click("#restore")
-            await pilot.pause()
+            await until(pilot, lambda: len(store.versions()) == 3, "the restore")
 
     run(scenario)
     assert store.memory_path.read_text() == "# Me\n- likes tea\n"

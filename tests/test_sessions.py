@@ -14,7 +14,8 @@ from app.screens.chat import ChatScreen
 from app.screens.sessions import DeleteDialog, SessionsScreen
 from app.screens.transcript import TranscriptScreen
 from memory import MemoryStore
-from memory.consolidation import SavedMemory, commit
+from memory.commit import commit
+from memory.save_memory import SavedMemory
 from memory.sessions import INDEX, list_sessions
 from tests.fakes.provider import FakeProvider, text, tool_call
 from tests.support import make_app, save_args, send, settle

@@ -45,7 +45,7 @@ class LogScreen(Screen[None]):
         self.watch(self.app, "memory_status", lambda _: self.refresh_log(), init=False)
 
     def refresh_log(self) -> None:
-        from memory import next_retry
+        from memory.consolidation import retry_note
         from memory.log import figures, model_health, sessions
 
         store = self.app.store
@@ -60,8 +60,7 @@ class LogScreen(Screen[None]):
         lines = []
         for journal in store.pending_sessions():
             for segment in journal.pending:
-                due = next_retry(journal, segment)
-                when = f"next retry after {due.astimezone():%H:%M}" if due else "due now"
+                when = retry_note(journal, segment)
                 failures = journal.failures.get(segment, [])
                 last = f" — {failures[-1].reason}" if failures else ""
                 lines.append(f"{journal.id} [{segment}]: {when}{last}")

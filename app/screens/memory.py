@@ -57,7 +57,7 @@ def shown(text: str) -> str:
     return "\n".join(out)
 
 
-class MemoryScreen(Screen):
+class MemoryScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "leave", "Back"),
         Binding("e", "edit", "Edit here"),
@@ -291,12 +291,21 @@ class MemoryScreen(Screen):
         versions = self.query_one("#versions", OptionList)
         if versions.highlighted is None:
             return
-        number = int(str(versions.get_option_at_index(versions.highlighted).id))
+        self._restore(int(str(versions.get_option_at_index(versions.highlighted).id)))
+
+    @work(thread=True, group="memory-files", exit_on_error=False)
+    def _restore(self, number: int) -> None:
+        """Off the event loop: the store's lock waits while another Kept process writes."""
         try:
             saved = self.app.store.restore(number)
         except (LookupError, OSError) as exc:
-            self.app.notify(str(exc), title="Memory", severity="error", markup=False)
+            self.app.call_from_thread(
+                self.app.notify, str(exc), title="Memory", severity="error", markup=False
+            )
             return
+        self.app.call_from_thread(self._restored, number, saved)
+
+    def _restored(self, number: int, saved: int) -> None:
         self.app.notify(
             f"Restored version {number} (saved as version {saved}).", title="Memory", markup=False
         )
@@ -341,7 +350,11 @@ class MemoryScreen(Screen):
             self._save(self.query_one("#editor", TextArea).text, self.base)
 
     def _save(self, text: str, base: MemoryText) -> None:
-        instructions = self.target == "instructions"
+        self._write(text, base, self.target == "instructions")
+
+    @work(thread=True, group="memory-files", exit_on_error=False)
+    def _write(self, text: str, base: MemoryText, instructions: bool) -> None:
+        """Off the event loop: the store's lock waits while another Kept process writes."""
         store = self.app.store
         try:
             on_disk = (
@@ -351,10 +364,17 @@ class MemoryScreen(Screen):
             )
         except OSError as exc:  # the edit stays in the editor
             name = "INSTRUCTIONS.md" if instructions else "MEMORY.md"
-            self.app.notify(
-                f"{name} not saved: {exc}", title="Memory", severity="error", markup=False
+            self.app.call_from_thread(
+                self.app.notify,
+                f"{name} not saved: {exc}",
+                title="Memory",
+                severity="error",
+                markup=False,
             )
             return
+        self.app.call_from_thread(self._written, text, on_disk, instructions)
+
+    def _written(self, text: str, on_disk: MemoryText | None, instructions: bool) -> None:
         if on_disk is None:
             name = "INSTRUCTIONS.md" if instructions else "MEMORY.md"
             self.app.notify(
@@ -369,19 +389,8 @@ class MemoryScreen(Screen):
         def chosen(choice: str | None) -> None:
             if choice == "mine":
                 self._save(text, on_disk)
-            elif choice == "theirs" and instructions:
-                store.keep_instruction_version(text.encode("utf-8"))
-                self._set_editing(False)
             elif choice == "theirs":
-                from datetime import UTC, datetime
-
-                with self.app.store.lock():  # version numbers are shared with Kept's writes
-                    self.app.store.save_version(
-                        text.encode("utf-8"),
-                        "your edit, not kept",
-                        time=datetime.now(UTC).isoformat(timespec="seconds"),
-                    )
-                self._set_editing(False)
+                self._discard(text, instructions)
             else:  # keep editing, now against what is on disk
                 self.base = on_disk
                 if not self.editing:
@@ -389,6 +398,26 @@ class MemoryScreen(Screen):
                     self._set_editing(True)
 
         self.app.push_screen(ConflictDialog(text, on_disk.text), chosen)
+
+    @work(thread=True, group="memory-files", exit_on_error=False)
+    def _discard(self, text: str, instructions: bool) -> None:
+        """The user kept what is on disk: their edit is still kept, as a version."""
+        store = self.app.store
+        try:
+            if instructions:
+                store.keep_instruction_version(text.encode("utf-8"))
+            else:
+                store.discard_edit(text)
+        except OSError as exc:  # the edit stays in the editor
+            self.app.call_from_thread(
+                self.app.notify,
+                f"Your edit could not be kept as a version: {exc}",
+                title="Memory",
+                severity="error",
+                markup=False,
+            )
+            return
+        self.app.call_from_thread(self._set_editing, False)
 
     def action_external_edit(self) -> None:
         """Edit in $EDITOR (or $VISUAL, else vi); the save is checked like an edit here."""

@@ -1,18 +1,65 @@
-"""Durable files: the data folder, atomic writes, fsynced appends, a cross-process lock."""
+"""Durable files: the data folder, atomic writes, fsynced appends, a cross-process lock.
+
+Locks are per open file, not per process or thread: two holders in one process exclude
+each other just as two processes do, and the OS frees a lock when its holder dies (POSIX
+`flock`, Windows `msvcrt.locking`), so a crash never leaves a stale lock behind.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
+import hashlib
 import os
 import re
 import stat
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
+# Flags Windows lacks: there, a link is not followed by a plain open of a regular file.
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_BINARY = getattr(os, "O_BINARY", 0)
+
+if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+    import msvcrt
+
+    def _try_lock(fd: int, blocking: bool) -> bool:
+        """Lock the file's first byte; False when another holder has it and not `blocking`."""
+        mode = msvcrt.LK_LOCK if blocking else msvcrt.LK_NBLCK
+        while True:
+            try:
+                msvcrt.locking(fd, mode, 1)
+                return True
+            except OSError:
+                if not blocking:
+                    return False
+                # LK_LOCK gives up after ten tries a second apart; a blocking lock waits on.
+
+    def _unlock(fd: int) -> None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+
+else:
+    import fcntl
+
+    def _try_lock(fd: int, blocking: bool) -> bool:
+        """Lock the whole file; False when another holder has it and not `blocking`."""
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+        except BlockingIOError:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def digest(raw: bytes) -> str:
+    """The identity of a file's exact bytes: a change to MEMORY.md is noticed by it."""
+    return hashlib.sha256(raw).hexdigest()
 
 
 def data_dir() -> Path:
@@ -76,6 +123,10 @@ def _alive(pid: int) -> bool:
 
 
 def fsync_dir(path: Path) -> None:
+    """Make a rename or a new file in `path` survive a power cut (POSIX only: Windows
+    cannot open a folder, and its renames are journaled by NTFS)."""
+    if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+        return
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
@@ -121,7 +172,7 @@ def atomic_write(path: Path, data: bytes | str, *, follow: bool = False) -> None
     refuse_link(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, FILE_MODE)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | NOFOLLOW | _BINARY, FILE_MODE)
         try:
             write_all(fd, data)
             os.fsync(fd)
@@ -143,7 +194,7 @@ def append_line(path: Path, line: str) -> None:
     if "\n" in line:
         raise ValueError("a journal line cannot contain a newline")
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, FILE_MODE)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | NOFOLLOW | _BINARY, FILE_MODE)
     except OSError as exc:
         raise _naming(exc, path) from exc
     try:
@@ -184,17 +235,15 @@ def locked(path: Path, *, blocking: bool = True) -> Iterator[bool]:
     Yields False when `blocking` is False and another process holds it. The OS frees the
     lock when its holder dies, so a crash never leaves a stale lock behind.
     """
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | NOFOLLOW | _BINARY, FILE_MODE)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
-        except BlockingIOError:
+        if not _try_lock(fd, blocking):
             yield False
             return
         try:
             yield True
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            _unlock(fd)
     finally:
         os.close(fd)
 
@@ -209,10 +258,8 @@ class HeldLock:
 
     def acquire(self) -> bool:
         """Take the lock if no one holds it; False (and nothing held) if someone does."""
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | NOFOLLOW | _BINARY, FILE_MODE)
+        if not _try_lock(fd, blocking=False):
             os.close(fd)
             return False
         self._fd = fd
@@ -220,6 +267,6 @@ class HeldLock:
 
     def release(self) -> None:
         if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            _unlock(self._fd)
             os.close(self._fd)
             self._fd = None
