@@ -199,7 +199,8 @@ class KeptApp(App[None]):
             await asyncio.to_thread(add_local_model, model, base_url, self.config_path, window)
         except (OSError, ValueError) as exc:
             return str(exc)
-        self.catalog = load_catalog(load_settings(self.config_path).catalog, self.catalog.keys)
+        settings = await asyncio.to_thread(load_settings, self.config_path)  # off the loop
+        self.catalog = load_catalog(settings.catalog, self.catalog.keys)
         self.set_model(model)
         return ""
 
