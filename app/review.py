@@ -60,11 +60,11 @@ class MemoryReview:
         if waiting:
             self._review(waiting[0], len(waiting) - 1)
             return
-        version = self._last_version()
+        version = await asyncio.to_thread(self._last_version)
         if version is None:
             self._say("No memory change to review yet.")
             return
-        self._show(version)
+        await self._show(version)
 
     def _last_version(self) -> Version | None:
         versions = self.app.store.versions()
@@ -72,18 +72,18 @@ class MemoryReview:
             return next((v for v in versions if v.number == self.last_version), None)
         return next((v for v in reversed(versions) if v.session), None)
 
-    def _show(self, version: Version) -> None:
+    async def _show(self, version: Version) -> None:
         from memory.review import line_change, unified, version_texts
 
-        old, new = version_texts(self.app.store, version)
+        old, new = await asyncio.to_thread(version_texts, self.app.store, version)
         by = f"session {version.session}, {version.model}" if version.session else version.source
         title = f"Memory updated: {line_change(old, new)} (version {version.number}, {by})"
 
-        def chosen(decision: Decision | None) -> None:
+        async def chosen(decision: Decision | None) -> None:
             if decision is None or decision.choice != "undo":
                 return
-            try:
-                number = self.app.store.undo(version.number)
+            try:  # a write under the store's lock: off the event loop
+                number = await asyncio.to_thread(self.app.store.undo, version.number)
             except (LookupError, ValueError) as exc:
                 self._say(str(exc), "warning")
                 return
@@ -112,16 +112,16 @@ class MemoryReview:
         if more:
             note += f"\n({more} more waiting after this one)"
 
-        def chosen(decision: Decision | None) -> None:
+        async def chosen(decision: Decision | None) -> None:
             if decision is None or decision.choice == "later":
                 return
             store = self.app.store
-            try:
+            try:  # writes under the store's lock: off the event loop
                 if decision.choice == "accept":
-                    accept(store, proposal, decision.text)
+                    await asyncio.to_thread(accept, store, proposal, decision.text)
                     self._say("Memory change accepted and saved.")
                 elif decision.choice == "reject":
-                    reject(store, proposal)
+                    await asyncio.to_thread(reject, store, proposal)
                     self._say(
                         "Memory change rejected: MEMORY.md and HISTORY.md are "
                         "unchanged; the session's journal is kept."
@@ -167,10 +167,10 @@ class MemoryReview:
 
         old = result.base.text
 
-        def chosen(decision: Decision | None) -> None:
+        async def chosen(decision: Decision | None) -> None:
             if decision is None or decision.choice != "accept":
                 return
-            if apply_tidy(self.app.store, result, decision.text):
+            if await asyncio.to_thread(apply_tidy, self.app.store, result, decision.text):
                 self._say("MEMORY.md tidied; the previous text is a version.")
             else:
                 self._say(

@@ -53,7 +53,7 @@ def test_a_saved_change_is_announced_shown_and_undone(fake: FakeProvider) -> Non
                 "Memory updated: +2 −0 lines (version 1, session "
             )
             await pilot.click("#undo")
-            await pilot.pause()
+            await until(pilot, lambda: any("Change undone" in n for n in notices(app)), "undo")
             assert not isinstance(app.screen, ChangeDialog)
             return app.store
 
@@ -84,8 +84,8 @@ def test_review_before_holds_the_change_until_accepted_with_an_edit(fake) -> Non
             assert editor.text == MEMORY
             editor.load_text("# About the user\n- Name: Ana (she/her)\n")
             await pilot.click("#accept")
-            await settle(pilot)
-            assert str(app.memory_status) == "Memory saved"
+            await until(pilot, lambda: str(app.memory_status) == "Memory saved", "the save")
+            assert "Memory change accepted and saved." in notices(app)
             return app.store
 
     store = run(scenario)
@@ -108,7 +108,7 @@ def test_tidy_command_offers_the_diff_and_writes_when_accepted(fake: FakeProvide
             await until(pilot, lambda: isinstance(app.screen, ChangeDialog), "the tidy")
             assert app.screen.title_text.startswith("Tidy MEMORY.md: +1 −2 lines")
             await pilot.click("#accept")
-            await pilot.pause()
+            await until(pilot, lambda: "tidied" in " ".join(notices(app)), "the tidy saved")
             return app.store
 
     store = run(scenario)
