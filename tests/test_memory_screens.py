@@ -242,6 +242,7 @@ def test_log_screen_shows_chains_and_retries_pending_sessions(fake: FakeProvider
             await pilot.press(*"/log", "enter")
             await pilot.pause()
             assert isinstance(app.screen, LogScreen)
+            await until(pilot, lambda: journal.id in shown(app, "#pending"), "the log, read")
             assert (
                 "old [0-2] ✓ qwen3-32b → did not call save_memory → gpt-4.1-mini ✓ 4.1 s"
                 in shown(app, "#chains")

@@ -42,45 +42,54 @@ class LogScreen(Screen[None]):
     def on_mount(self) -> None:
         self._show_plan()
         self.refresh_log()
-        self.watch(self.app, "memory_status", lambda _: self.refresh_log(), init=False)
+        self.watch(self.app, "memory_status", self._memory_changed, init=False)
 
+    def _memory_changed(self) -> None:
+        self.refresh_log()
+
+    @work(thread=True, exclusive=True, group="log-read", exit_on_error=False)
     def refresh_log(self) -> None:
+        """Read the logs, journals and health book in a thread (they grow with every
+        session), then draw them on the screen's loop."""
         from memory.consolidation import retry_note
         from memory.log import figures, model_health, sessions
 
         store = self.app.store
-        logs = sessions(store)
-        self.query_one("#chains", Static).update(
-            "\n".join(
-                f"{log.session} [{log.segment}] {'✓' if log.saved else '…'} {log.chain()}"
-                for log in reversed(logs[-50:])
-            )
-            or "No consolidation has run yet."
+        chains = "\n".join(
+            f"{log.session} [{log.segment}] {'✓' if log.saved else '…'} {log.chain()}"
+            for log in reversed(sessions(store)[-50:])
         )
-        lines = []
+        pending = []
         for journal in store.pending_sessions():
             for segment in journal.pending:
-                when = retry_note(journal, segment)
                 failures = journal.failures.get(segment, [])
                 last = f" — {failures[-1].reason}" if failures else ""
-                lines.append(f"{journal.id} [{segment}]: {when}{last}")
-        self.query_one("#pending", Static).update("\n".join(lines) or "Nothing pending.")
-        self.query_one("#retry", Button).display = bool(lines)
-        table = self.query_one("#figures", DataTable)
-        table.clear(columns=True)
-        table.add_columns("model", "attempts", "success", "median latency", "total cost")
-        for row in figures(store):
-            table.add_row(
+                pending.append(f"{journal.id} [{segment}]: {retry_note(journal, segment)}{last}")
+        rows = [
+            (
                 row.model,
                 str(row.attempts),
                 f"{row.success_rate:.0%}",
                 f"{row.median_latency:.2f} s",
                 f"${row.cost:.4f}",
             )
-        self.query_one("#health", Static).update(
-            "\n".join(f"{state.model}: {state.describe()}" for state in model_health(store))
-            or "No model has been asked yet."
-        )
+            for row in figures(store)
+        ]
+        health = "\n".join(f"{state.model}: {state.describe()}" for state in model_health(store))
+        self.app.call_from_thread(self._draw, chains, pending, rows, health)
+
+    def _draw(
+        self, chains: str, pending: list[str], rows: list[tuple[str, ...]], health: str
+    ) -> None:
+        self.query_one("#chains", Static).update(chains or "No consolidation has run yet.")
+        self.query_one("#pending", Static).update("\n".join(pending) or "Nothing pending.")
+        self.query_one("#retry", Button).display = bool(pending)
+        table = self.query_one("#figures", DataTable)
+        table.clear(columns=True)
+        table.add_columns("model", "attempts", "success", "median latency", "total cost")
+        for row in rows:
+            table.add_row(*row)
+        self.query_one("#health", Static).update(health or "No model has been asked yet.")
 
     @work(thread=True, exclusive=True, group="log-plan", exit_on_error=False)
     def _show_plan(self) -> None:
