@@ -586,8 +586,8 @@ def test_keys_opens_on_the_gateway_list_tests_cheaply_and_confirms_delete(
             assert isinstance(app.focused, OptionList)
             names = [g.name for g in screen.gateways]
             await pilot.press("down")
-            assert screen._selected().name == names[1]
-            while screen._selected().name != "openai":
+            assert screen.selected.name == names[1]
+            while screen.selected.name != "openai":
                 await pilot.press("down")
             fake.default = http_error(401)
             await pilot.click("#test")

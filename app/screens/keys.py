@@ -79,7 +79,9 @@ class KeysScreen(Dialog[None]):
         option_list.add_options(self._options())
         option_list.highlighted = highlighted
 
-    def _selected(self) -> Gateway:
+    @property
+    def selected(self) -> Gateway:
+        """The gateway highlighted in the list."""
         index = self.query_one(OptionList).highlighted or 0
         return self.gateways[index]
 
@@ -99,7 +101,7 @@ class KeysScreen(Dialog[None]):
     def highlighted(self) -> None:
         key = self.query_one(Input)
         if not key.disabled:  # Enter tests the key, then saves it
-            key.placeholder = f"Paste the {self._selected().label} key, then Enter"
+            key.placeholder = f"Paste the {self.selected.label} key, then Enter"
         self._confirm_delete = None
 
     @on(OptionList.OptionSelected)
@@ -110,7 +112,7 @@ class KeysScreen(Dialog[None]):
     @on(Input.Submitted)
     @on(Button.Pressed, "#save")
     async def save(self) -> None:
-        gateway = self._selected()
+        gateway = self.selected
         value = self.query_one(Input).value
         if not value.strip():
             self._say(f"Paste the {gateway.label} key first.")
@@ -136,7 +138,7 @@ class KeysScreen(Dialog[None]):
 
     @on(Button.Pressed, "#delete")
     async def delete(self) -> None:
-        gateway = self._selected()
+        gateway = self.selected
         if self._confirm_delete != gateway.name:
             self._confirm_delete = gateway.name
             self._say(f"Press Delete again to delete the {gateway.label} key.")
@@ -156,7 +158,7 @@ class KeysScreen(Dialog[None]):
 
     @on(Button.Pressed, "#test")
     def test(self) -> None:
-        gateway = self._selected()
+        gateway = self.selected
         self._say(f"Testing {gateway.label}…")
         self._test(gateway)
 
