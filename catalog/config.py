@@ -324,14 +324,20 @@ def user_model(table: ModelTable) -> ModelEntry:
         fallback=table.fallback,
         api_model=table.api_model,
         structured_output=None if structured == "off" else structured,
-        deadline=table.deadline,
+        deadline=table.deadline or base.deadline,
     )
+
+
+# A model on the user's own machine is free and often runs on a busy CPU (4 tokens/s seen
+# under load): the hosted deadlines (30-60 s) would time out every save, every retry.
+LOCAL_DEADLINE = 600.0
 
 
 def local_model(model_id: str, gateway: str = "local", window: int | None = None) -> ModelEntry:
     """A model of the user's on an OpenAI-compatible gateway, with the defaults config.toml
-    gives one: free, an 8,192-token window unless known, structured output on a keyless
-    gateway."""
+    gives one: free, an 8,192-token window unless known, structured output and a deadline of
+    LOCAL_DEADLINE on a keyless gateway."""
+    keyless = not GATEWAYS[gateway].needs_key
     return ModelEntry(
         id=model_id,
         label=model_id,
@@ -341,6 +347,7 @@ def local_model(model_id: str, gateway: str = "local", window: int | None = None
         context_window=window or DEFAULT_WINDOW,
         input_per_mtok=0.0,
         output_per_mtok=0.0,
-        structured_output=None if GATEWAYS[gateway].needs_key else "auto",
+        structured_output="auto" if keyless else None,
+        deadline=LOCAL_DEADLINE if keyless else None,
         user=True,
     )
