@@ -11,7 +11,8 @@ One server speaks three wire formats, chosen by the URL path, so every gateway c
   gateway ``"anthropic"``, and a prefix-free ``POST /v1/chat/completions`` as gateway ``"openai"``.
 
 Each request pops the next scripted step for the model named in its body (the name without the
-litellm provider prefix); a model with an empty queue gets its per-model default, or ``default``.
+litellm provider prefix); a model with an empty queue asks ``responder`` (when set) and then gets
+its per-model default, or ``default``.
 
     with FakeProvider() as fake:
         fake.script("gpt-4.1-mini", http_error(429, retry_after=2), text("hi"))
@@ -42,6 +43,7 @@ import threading
 import time
 import uuid
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -386,7 +388,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, f"Not found: POST {self.path} (fake provider)", None)
             return
         self.fmt = fmt
-        step = fake._next_step(model)
+        step = fake._next_step(model, body)
         self.gate = fake._gate_now()
         try:
             self._serve(step, stream)
@@ -877,6 +879,9 @@ class FakeProvider:
         self.served: list[str] = []
         self.ollama_only = False
         self.n_ctx: int | None = None  # set: GET /<gw>/props answers like llama-server
+        # Answers that depend on what was asked: called with the parsed request body when the
+        # model has no scripted step left; a Step answers it, None leaves it to the defaults.
+        self.responder: Callable[[dict], Step | None] | None = None
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
         self._scripts: dict[str, deque[Step]] = {}
@@ -1023,12 +1028,21 @@ class FakeProvider:
             self._requests.append(rec)
             self._cond.notify_all()
 
-    def _next_step(self, model: str) -> Step:
+    def _next_step(self, model: str, body: dict | None = None) -> Step:
         with self._lock:
             queue = self._scripts.get(model)
             if queue:
                 return queue.popleft()
-            return self._defaults.get(model, self.default)
+            responder = self.responder
+            fallback = self._defaults.get(model, self.default)
+        if responder is not None and body is not None:
+            # Outside the lock: a responder may take its time, or look at the records.
+            step = responder(body)
+            if step is not None:
+                if not isinstance(step, Step):
+                    raise TypeError(f"responder returned {step!r}, not a Step")
+                return step
+        return fallback
 
     def _gate_now(self) -> threading.Event:
         with self._lock:
