@@ -295,12 +295,14 @@ def build_parser() -> argparse.ArgumentParser:
     mem_sub.add_parser("path", help="print the path of MEMORY.md").set_defaults(func=_cmd_memory)
 
     from app.cli_ask import register as register_ask
+    from app.cli_eval import register as register_eval
     from app.cli_inspect import register
     from app.cli_trust import register as register_trust
 
     register(sub, mem_sub)
     register_trust(mem_sub)
     register_ask(sub)
+    register_eval(sub)
     return parser
 
 
