@@ -23,9 +23,10 @@ from catalog.catalog import UnknownModelError
 from catalog.chains import consolidation_plan
 from catalog.transport import Kind, Outcome
 from memory.commit import commit, recover
+from memory.edits import Context
 from memory.files import locked
 from memory.history import format_entry
-from memory.journal import Journal, Segment
+from memory.journal import Journal, Segment, session_started
 from memory.log import LogRecord
 from memory.prompt import (
     SAVE_MEMORY_CHOICE,
@@ -34,9 +35,10 @@ from memory.prompt import (
     consolidation_messages,
     transcript_lines,
 )
+from memory.provenance import authorship
 from memory.redact import redact
 from memory.sanitize import clean_text
-from memory.save_memory import SavedMemory, asked_to_forget, parse_save_memory
+from memory.save_memory import SavedMemory, parse_save_memory
 from memory.settings import MemorySettings, Review
 from memory.store import MemoryStore
 
@@ -123,8 +125,18 @@ def chunk_transcript(
     return chunks
 
 
-def reply_budget(settings: MemorySettings, memory_text: str) -> int:
-    """Tokens a save_memory reply may need: the whole new memory and the history entry."""
+# Tokens a session's edits may take: many facts, one short line each.
+EDITS_TOKENS = 1_500
+
+
+def reply_budget(settings: MemorySettings) -> int:
+    """Tokens a save_memory reply may need: the history entry and the edits (never the
+    whole memory), so a small model that rambles is cut off early."""
+    return settings.history_entry_max_chars // 3 + EDITS_TOKENS
+
+
+def rewrite_budget(settings: MemorySettings, memory_text: str) -> int:
+    """Tokens a /tidy reply may need: the whole new memory and a sentence."""
     memory_tokens = _count_tokens(memory_text) if memory_text else 0
     most = (settings.memory_max_chars + settings.history_entry_max_chars) // 3
     return min(int(memory_tokens * 1.5) + 1_000, most)
@@ -139,7 +151,7 @@ def transcript_budget(
     pricing = catalog.pricing(head) if head is not None else None
     window = pricing.context_window if pricing and pricing.context_window else 32_000
     memory_tokens = _count_tokens(memory_text) if memory_text else 0
-    reserved = 500 + memory_tokens + reply_budget(settings, memory_text)
+    reserved = 500 + memory_tokens + reply_budget(settings)
     return max(300, int(window * 0.9) - reserved) >> shrink
 
 
@@ -234,15 +246,19 @@ async def consolidate(
             journal.mark_failed(segment, problem)
             return Consolidation(journal.id, segment, False, None, (), problem, 0.0)
         retry = _policy(catalog, settings, policy)
-        messages = journal.segment_messages(segment)
-        forget = await asyncio.to_thread(asked_to_forget, messages)
+        said = journal.segment_messages(segment)
+        when = _segment_time(journal, segment)
+        began = session_started(journal.id) or when  # imported sessions: their own start
         health = store.health()
         # Credentials said in the chat never leave for a model (the journal keeps them).
-        blocks = await asyncio.to_thread(lambda: [redact(b) for b in transcript_lines(messages)])
+        blocks = await asyncio.to_thread(lambda: [redact(b) for b in transcript_lines(said)])
         reason, shrink, edits, first = "", 0, 0, True
         while edits < EDIT_ROUNDS and shrink <= MAX_SHRINK:
             base = store.read_memory()
             memory_text = base.text
+            # Who wrote each line, and when: the user's lines and newer facts are guarded.
+            theirs, newer = await asyncio.to_thread(authorship, store, began)
+            context = Context(said, when, settings.memory_max_chars, theirs, newer)
 
             def cut(text: str = memory_text, shrink: int = shrink) -> list[str]:
                 # Counting tokens takes seconds on a long session: never on the loop.
@@ -268,12 +284,12 @@ async def consolidate(
                     draft_entry=entry,
                 )
 
-                def accept(reply: Reply, current: str = memory_text) -> SavedMemory:
-                    return parse_save_memory(
-                        reply, current, settings, _window(catalog, reply.model), forget=forget
-                    )
+                def accept(
+                    reply: Reply, current: str = memory_text, context: Context = context
+                ) -> SavedMemory:
+                    window = _window(catalog, reply.model)
+                    return parse_save_memory(reply, current, settings, window, context=context)
 
-                current = memory_text
                 result = await complete(
                     catalog,
                     head,
@@ -285,7 +301,7 @@ async def consolidate(
                     stream=stream,
                     chain=chain,
                     schema=SAVE_MEMORY_SCHEMA,
-                    max_tokens=reply_budget(settings, current),
+                    max_tokens=reply_budget(settings),
                     health=health,
                     hedge=settings.hedge,
                     accept=accept,
@@ -298,7 +314,6 @@ async def consolidate(
                 entry, memory_text, model = saved.history_entry, saved.memory_update, result.model
             else:
                 saved = SavedMemory(entry, memory_text)
-                when = _segment_time(journal, segment)
                 if settings.review == Review.BEFORE:
                     await asyncio.to_thread(
                         propose,

@@ -61,6 +61,14 @@ def new_session_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
 
+def session_started(session_id: str) -> datetime | None:
+    """When a session began, read from its id ("20261120-091500-…", UTC), or None."""
+    try:
+        return datetime.strptime(session_id[:15], "%Y%m%d-%H%M%S").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
 class JournalState(StrEnum):
     """Where a session stands: still being written, waiting to become memory, or saved."""
 

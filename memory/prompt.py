@@ -52,36 +52,56 @@ def system_prompt(
     )
 
 
+_HISTORY_ENTRY = {
+    "type": "string",
+    "description": "One paragraph (2-5 sentences) summarising what happened in this session: "
+    "topics, decisions, facts learned, open items. Written in the user's language. No date: "
+    "Kept adds it.",
+}
+_EDIT = {
+    "type": "object",
+    "properties": {
+        "op": {"type": "string", "enum": ["add", "replace", "forget"]},
+        "line": {
+            "type": "string",
+            "description": "add, replace: the new line, one short fact about the user in "
+            "the user's own words (no date: Kept keeps them).",
+        },
+        "old": {
+            "type": "string",
+            "description": "replace, forget: a line of the current MEMORY.md, quoted exactly.",
+        },
+        "section": {
+            "type": "string",
+            "description": "add: the heading of MEMORY.md the line belongs under.",
+        },
+        "reason": {"type": "string", "description": "why, in a few words"},
+    },
+    "required": ["op", "reason"],
+}
 SAVE_MEMORY_TOOL: dict[str, Any] = {
     "type": "function",
     "function": {
         "name": "save_memory",
-        "description": "Save the consolidated memory of this conversation.",
+        "description": "Save what this conversation taught about the user: a history entry "
+        "and the edits to MEMORY.md.",
         "parameters": {
             "type": "object",
             "properties": {
-                "history_entry": {
-                    "type": "string",
-                    "description": "One paragraph (2-5 sentences) summarising what happened "
-                    "in this session: topics, decisions, facts learned, open items. Written "
-                    "in the user's language. No date: Kept adds it.",
-                },
-                "memory_update": {
-                    "type": "string",
-                    "description": "The complete new MEMORY.md in Markdown: everything "
-                    "worth remembering about the user long-term (identity, preferences, "
-                    "projects, people, standing instructions), the existing memory merged "
-                    "with what this session taught. Keep every still-true fact.",
+                "history_entry": _HISTORY_ENTRY,
+                "edits": {
+                    "type": "array",
+                    "description": "Changes to MEMORY.md, each one fact; [] when the "
+                    "conversation taught nothing new about the user.",
+                    "items": _EDIT,
                 },
             },
-            "required": ["history_entry", "memory_update"],
+            "required": ["history_entry", "edits"],
         },
     },
 }
 SAVE_MEMORY_CHOICE = {"type": "function", "function": {"name": "save_memory"}}
 
-
-_PARAMETERS = SAVE_MEMORY_TOOL["function"]["parameters"]
 # save_memory's arguments as a JSON schema, for servers that turn one into a grammar. The
 # minimum length is part of the grammar there, so a small model cannot send an empty history
 # entry. (No maximum: llama.cpp spells one out character by character, and a grammar for
@@ -89,11 +109,44 @@ _PARAMETERS = SAVE_MEMORY_TOOL["function"]["parameters"]
 SAVE_MEMORY_SCHEMA: dict[str, Any] = {
     "title": "save_memory",
     "type": "object",
-    "required": _PARAMETERS["required"],
+    "required": ["history_entry", "edits"],
     "additionalProperties": False,
     "properties": {
-        "history_entry": {**_PARAMETERS["properties"]["history_entry"], "minLength": 20},
-        "memory_update": _PARAMETERS["properties"]["memory_update"],
+        "history_entry": {**_HISTORY_ENTRY, "minLength": 20},
+        "edits": {"type": "array", "items": {**_EDIT, "additionalProperties": False}},
+    },
+}
+
+# /tidy's tool: the one whole-file rewrite, which the user sees as a diff before it is kept.
+REWRITE_MEMORY_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "save_memory",
+        "description": "Save the tidied MEMORY.md.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "history_entry": {
+                    "type": "string",
+                    "description": "One sentence saying what you changed.",
+                },
+                "memory_update": {
+                    "type": "string",
+                    "description": "The whole tidied MEMORY.md in Markdown.",
+                },
+            },
+            "required": ["history_entry", "memory_update"],
+        },
+    },
+}
+REWRITE_MEMORY_SCHEMA: dict[str, Any] = {
+    "title": "save_memory",
+    "type": "object",
+    "required": ["history_entry", "memory_update"],
+    "additionalProperties": False,
+    "properties": {
+        "history_entry": {"type": "string", "minLength": 10},
+        "memory_update": {"type": "string"},
     },
 }
 
@@ -103,11 +156,19 @@ CONSOLIDATION_SYSTEM = (
     "tool exactly once, with:\n"
     "- history_entry: one paragraph on what happened in this conversation, written in the "
     "language the user wrote in (if they mixed languages, the one they used most);\n"
-    "- memory_update: the whole new MEMORY.md. Start from the current one, keep every fact "
-    "that is still true, add what the conversation taught about the user, correct what it "
-    "changed, and drop only what the user asked to forget. Stay under {budget} characters.\n"
+    "- edits: the changes to MEMORY.md, one fact each, only from what the USER said:\n"
+    '  {{"op": "add", "line": "<new fact>", "section": "<heading>", "reason": "..."}} for '
+    "something new;\n"
+    '  {{"op": "replace", "old": "<a line of MEMORY.md, quoted exactly>", "line": "<the fact '
+    'now>", "reason": "..."}} when the user said a fact changed (Kept keeps the old one, '
+    "dated);\n"
+    '  {{"op": "forget", "old": "<a line, quoted exactly>", "reason": "..."}} only when the '
+    "user asked to forget it.\n"
+    "Write each line in the user's own words: Kept refuses a line the user did not say, and "
+    "lines the user wrote themselves unless they asked to change them. Use [] when there "
+    "is nothing new. MEMORY.md must stay under {budget} characters.\n"
     "Do not answer in prose. If the save_memory tool is unavailable, reply with only a JSON "
-    'object: {{"history_entry": "...", "memory_update": "..."}}.'
+    'object: {{"history_entry": "...", "edits": [...]}}.'
 )
 
 

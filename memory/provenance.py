@@ -5,79 +5,19 @@ from (best effort, by the words they share)."""
 from __future__ import annotations
 
 import difflib
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from memory.edits import normal
+from memory.grounding import telling
 from memory.history import HistoryEntry
+from memory.journal import session_started
 from memory.store import MemoryStore, Version
 from memory.versions import VersionKind
 
-_WORD = re.compile(r"\w{3,}")
-# Words too common to say where a line came from.
-_COMMON = frozenset(
-    {
-        "the",
-        "and",
-        "for",
-        "with",
-        "that",
-        "this",
-        "from",
-        "are",
-        "was",
-        "were",
-        "has",
-        "have",
-        "had",
-        "not",
-        "but",
-        "you",
-        "your",
-        "they",
-        "them",
-        "their",
-        "his",
-        "her",
-        "she",
-        "him",
-        "its",
-        "our",
-        "out",
-        "about",
-        "into",
-        "over",
-        "under",
-        "than",
-        "then",
-        "there",
-        "here",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "how",
-        "all",
-        "any",
-        "can",
-        "will",
-        "would",
-        "should",
-        "could",
-        "also",
-        "just",
-        "like",
-        "user",
-        "users",
-        "name",
-        "names",
-        "kept",
-        "memory",
-    }
-)
+# Versions whose new lines a model wrote; every other kind's are the user's own.
+MODEL_KINDS = frozenset({VersionKind.CONSOLIDATION, VersionKind.TIDY})
 
 
 @dataclass(frozen=True)
@@ -135,21 +75,36 @@ def blame(store: MemoryStore) -> list[BlameLine]:
     ]
 
 
-def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _COMMON}
+def authorship(store: MemoryStore, since: datetime) -> tuple[frozenset[str], frozenset[str]]:
+    """The lines of MEMORY.md (normalised, memory.edits.normal) that the user wrote, and
+    those a consolidation wrote from a session that began after `since`."""
+    mine: set[str] = set()
+    newer: set[str] = set()
+    for line in blame(store):
+        key = normal(line.text)
+        if not key or line.text.lstrip().startswith("#"):
+            continue
+        version = line.version
+        if version is None or version.kind not in MODEL_KINDS:
+            mine.add(key)
+            continue
+        started = session_started(version.session or "")
+        if started is not None and started > since:
+            newer.add(key)
+    return frozenset(mine), frozenset(newer)
 
 
 def likely_messages(messages: list[dict[str, Any]], line: str, *, limit: int = 3) -> list[int]:
     """Indices of the messages `line` most likely came from, best first; [] when none
     shares a telling word with it."""
-    wanted = _words(line)
+    wanted = telling(line)
     if not wanted:
         return []
     scored = []
     for index, message in enumerate(messages):
         if message.get("role") not in ("user", "assistant"):
             continue
-        shared = len(wanted & _words(str(message.get("content") or "")))
+        shared = len(wanted & telling(str(message.get("content") or "")))
         if shared:
             # The user's own words before the assistant's: memory is about the user.
             scored.append((shared, message.get("role") == "user", -index, index))

@@ -1,8 +1,8 @@
 """save_memory's arguments, validated: what a model's reply must carry to become memory.
 
 A reply counts only if it carries a `save_memory` call (or the same JSON object as text)
-whose arguments pass these checks; anything else raises ReplyRejected, which moves the
-walk to the next model of the chain.
+whose history entry is grounded in the session and whose edits hold up (memory.edits);
+anything else raises ReplyRejected, which moves the walk to the next model of the chain.
 """
 
 from __future__ import annotations
@@ -14,26 +14,22 @@ from typing import Any
 
 from catalog import Reply, ReplyRejected
 from catalog.transport import Kind
+from memory.edits import Context, apply_edits, edits_from_rewrite, parse_edits
+from memory.grounding import junk, ungrounded
 from memory.sanitize import clean_text
 from memory.settings import MemorySettings
-
-# A non-trivial memory must keep at least this share of its text.
-TRIVIAL_MEMORY = 200
-KEEP_SHARE = 0.5
-# The user asked, in their own words, to forget: the shrink guard lets the update through.
-_FORGET = re.compile(
-    r"\b(?:forget|vergiss|vergessen|oublie|oublier|olvida|olvidar|"
-    r"dimentica|esquece|esqueça|vergeet|glöm|zapomnij)\w*|忘れ|забудь",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True)
 class SavedMemory:
     history_entry: str
-    memory_update: str
+    memory_update: str  # MEMORY.md with the edits applied
+    edits: int = 0  # how many edits the model proposed
 
 
+# A tidy of a non-trivial memory must keep at least this share of its text.
+TRIVIAL_MEMORY = 200
+KEEP_SHARE = 0.5
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
 
 
@@ -63,7 +59,7 @@ def _json_in_text(text: str) -> dict[str, Any] | None:
         value = json.loads(body[start : end + 1], strict=False)
     except ValueError:
         return None
-    if isinstance(value, dict) and {"history_entry", "memory_update"} <= value.keys():
+    if isinstance(value, dict) and "history_entry" in value:
         return value
     return None
 
@@ -82,13 +78,40 @@ def _cut_off(reply: Reply, window: int | None) -> str:
     )
 
 
-def asked_to_forget(messages: list[dict[str, Any]]) -> bool:
-    """Whether the user said, in the session, to forget something (a request is short:
-    only the start of each message is searched, so a pasted megabyte costs nothing)."""
-    return any(
-        m.get("role") == "user" and _FORGET.search(str(m.get("content") or "")[:2000])
-        for m in messages
-    )
+def _arguments(reply: Reply, window: int | None) -> dict[str, Any]:
+    """The arguments of the reply's save_memory call (or the same JSON object as text)."""
+    if reply.finish_reason == "length":
+        raise ReplyRejected(_cut_off(reply, window), Kind.CONTEXT_WINDOW)
+    calls = [c for c in reply.tool_calls if c.name == "save_memory"]
+    if calls:
+        return _decode_arguments(calls[0].arguments)
+    if reply.tool_calls:
+        raise ReplyRejected(f"called {reply.tool_calls[0].name} instead of save_memory")
+    found = _json_in_text(reply.text)
+    if found is None:
+        raise ReplyRejected("did not call save_memory")
+    return found
+
+
+def _string(arguments: dict[str, Any], name: str) -> str:
+    if name not in arguments:
+        raise ReplyRejected(f"save_memory was called without {name}")
+    value = arguments[name]
+    if not isinstance(value, str):
+        raise ReplyRejected(f"{name} must be a string, not {type(value).__name__}")
+    return clean_text(value)
+
+
+def _entry(arguments: dict[str, Any], settings: MemorySettings) -> str:
+    entry = " ".join(_string(arguments, "history_entry").split())
+    if not entry:
+        raise ReplyRejected("history_entry is empty")
+    if len(entry) > settings.history_entry_max_chars:
+        raise ReplyRejected(
+            f"history_entry is {len(entry):,} characters, over the "
+            f"{settings.history_entry_max_chars:,} limit"
+        )
+    return entry
 
 
 def parse_save_memory(
@@ -97,37 +120,34 @@ def parse_save_memory(
     settings: MemorySettings,
     window: int | None = None,
     *,
-    forget: bool = False,
+    context: Context,
 ) -> SavedMemory:
-    """The validated arguments of the reply's save_memory call; raises ReplyRejected.
-    With `forget` (the user asked for it) the update may drop most of the memory: the old
-    text is kept as a version."""
-    if reply.finish_reason == "length":
-        raise ReplyRejected(_cut_off(reply, window), Kind.CONTEXT_WINDOW)
-    calls = [c for c in reply.tool_calls if c.name == "save_memory"]
-    if calls:
-        arguments = _decode_arguments(calls[0].arguments)
-    elif reply.tool_calls:
-        raise ReplyRejected(f"called {reply.tool_calls[0].name} instead of save_memory")
+    """The reply's save_memory call checked against the session (`context`) and its edits
+    applied to `current_memory`; raises ReplyRejected saying what is wrong. A model that
+    sent a whole new MEMORY.md (`memory_update`) anyway has it read as the edits it
+    implies, each checked the same way: a rewrite cannot slip past the checks."""
+    arguments = _arguments(reply, window)
+    entry = _entry(arguments, settings)
+    problem = junk(entry, entry=True) or ungrounded(entry, context.evidence, entry=True)
+    if problem is not None:
+        raise ReplyRejected(f"history_entry was refused: {problem}")
+    if "edits" in arguments:
+        edits = parse_edits(arguments["edits"])
+    elif "memory_update" in arguments:
+        edits = edits_from_rewrite(current_memory, _string(arguments, "memory_update"))
     else:
-        found = _json_in_text(reply.text)
-        if found is None:
-            raise ReplyRejected("did not call save_memory")
-        arguments = found
-    for name in ("history_entry", "memory_update"):
-        if name not in arguments:
-            raise ReplyRejected(f"save_memory was called without {name}")
-        if not isinstance(arguments[name], str):
-            raise ReplyRejected(f"{name} must be a string, not {type(arguments[name]).__name__}")
-    entry = " ".join(clean_text(arguments["history_entry"]).split())
-    update = clean_text(arguments["memory_update"]).strip()
-    if not entry:
-        raise ReplyRejected("history_entry is empty")
-    if len(entry) > settings.history_entry_max_chars:
-        raise ReplyRejected(
-            f"history_entry is {len(entry):,} characters, over the "
-            f"{settings.history_entry_max_chars:,} limit"
-        )
+        raise ReplyRejected("save_memory was called without edits")
+    return SavedMemory(entry, apply_edits(current_memory, edits, context), len(edits))
+
+
+def parse_rewrite(
+    reply: Reply, current_memory: str, settings: MemorySettings, window: int | None = None
+) -> SavedMemory:
+    """A whole new MEMORY.md (/tidy only, which the user sees as a diff and accepts or
+    not): within the budget, and keeping at least half of a memory of some size."""
+    arguments = _arguments(reply, window)
+    entry = _entry(arguments, settings)
+    update = _string(arguments, "memory_update").strip()
     if len(update) > settings.memory_max_chars:
         raise ReplyRejected(
             f"memory_update is {len(update):,} characters, over the "
@@ -135,8 +155,7 @@ def parse_save_memory(
         )
     old = current_memory.strip()
     if (
-        not forget
-        and len(old) >= TRIVIAL_MEMORY
+        len(old) >= TRIVIAL_MEMORY
         and len(old) <= settings.memory_max_chars
         and len(update) < KEEP_SHARE * len(old)
     ):

@@ -1,8 +1,9 @@
 """`kept memory tidy`: the consolidation chain rewrites MEMORY.md within its budget —
 duplicates merged, what later sessions contradicted dropped, every still-true fact kept —
-and the user accepts or rejects the result, shown as a diff. The answer passes the same
-checks as a consolidation's (the budget, and the guard against dropping most of memory);
-an accepted tidy is versioned and never overwrites an edit made meanwhile."""
+and the user accepts or rejects the result, shown as a diff. The only whole-file rewrite a
+model may make (a consolidation proposes edits): it must keep within the budget and keep at
+least half of the memory; an accepted tidy is versioned and never overwrites an edit made
+meanwhile."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from catalog import Attempt, Catalog, RetryPolicy, complete
-from memory.consolidation import _policy, consolidation_chain, reply_budget
-from memory.prompt import SAVE_MEMORY_CHOICE, SAVE_MEMORY_SCHEMA, SAVE_MEMORY_TOOL
-from memory.save_memory import parse_save_memory
+from memory.consolidation import _policy, consolidation_chain, rewrite_budget
+from memory.prompt import REWRITE_MEMORY_SCHEMA, REWRITE_MEMORY_TOOL, SAVE_MEMORY_CHOICE
+from memory.save_memory import parse_rewrite
 from memory.store import MemoryStore, MemoryText
 from memory.versions import VersionKind
 
@@ -70,15 +71,15 @@ async def tidy(
         catalog,
         chain.models[0].id,
         messages,
-        tools=[SAVE_MEMORY_TOOL],
+        tools=[REWRITE_MEMORY_TOOL],
         tool_choice=SAVE_MEMORY_CHOICE,
         policy=_policy(catalog, settings, policy),
         on_attempt=on_attempt,
         chain=chain,
-        schema=SAVE_MEMORY_SCHEMA,
-        max_tokens=reply_budget(settings, base.text),
+        schema=REWRITE_MEMORY_SCHEMA,
+        max_tokens=rewrite_budget(settings, base.text),
         health=store.health(),
-        accept=lambda reply: parse_save_memory(reply, base.text, settings),
+        accept=lambda reply: parse_rewrite(reply, base.text, settings),
     )
     if not result.ok:
         return Tidy(base, reason=result.reason, attempts=result.attempts)

@@ -1,0 +1,371 @@
+"""Memory that can only get better: a consolidation proposes edits and Kept applies only
+those that hold up — quoted lines that exist, new lines grounded in what the user said, the
+user's own lines out of reach unless they asked, and time respected."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from catalog import ReplyRejected
+from memory import MemorySettings, MemoryStore, consolidate_pending
+from memory import journal as journals
+from memory.edits import Context, Edit, Op, apply_edits, edits_from_rewrite, parse_edits
+from memory.grounding import Evidence, grounded, junk, ungrounded
+from memory.provenance import authorship
+from tests.fakes.provider import FakeProvider, text, tool_call
+from tests.support import FAST_POLICY, fake_catalog
+
+HEAD = "llama-3.3-70b-versatile"
+MARCH = datetime(2026, 3, 14, 10, 0, tzinfo=UTC)
+
+
+def said(*lines: str, time: str = "2026-03-14T10:00:00+00:00") -> list[dict]:
+    out: list[dict] = []
+    for index, line in enumerate(lines):
+        out.append({"role": "user", "content": line, "time": time})
+        out.append({"role": "assistant", "content": f"Noted ({index}).", "time": time})
+    return out
+
+
+def context(*lines: str, user_lines: frozenset[str] = frozenset(), newer=frozenset()) -> Context:
+    return Context(said(*lines), MARCH, 16_000, user_lines, newer)
+
+
+def edits(*items: dict) -> tuple[Edit, ...]:
+    return parse_edits(list(items))
+
+
+# --- grounding -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "user"),
+    [
+        ("Has a cat called Biscoito.", "My cat is called Biscoito"),
+        ("Enjoys hiking in the mountains.", "I love to hike, mostly in the mountains"),
+        ("Works as a nurse at São João hospital.", "I'm a nurse, I work at Sao Joao hospital"),
+        ("Lives in Zürich.", "je vis à Zurich depuis mars"),
+        ("Has a daughter, Lia, who started school.", "my daughter Lia started school today"),
+        ("Wohnt in Berlin.", "Ich wohne seit Mai in Berlin"),
+        ("Prefers short answers.", "Please keep answers short"),
+    ],
+)
+def test_a_paraphrase_of_what_the_user_said_is_grounded(line: str, user: str) -> None:
+    assert grounded(line, said(user)), ungrounded(line, Evidence.of(said(user)))
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ("The pet's name is 'Mentor', which is my favorite animal.", "'mentor' was never said"),
+        ("Lives at 27 New York Avenue North.", "27 was never said"),
+        ("Is a professional violinist in Vienna.", "'vienna' was never said"),
+        ("Enjoys skydiving and collects stamps.", "telling words"),
+    ],
+)
+def test_an_invented_line_is_not_grounded(line: str, why: str) -> None:
+    problem = ungrounded(line, Evidence.of(said("My cat is called Biscoito and I like tea")))
+    assert problem is not None and why in problem
+
+
+def test_the_assistants_words_do_not_ground_a_fact_about_the_user() -> None:
+    messages = [
+        {"role": "user", "content": "What should I read next?"},
+        {"role": "assistant", "content": "Try astronomy books about distant galaxies."},
+    ]
+    assert not grounded("Loves astronomy and distant galaxies.", messages)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "{{ MEMORY_IDENTITY }} The user has a cat.",
+        "None",
+        "null",
+        "42",
+        "- ...",
+        "</history_entry> {",
+        "<|im_start|>assistant",
+        "Your name is Kept.",
+        "# About the user",
+        "one\ntwo",
+    ],
+)
+def test_template_junk_is_never_a_fact(line: str) -> None:
+    assert junk(line) is not None
+
+
+def test_code_in_a_line_is_not_mistaken_for_markup() -> None:
+    assert junk("Writes Rust and likes Vec<String> over arrays.") is None
+
+
+def test_an_invented_history_entry_is_refused() -> None:
+    evidence = Evidence.of(said("My cat is called Biscoito."))
+    entry = "1853: 0, 24-Feb 1897: 6:00:19.271235 … </history_entry> {"
+    assert junk(entry, entry=True) or ungrounded(entry, evidence, entry=True)
+    assert ungrounded("Ana talked about her cat Biscoito in March.", evidence, entry=True) is None
+
+
+# --- applying edits ------------------------------------------------------------------------
+
+
+MEMORY = "# About Ana\n- Lives in Lisbon\n- Drinks green tea\n\n## Work\n- Nurse at São João\n"
+
+
+def test_edits_are_applied_where_they_belong() -> None:
+    result = apply_edits(
+        MEMORY,
+        edits(
+            {"op": "add", "line": "Has a cat called Biscoito", "section": "Pets", "reason": "."},
+            {"op": "add", "line": "Works night shifts", "section": "work", "reason": "."},
+        ),
+        context("My cat is called Biscoito", "I work night shifts at the hospital"),
+    )
+    assert result == (
+        "# About Ana\n- Lives in Lisbon\n- Drinks green tea\n\n## Work\n- Nurse at São João\n"
+        "- Works night shifts\n\n## Pets\n- Has a cat called Biscoito\n"
+    )
+
+
+def test_a_replaced_fact_is_kept_as_a_dated_earlier_one() -> None:
+    result = apply_edits(
+        MEMORY,
+        edits({"op": "replace", "old": "lives in lisbon.", "line": "Lives in Porto", "reason": "."}),
+        context("We moved to Porto last week"),
+    )
+    assert "- Lives in Porto\n- Previously: Lives in Lisbon (until 2026-03)\n" in result
+
+
+def test_a_quoted_line_that_is_not_there_is_refused() -> None:
+    with pytest.raises(ReplyRejected, match="edit 1 .* MEMORY.md has no such line"):
+        apply_edits(
+            MEMORY,
+            edits({"op": "replace", "old": "Lives in Paris", "line": "Lives in Porto"}),
+            context("We moved to Porto"),
+        )
+
+
+def test_a_forget_without_the_users_request_is_refused() -> None:
+    with pytest.raises(ReplyRejected, match="did not ask to forget"):
+        apply_edits(
+            MEMORY,
+            edits({"op": "forget", "old": "Drinks green tea"}),
+            context("I switched to coffee"),
+        )
+    result = apply_edits(
+        MEMORY,
+        edits({"op": "forget", "old": "Drinks green tea"}),
+        context("Please forget the thing about green tea"),
+    )
+    assert "green tea" not in result
+
+
+def test_the_users_own_line_is_out_of_reach_unless_they_ask() -> None:
+    mine = frozenset({"lives in lisbon"})
+    change = edits({"op": "replace", "old": "Lives in Lisbon", "line": "Lives near Lisbon"})
+    with pytest.raises(ReplyRejected, match="the user wrote that line"):
+        apply_edits(MEMORY, change, context("Lisbon traffic near home is awful", user_lines=mine))
+    result = apply_edits(
+        MEMORY, change, context("I moved out, I live near Lisbon now", user_lines=mine)
+    )
+    assert "- Lives near Lisbon\n- Previously: Lives in Lisbon (until 2026-03)" in result
+
+
+def test_an_older_session_cannot_replace_a_newer_fact() -> None:
+    result = apply_edits(
+        MEMORY,
+        edits({"op": "replace", "old": "Lives in Lisbon", "line": "Lives in Faro"}),
+        context("I live in Faro", newer=frozenset({"lives in lisbon"})),
+    )
+    assert "- Lives in Lisbon\n- Previously: Lives in Faro (as of 2026-03)\n" in result
+
+
+def test_over_budget_the_oldest_earlier_facts_go_first_then_the_reply_is_refused() -> None:
+    memory = "- Lives in Porto\n- Previously: Lives in Faro (until 2025-01)\n"
+    small = Context(said("I have a cat called Biscoito"), MARCH, len(memory) + 5)
+    add = edits({"op": "add", "line": "Has a cat called Biscoito"})
+    assert apply_edits(memory, add, small) == "- Lives in Porto\n- Has a cat called Biscoito\n"
+    tiny = Context(said("I have a cat called Biscoito"), MARCH, 10)
+    with pytest.raises(ReplyRejected, match="over its 10 budget"):
+        apply_edits("- Lives in Porto\n", add, tiny)
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("add a line", "edits must be a list"),
+        ([1], "edit 1 must be an object"),
+        ([{"op": "rewrite"}], "op must be add, replace or forget"),
+        ([{"op": "add"}], "edit 1 (add) has no line"),
+        ([{"op": "forget", "line": "x"}], "does not quote the line"),
+        ([{"op": "add", "line": 3}], "line must be a string, not int"),
+    ],
+)
+def test_a_wrong_shaped_edit_is_refused_with_a_reason(value, why: str) -> None:
+    with pytest.raises(ReplyRejected, match=why.replace("(", r"\(").replace(")", r"\)")):
+        parse_edits(value)
+
+
+def test_a_whole_rewrite_is_read_as_the_edits_it_implies() -> None:
+    implied = edits_from_rewrite(
+        "# Ana\n- Lives in Lisbon\n- Drinks tea\n", "# Ana\n- Lives in Porto\n- Has a cat\n"
+    )
+    assert implied == (
+        Edit(Op.REPLACE, "- Lives in Porto", "- Lives in Lisbon"),
+        Edit(Op.REPLACE, "- Has a cat", "- Drinks tea"),
+    )
+    assert edits_from_rewrite("", "# About\n- Name: Ana\n") == (
+        Edit(Op.ADD, "- Name: Ana", section="# About"),
+    )
+
+
+# --- through a real consolidation ----------------------------------------------------------
+
+
+def _session(store: MemoryStore, lines: list[str], session_id: str | None = None) -> str:
+    journal = journals.create(store.sessions_dir, "gpt-4.1-mini", session_id)
+    when = (
+        f"{session_id[:4]}-{session_id[4:6]}-{session_id[6:8]}T09:00:00+00:00"
+        if session_id
+        else "2026-11-20T09:00:00+00:00"
+    )
+    for message in said(*lines, time=when):
+        journal.append(message)
+    journal.mark_pending(close=True)
+    return journal.id
+
+
+def _save(entry: str, *items: dict) -> dict:
+    return {"history_entry": entry, "edits": list(items)}
+
+
+def _run(store: MemoryStore, fake: FakeProvider) -> list:
+    return asyncio.run(consolidate_pending(store, fake_catalog(fake), policy=FAST_POLICY))
+
+
+@pytest.fixture
+def store() -> MemoryStore:
+    store = MemoryStore(settings=MemorySettings(attempt_deadline=5.0)).ensure()
+    store.memory_path.write_text("# About me\n- Name: Ana Ribeiro\n- Lives in Lisbon\n")
+    store.remember("My cat is called Biscoito")
+    return store
+
+
+REFUSALS = [
+    (
+        _save("Ana asked about cats.", {"op": "forget", "old": "Owns a boat", "reason": "-"}),
+        "MEMORY.md has no such line",
+    ),
+    (
+        _save("Ana asked about cats.", {"op": "add", "line": "Pet's name is Mentor", "reason": "-"}),
+        "not grounded",
+    ),
+    (
+        _save("Ana asked about cats.", {"op": "add", "line": "{{ MEMORY_IDENTITY }}", "reason": "-"}),
+        "template or markup",
+    ),
+    (
+        _save("Ana asked about cats.", {"op": "forget", "old": "Lives in Lisbon", "reason": "-"}),
+        "did not ask to forget",
+    ),
+    (
+        _save(
+            "Ana asked about cats.",
+            {"op": "replace", "old": "My cat is called Biscoito", "line": "Cat food", "reason": "-"},
+        ),
+        "the user wrote that line",
+    ),
+    (_save("1853: 0, 24-Feb 1897 </history_entry> {"), "history_entry was refused"),
+]
+
+
+@pytest.mark.parametrize(("arguments", "why"), REFUSALS)
+def test_every_model_refused_leaves_memory_untouched_and_the_session_pending(
+    store: MemoryStore, fake: FakeProvider, arguments: dict, why: str
+) -> None:
+    before = store.memory_path.read_bytes()
+    fake.default = tool_call("save_memory", arguments)
+    session = _session(store, ["What food do cats like?"])
+    (result,) = _run(store, fake)
+    assert not result.saved and why in result.reason
+    assert store.memory_path.read_bytes() == before
+    assert store.find_session(session).pending
+
+
+def test_the_newcomers_rewrite_is_refused_and_a_good_edit_is_applied(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
+    """What a small local model did to a newcomer's MEMORY.md, refused; the next model's
+    grounded edit applied, and the user's three lines all still there."""
+    invented = "{{ MEMORY_IDENTITY }} The pet's name is 'Mentor', which is my favorite animal."
+    fake.set_default(
+        HEAD, text(json.dumps({"history_entry": "Talked about pets.", "memory_update": invented}))
+    )
+    fake.set_default(
+        "qwen/qwen3-32b",
+        tool_call(
+            "save_memory",
+            _save(
+                "Ana asked what to feed Biscoito and said she now works from home.",
+                {"op": "add", "line": "Works from home", "section": "About me", "reason": "said"},
+            ),
+        ),
+    )
+    _session(store, ["What should I feed Biscoito?", "I work from home now, so I can cook."])
+    (result,) = _run(store, fake)
+    assert result.saved and result.model == "qwen3-32b", result.reason
+    refused = [a for a in result.attempts if a.model == HEAD]
+    assert refused and "was refused" in refused[-1].reason
+    assert store.memory_path.read_text() == (
+        "# About me\n- Name: Ana Ribeiro\n- Lives in Lisbon\n- My cat is called Biscoito\n"
+        "- Works from home\n"
+    )
+
+
+def test_an_imported_older_session_cannot_overwrite_a_newer_fact(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
+    fake.default = tool_call(
+        "save_memory",
+        _save(
+            "Ana moved to Porto.",
+            {"op": "replace", "old": "Lives in Lisbon", "line": "Lives in Porto", "reason": "-"},
+        ),
+    )
+    store.memory_path.write_text("# About me\n- Name: Ana Ribeiro\n")  # no user line in reach
+    fake.default = tool_call(
+        "save_memory", _save("Ana said she lives in Porto.", {"op": "add", "line": "Lives in Porto"})
+    )
+    _session(store, ["I live in Porto now"], "20261101-090000-aaaaaa")
+    assert _run(store, fake)[0].saved
+    # An export from 2024 is consolidated after: its city is an earlier one, not the current.
+    fake.default = tool_call(
+        "save_memory",
+        _save(
+            "Ana talked about life in Faro.",
+            {"op": "replace", "old": "Lives in Porto", "line": "Lives in Faro", "reason": "-"},
+        ),
+    )
+    _session(store, ["I live in Faro, by the sea"], "20240510-090000-bbbbbb")
+    (result,) = _run(store, fake)
+    assert result.saved, result.reason
+    memory = store.memory_path.read_text()
+    assert "- Lives in Porto\n- Previously: Lives in Faro (as of 2024-05)\n" in memory
+
+
+def test_authorship_knows_the_users_lines_and_the_newer_ones(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
+    fake.default = tool_call(
+        "save_memory", _save("Ana said she swims.", {"op": "add", "line": "Swims on Sundays"})
+    )
+    _session(store, ["I swim on Sundays"], "20261101-090000-cccccc")
+    assert _run(store, fake)[0].saved
+    mine, newer = authorship(store, datetime(2026, 6, 1, tzinfo=UTC))
+    assert mine == {"name: ana ribeiro", "lives in lisbon", "my cat is called biscoito"}
+    assert newer == {"swims on sundays"}
+    assert authorship(store, datetime(2026, 12, 1, tzinfo=UTC))[1] == frozenset()
