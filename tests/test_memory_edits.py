@@ -134,14 +134,14 @@ def test_edits_are_applied_where_they_belong() -> None:
 def test_a_replaced_fact_is_kept_as_a_dated_earlier_one() -> None:
     result = apply_edits(
         MEMORY,
-        edits({"op": "replace", "old": "lives in lisbon.", "line": "Lives in Porto", "reason": "."}),
+        edits({"op": "replace", "old": "lives in lisbon.", "line": "Lives in Porto"}),
         context("We moved to Porto last week"),
     )
     assert "- Lives in Porto\n- Previously: Lives in Lisbon (until 2026-03)\n" in result
 
 
 def test_a_quoted_line_that_is_not_there_is_refused() -> None:
-    with pytest.raises(ReplyRejected, match="edit 1 .* MEMORY.md has no such line"):
+    with pytest.raises(ReplyRejected, match=r"edit 1 .* MEMORY.md has no such line"):
         apply_edits(
             MEMORY,
             edits({"op": "replace", "old": "Lives in Paris", "line": "Lives in Porto"}),
@@ -255,28 +255,14 @@ def store() -> MemoryStore:
     return store
 
 
+ASKED = "Ana asked about cats."
 REFUSALS = [
+    (_save(ASKED, {"op": "forget", "old": "Owns a boat"}), "MEMORY.md has no such line"),
+    (_save(ASKED, {"op": "add", "line": "Pet's name is Mentor"}), "not grounded"),
+    (_save(ASKED, {"op": "add", "line": "{{ MEMORY_IDENTITY }}"}), "template or markup"),
+    (_save(ASKED, {"op": "forget", "old": "Lives in Lisbon"}), "did not ask to forget"),
     (
-        _save("Ana asked about cats.", {"op": "forget", "old": "Owns a boat", "reason": "-"}),
-        "MEMORY.md has no such line",
-    ),
-    (
-        _save("Ana asked about cats.", {"op": "add", "line": "Pet's name is Mentor", "reason": "-"}),
-        "not grounded",
-    ),
-    (
-        _save("Ana asked about cats.", {"op": "add", "line": "{{ MEMORY_IDENTITY }}", "reason": "-"}),
-        "template or markup",
-    ),
-    (
-        _save("Ana asked about cats.", {"op": "forget", "old": "Lives in Lisbon", "reason": "-"}),
-        "did not ask to forget",
-    ),
-    (
-        _save(
-            "Ana asked about cats.",
-            {"op": "replace", "old": "My cat is called Biscoito", "line": "Cat food", "reason": "-"},
-        ),
+        _save(ASKED, {"op": "replace", "old": "My cat is called Biscoito", "line": "Cat food"}),
         "the user wrote that line",
     ),
     (_save("1853: 0, 24-Feb 1897 </history_entry> {"), "history_entry was refused"),
@@ -329,17 +315,9 @@ def test_the_newcomers_rewrite_is_refused_and_a_good_edit_is_applied(
 def test_an_imported_older_session_cannot_overwrite_a_newer_fact(
     store: MemoryStore, fake: FakeProvider
 ) -> None:
-    fake.default = tool_call(
-        "save_memory",
-        _save(
-            "Ana moved to Porto.",
-            {"op": "replace", "old": "Lives in Lisbon", "line": "Lives in Porto", "reason": "-"},
-        ),
-    )
     store.memory_path.write_text("# About me\n- Name: Ana Ribeiro\n")  # no user line in reach
-    fake.default = tool_call(
-        "save_memory", _save("Ana said she lives in Porto.", {"op": "add", "line": "Lives in Porto"})
-    )
+    porto = _save("Ana said she lives in Porto.", {"op": "add", "line": "Lives in Porto"})
+    fake.default = tool_call("save_memory", porto)
     _session(store, ["I live in Porto now"], "20261101-090000-aaaaaa")
     assert _run(store, fake)[0].saved
     # An export from 2024 is consolidated after: its city is an earlier one, not the current.
@@ -347,7 +325,7 @@ def test_an_imported_older_session_cannot_overwrite_a_newer_fact(
         "save_memory",
         _save(
             "Ana talked about life in Faro.",
-            {"op": "replace", "old": "Lives in Porto", "line": "Lives in Faro", "reason": "-"},
+            {"op": "replace", "old": "Lives in Porto", "line": "Lives in Faro"},
         ),
     )
     _session(store, ["I live in Faro, by the sea"], "20240510-090000-bbbbbb")
