@@ -27,7 +27,7 @@ from memory.edits import Context
 from memory.files import locked
 from memory.history import format_entry
 from memory.journal import Journal, Segment, session_started
-from memory.log import LogRecord
+from memory.log import LogRecord, read_records
 from memory.prompt import (
     SAVE_MEMORY_CHOICE,
     SAVE_MEMORY_SCHEMA,
@@ -39,8 +39,9 @@ from memory.provenance import authorship
 from memory.redact import redact
 from memory.sanitize import clean_text
 from memory.save_memory import SavedMemory, parse_save_memory
-from memory.settings import MemorySettings, Review
+from memory.settings import MemorySettings
 from memory.store import MemoryStore
+from memory.trust import ReviewRule, records, review_rule
 
 # Delays before retrying a session that no model could consolidate, by failure count.
 RETRY_DELAYS = (60.0, 300.0, 900.0, 3600.0)
@@ -161,6 +162,13 @@ def _window(catalog: Catalog, model: str) -> int | None:
 
 
 # --- consolidation -------------------------------------------------------------------------
+
+
+def review_rule_for(store: MemoryStore, catalog: Catalog, model: str) -> ReviewRule:
+    """Whether `model`'s change waits for the user (memory.trust), its record read from the
+    consolidation log."""
+    record = records(read_records(store)).get(model)
+    return review_rule(model, store.settings, catalog, record)
 
 
 def _segment_time(journal: Journal, segment: Segment) -> datetime:
@@ -314,7 +322,8 @@ async def consolidate(
                 entry, memory_text, model = saved.history_entry, saved.memory_update, result.model
             else:
                 saved = SavedMemory(entry, memory_text)
-                if settings.review == Review.BEFORE:
+                rule = await asyncio.to_thread(review_rule_for, store, catalog, model or head)
+                if rule.before:
                     await asyncio.to_thread(
                         propose,
                         store,

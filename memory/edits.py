@@ -27,6 +27,7 @@ from enum import StrEnum
 from typing import Any
 
 from catalog import ReplyRejected
+from catalog.transport import Kind
 from memory.grounding import Evidence, fold, junk, shares_words, ungrounded
 from memory.sanitize import clean_text
 
@@ -232,6 +233,10 @@ def _asked_to_change(context: Context, old: str, new: str) -> bool:
     return shares_words(old, requests) or shares_words(new, requests)
 
 
+def _refused(index: int, edit: Edit, why: str) -> ReplyRejected:
+    return ReplyRejected(f"edit {index} ({edit}) was refused: {why}", Kind.REFUSED_EDIT)
+
+
 def _check_new(edit: Edit, index: int, context: Context) -> None:
     problem = junk(edit.line)
     if problem is None:
@@ -239,7 +244,7 @@ def _check_new(edit: Edit, index: int, context: Context) -> None:
         if problem is not None:
             problem = f"it is not grounded in what the user said: {problem}"
     if problem is not None:
-        raise ReplyRejected(f"edit {index} ({edit}) was refused: {problem}")
+        raise _refused(index, edit, problem)
 
 
 def apply_edits(text: str, edits: Sequence[Edit], context: Context) -> str:
@@ -255,17 +260,12 @@ def apply_edits(text: str, edits: Sequence[Edit], context: Context) -> str:
             continue
         at = _find(lines, edit.old)
         if at is None:
-            raise ReplyRejected(
-                f"edit {index} ({edit}) was refused: MEMORY.md has no such line "
-                "(quote a line exactly as it is)"
-            )
+            raise _refused(index, edit, "MEMORY.md has no such line (quote one exactly)")
         old_line = lines[at]
         key = normal(old_line)
         if edit.op is Op.FORGET:
             if not _asked_to_forget(context, old_line):
-                raise ReplyRejected(
-                    f"edit {index} ({edit}) was refused: the user did not ask to forget it"
-                )
+                raise _refused(index, edit, "the user did not ask to forget it")
             if key in context.newer_lines:
                 continue  # a later session wrote it: this older one cannot take it back
             del lines[at]
@@ -273,10 +273,7 @@ def apply_edits(text: str, edits: Sequence[Edit], context: Context) -> str:
         if normal(edit.line) == key:
             continue
         if key in context.user_lines and not _asked_to_change(context, old_line, edit.line):
-            raise ReplyRejected(
-                f"edit {index} ({edit}) was refused: the user wrote that line and did "
-                "not ask to change it"
-            )
+            raise _refused(index, edit, "the user wrote that line and did not ask to change it")
         if key in context.newer_lines:
             # The fact in memory is newer than this session: what the session said is an
             # earlier value, kept as such.
@@ -307,7 +304,8 @@ def _within_budget(lines: list[str], budget: int, before: int) -> str:
         if not earlier:
             raise ReplyRejected(
                 f"the edits would make MEMORY.md {len(result):,} characters, over its "
-                f"{budget:,} budget"
+                f"{budget:,} budget",
+                Kind.REFUSED_EDIT,
             )
         del lines[earlier[0]]
         result = joined()

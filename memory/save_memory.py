@@ -130,7 +130,7 @@ def parse_save_memory(
     entry = _entry(arguments, settings)
     problem = junk(entry, entry=True) or ungrounded(entry, context.evidence, entry=True)
     if problem is not None:
-        raise ReplyRejected(f"history_entry was refused: {problem}")
+        raise ReplyRejected(f"history_entry was refused: {problem}", Kind.REFUSED_EDIT)
     if "edits" in arguments:
         edits = parse_edits(arguments["edits"])
     elif "memory_update" in arguments:

@@ -3,7 +3,7 @@ field; a mistake is a sentence and the default stands in for it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -13,10 +13,13 @@ from catalog.config import STRICT, parse_table
 
 
 class Review(StrEnum):
-    """When you see a consolidation's change: after it is saved, or before (it waits)."""
+    """When you see a consolidation's change: after it is saved, or before (it waits);
+    "auto": before for local models and for a model whose recent edits were refused
+    (memory.trust), after for the rest."""
 
     AFTER = "after"
     BEFORE = "before"
+    AUTO = "auto"
 
 
 @with_config(STRICT)
@@ -44,7 +47,12 @@ class MemorySettings:
     session_keep_messages: Annotated[int, Field(ge=2, le=10_000, strict=True)] = 40
     # how much of MEMORY.md the system prompt carries
     prompt_memory_chars: Annotated[int, Field(ge=0, le=1_000_000, strict=True)] = 16_000
-    review: Review = Review.AFTER  # "before": each change waits for your decision
+    review: Review = Review.AUTO  # "before": each change waits for your decision
+    # Per model id, overriding `review`: {"smollm2" = "after"} trusts that model.
+    review_by_model: Annotated[
+        dict[str, Review],
+        Field(description='a table of model ids, each "after", "before" or "auto"'),
+    ] = field(default_factory=dict)
     # A model late past its usual time (p95) has the next one asked beside it; see README.
     hedge: Annotated[bool, Field(strict=True)] = True
 

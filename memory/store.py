@@ -449,7 +449,8 @@ class MemoryStore:
         )
 
     def append_history(self, paragraph: str) -> None:
-        """Add one entry; roll the oldest into history/YYYY-MM.md past the window.
+        """Add one entry in date order (a session consolidated late, an import, goes where
+        its date puts it); roll the oldest into history/YYYY-MM.md past the window.
 
         Archives are written before HISTORY.md shrinks, and skip entries they already
         hold, so a crash in between duplicates nothing and loses nothing.
@@ -461,8 +462,12 @@ class MemoryStore:
         first = next((i for i, line in enumerate(lines) if ENTRY_START.match(line)), len(lines))
         preamble = "".join(lines[:first]).rstrip()
         preamble = preamble + "\n\n" if preamble else ""
-        entries = [e.text for e in parse_entries(text, self.history_path)]
-        entries.append(paragraph)
+        parsed = parse_entries(text, self.history_path)
+        entries = [e.text for e in parsed]
+        match = ENTRY_START.match(paragraph)
+        stamp = match.group(1) if match else "~"  # undated: last
+        at = next((i for i, e in enumerate(parsed) if e.stamp > stamp), len(parsed))
+        entries.insert(at, paragraph)
         window = self.settings.history_window_chars
         rolled: list[str] = []
         while len(entries) > 1 and sum(len(e) + 2 for e in entries) > window:

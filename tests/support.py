@@ -46,6 +46,27 @@ def fake_catalog(
     )
 
 
+def local_catalog(fake: FakeProvider, extra: str = "", **env: str) -> Catalog:
+    """A catalog whose only model is SmolLM2 on a local server (the fake), as config.toml
+    declares one; `extra` lines join its [[models]] table."""
+    import tomllib
+
+    from catalog.config import parse_catalog_config
+
+    config = tomllib.loads(f"""
+[gateways.local]
+base_url = "{fake.base_url("local")}"
+
+[[models]]
+id = "smollm2"
+context_window = 4096
+{extra}
+""")
+    parsed = parse_catalog_config(config)
+    assert parsed.problems == ()
+    return Catalog(config=parsed, keys=KeyStore(environ=env))
+
+
 def save_args(
     entry: str = "The user introduced themselves.", memory: str = "# About the user\n- Name: Ana\n"
 ) -> dict[str, str]:

@@ -4,33 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import tomllib
 from dataclasses import replace
 
 import pytest
 
 from catalog import Catalog, KeyStore, Kind, Outcome
-from catalog.config import parse_catalog_config
 from catalog.probe import probe_server
 from catalog.structured import _learned
 from memory import MemoryStore, consolidate_pending
-from tests.fakes.provider import FakeProvider, http_error, text, tool_call
-from tests.support import FAST_POLICY, pending_session, save_args
-
-
-def local_catalog(fake: FakeProvider, extra: str = "", **env: str) -> Catalog:
-    config = tomllib.loads(f"""
-[gateways.local]
-base_url = "{fake.base_url("local")}"
-
-[[models]]
-id = "smollm2"
-context_window = 4096
-{extra}
-""")
-    parsed = parse_catalog_config(config)
-    assert parsed.problems == ()
-    return Catalog(config=parsed, keys=KeyStore(environ=env))
+from tests.fakes.provider import http_error, text, tool_call
+from tests.support import FAST_POLICY, local_catalog, pending_session, save_args
 
 
 @pytest.fixture

@@ -15,7 +15,9 @@ from memory import MemorySettings, MemoryStore, consolidate_pending
 from memory import journal as journals
 from memory.edits import Context, Edit, Op, apply_edits, edits_from_rewrite, parse_edits
 from memory.grounding import Evidence, grounded, junk, ungrounded
+from memory.log import read_records
 from memory.provenance import authorship
+from memory.settings import Review
 from tests.fakes.provider import FakeProvider, text, tool_call
 from tests.support import FAST_POLICY, fake_catalog
 
@@ -347,3 +349,70 @@ def test_authorship_knows_the_users_lines_and_the_newer_ones(
     assert mine == {"name: ana ribeiro", "lives in lisbon", "my cat is called biscoito"}
     assert newer == {"swims on sundays"}
     assert authorship(store, datetime(2026, 12, 1, tzinfo=UTC))[1] == frozenset()
+
+
+# --- trust follows evidence ----------------------------------------------------------------
+
+GOOD = _save(
+    "Ana asked what to feed Biscoito.",
+    {"op": "add", "line": "Feeds Biscoito fish on Fridays", "section": "About me"},
+)
+
+
+def test_a_local_models_change_waits_for_review_by_default(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
+    from memory.review import proposals
+    from tests.support import local_catalog
+
+    before = store.memory_path.read_text()
+    fake.set_default("smollm2", text(json.dumps(GOOD)))
+    _session(store, ["I feed Biscoito fish on Fridays"])
+    (result,) = asyncio.run(consolidate_pending(store, local_catalog(fake), policy=FAST_POLICY))
+    assert result.proposed and not result.saved
+    assert store.memory_path.read_text() == before
+    (proposal,) = proposals(store)
+    assert "- Feeds Biscoito fish on Fridays" in proposal.memory_update
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        MemorySettings(attempt_deadline=5.0, review_by_model={"smollm2": Review.AFTER}),
+        MemorySettings(attempt_deadline=5.0, review=Review.AFTER),
+    ],
+)
+def test_a_trusted_local_model_saves_at_once(fake: FakeProvider, settings) -> None:
+    from tests.support import local_catalog
+
+    store = MemoryStore(settings=settings).ensure()
+    fake.set_default("smollm2", text(json.dumps(GOOD)))
+    _session(store, ["I feed Biscoito fish on Fridays"])
+    (result,) = asyncio.run(consolidate_pending(store, local_catalog(fake), policy=FAST_POLICY))
+    assert result.saved, result.reason
+    assert "- Feeds Biscoito fish on Fridays" in store.memory_path.read_text()
+
+
+def test_a_hosted_model_whose_edits_were_refused_goes_through_review(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
+    from memory.trust import RECENT, records
+
+    # First session: the head invents a line and is refused; the next model saves.
+    fake.set_default(
+        HEAD, tool_call("save_memory", _save(ASKED, {"op": "add", "line": "Owns a yacht"}))
+    )
+    fake.set_default("qwen/qwen3-32b", tool_call("save_memory", GOOD))
+    _session(store, ["I feed Biscoito fish on Fridays"])
+    (first,) = _run(store, fake)
+    assert first.saved and first.model == "qwen3-32b"
+    book = records(read_records(store))
+    assert (book[HEAD].accepted, book[HEAD].refused) == (0, 1)
+    assert str(book["qwen3-32b"]) == f"1 accepted, 0 refused of its last {RECENT}"
+    # Second session: the head's grounded change now waits for the user.
+    walk = _save("Ana said she swims.", {"op": "add", "line": "Swims on Sundays"})
+    fake.set_default(HEAD, tool_call("save_memory", walk))
+    _session(store, ["I swim on Sundays"])
+    (second,) = _run(store, fake)
+    assert second.proposed and second.model == HEAD
+    assert "Swims on Sundays" not in store.memory_path.read_text()

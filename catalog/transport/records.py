@@ -34,6 +34,9 @@ class Kind(StrEnum):
     NO_KEY = "no_key"
     GATEWAY_DOWN = "gateway_down"
     REJECTED = "rejected"
+    # It answered with a change its caller's checks refused (a memory edit not grounded in
+    # what the user said): counted against the model's record, not its reachability.
+    REFUSED_EDIT = "refused_edit"
     CANCELLED = "cancelled"
     LATE = "late"  # cancelled: the other model of a hedge answered first
     UNKNOWN = "unknown"
