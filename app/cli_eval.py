@@ -40,12 +40,14 @@ def table(report: Report) -> str:
     grounded, added = report.grounded
     sessions = report.sessions
     saved = sum(s.saved for s in sessions)
+    refused = [reason for s in sessions for reason in s.refused]
     judging = f", ${report.judge_cost:.4f} judging" if report.judge else ""
     lines += [
         "",
         f"Your own lines kept in MEMORY.md: {_share(kept, users)}. "
         f"New lines grounded in what you said: {_share(grounded, added)}.",
-        f"Sessions: {saved} saved, {len(sessions) - saved} pending.",
+        f"Sessions: {saved} saved, {len(sessions) - saved} pending"
+        + (f"; Kept refused {len(refused)} replies (e.g. {refused[0]})." if refused else "."),
         f"Cost: ${report.consolidation_cost:.4f} consolidating, ${report.answer_cost:.4f} "
         f"answering{judging}. Time: {report.seconds:.1f} s "
         f"({report.consolidation_seconds:.1f} s consolidating).",

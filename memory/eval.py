@@ -35,6 +35,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memory.edits import PREVIOUSLY, normal
 from memory.settings import MemorySettings, Review
 
 if TYPE_CHECKING:
@@ -163,9 +164,8 @@ class Persona:
     @property
     def user_lines_changed(self) -> frozenset[str]:
         """User lines the gold replaces or forgets: the user asked, so they may go."""
-        return frozenset(
-            _bare(e.old) for s in self.sessions for e in s.edits if e.op != "add"
-        ) & frozenset(self.user_lines)
+        quoted = {normal(e.old) for s in self.sessions for e in s.edits if e.op != "add"}
+        return frozenset(line for line in self.user_lines if normal(line) in quoted)
 
     @property
     def now(self) -> datetime:
@@ -406,18 +406,18 @@ def _question(read: _Reader, data: Mapping[str, Any], where: str) -> Question:
 def gold_memory(persona: Persona, read: _Reader | None = None) -> list[str]:
     """MEMORY.md's lines (bare) after the gold edits of every session: what an ideal
     consolidation leaves. DatasetError when an edit quotes a line that is not there."""
-    lines = [_bare(line) for line in persona.memory_seed if not line.lstrip().startswith("#")]
-    lines += [" ".join(line.split()) for line in persona.remember]
+    lines = list(persona.user_lines)
     for number, session in enumerate(persona.sessions, start=1):
         for index, edit in enumerate(session.edits, start=1):
             if edit.op == "add":
                 lines.append(_bare(edit.line))
                 continue
-            if _bare(edit.old) not in lines:
+            keys = [normal(line) for line in lines]
+            if normal(edit.old) not in keys:
                 where = f"persona {persona.name!r}, session {number}, edit {index}"
                 problem = f"'old' quotes {edit.old!r}, which MEMORY.md does not hold there"
                 raise (read.fail(where, problem) if read else DatasetError(f"{where}: {problem}."))
-            at = lines.index(_bare(edit.old))
+            at = keys.index(normal(edit.old))
             if edit.op == "replace":
                 lines[at] = _bare(edit.line)
             else:
@@ -571,15 +571,14 @@ def memory_lines(text: str) -> list[str]:
     ]
 
 
-PREVIOUSLY = "Previously:"  # Kept's dated record of a replaced fact
-
-
 def new_lines(persona: Persona, text: str) -> list[str]:
     """The lines consolidation added: not the user's own, not Kept's record of a replaced
     fact (that fact was the user's or was added earlier, and is judged there)."""
-    own = set(persona.user_lines)
+    own = {normal(line) for line in persona.user_lines}
     return [
-        line for line in memory_lines(text) if line not in own and not line.startswith(PREVIOUSLY)
+        line
+        for line in memory_lines(text)
+        if normal(line) not in own and not line.startswith(PREVIOUSLY)
     ]
 
 
@@ -618,6 +617,7 @@ class SessionResult:
     seconds: float
     tokens: int
     cost: float
+    refused: tuple[str, ...] = ()  # why Kept refused replies (edits not grounded, ...)
 
 
 @dataclass(frozen=True)
@@ -870,7 +870,10 @@ async def eval_persona(
 
     say = on_progress or (lambda _line: None)
     base = settings or MemorySettings()
-    store = MemoryStore(root, replace(base, review=Review.AFTER, consolidation_model=model))
+    # Every change is saved, whichever model makes it: the eval measures what would be
+    # kept, and nobody is there to review it.
+    trusting = replace(base, review=Review.AFTER, review_by_model={}, consolidation_model=model)
+    store = MemoryStore(root, trusting)
     await asyncio.to_thread(_replay, store, persona, model)
     started = time.monotonic()
     done = 0
@@ -897,6 +900,8 @@ async def eval_persona(
 
 
 def _session_result(result: Consolidation) -> SessionResult:
+    from catalog import Outcome
+
     return SessionResult(
         result.session,
         result.saved,
@@ -905,6 +910,7 @@ def _session_result(result: Consolidation) -> SessionResult:
         result.elapsed,
         sum(a.prompt_tokens + a.completion_tokens for a in result.attempts),
         result.cost,
+        tuple(a.reason for a in result.attempts if a.outcome is Outcome.REJECTED),
     )
 
 
@@ -966,7 +972,7 @@ def _memory_scores(
 ) -> PersonaReport:
     from memory.grounding import grounded
 
-    kept_lines = set(memory_lines(memory))
+    kept_lines = {normal(line) for line in memory_lines(memory)}
     expected = [line for line in persona.user_lines if line not in persona.user_lines_changed]
     added = new_lines(persona, memory)
     said = persona.user_messages()
@@ -977,7 +983,7 @@ def _memory_scores(
         answers,
         memory,
         len(expected),
-        sum(line in kept_lines for line in expected),
+        sum(normal(line) in kept_lines for line in expected),
         len(added),
         len(added) - len(ungrounded),
         ungrounded,
