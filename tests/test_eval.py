@@ -21,6 +21,7 @@ from memory.eval import (
     DatasetError,
     Question,
     Report,
+    fold,
     load_dataset,
     run_eval,
     strictly_right,
@@ -33,35 +34,23 @@ FIXTURE = Path(__file__).with_name("eval_fixture.json")
 MODEL = "gpt-4.1-mini"  # OpenAI wire format
 JUDGE = "claude-haiku-4-5"  # Anthropic wire format
 
-_WORD = re.compile(r"[a-z0-9]+")
+_WORD = re.compile(r"\w+")
 _STAMP = re.compile(r"\[(\d{4})-(\d{2})-(\d{2}) \d{2}:\d{2}\]")
-# Words that say nothing about which line answers a question.
-_STOP_WORDS = (
-    "what which who whom whose when where why how is are was were do does did the a an of in "
-    "on at to for from by with and or as be been should would could can now still ever name "
-    "named my your her his their our me you she he they it its this that there about any some"
-)
+# Words of a question that say nothing about where its answer is (English, Portuguese).
+_STOP_WORDS = """
+what which who whom whose when where why how is are was were do does did the and of in on
+at to for from by with as be been should would could can now still ever name names named my
+your her his their our she they it its this that there about any some start started get got
+quando quem qual quais que como onde porque para pelo pela com uma umas uns dos das nos nas
+foi era ser ter tem começou chama chamava chamam
+"""
 _STOP = frozenset(_STOP_WORDS.split())
 _MONTH_NAMES = (
     "January February March April May June July August September October November December"
 )
 _MONTHS = _MONTH_NAMES.split()
 DONT_KNOW = "I don't know: you haven't told me that."
-
-
-def _words(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text.casefold()) if len(w) > 1]
-
-
-def _same(a: str, b: str) -> bool:
-    """The same word, or one a form of the other ("live", "lives"; "move", "moved")."""
-    short, long = sorted((a, b), key=len)
-    return short == long or (len(short) >= 4 and long.startswith(short))
-
-
-def _overlap(wanted: list[str], line: str) -> int:
-    have = _words(line)
-    return sum(any(_same(w, h) for h in have) for w in wanted)
+SEARCHES = 3  # the chat turn allows four rounds: three searches, then an answer
 
 
 class Oracle:
@@ -69,16 +58,20 @@ class Oracle:
 
     Consolidation: the dataset's gold edits and history entry for the session whose
     messages the transcript holds (`lossy`: only the adds, as a model that never replaces
-    or forgets). Questions: the MEMORY.md line of the system prompt that best matches the
-    question (a current fact before Kept's "Previously:" record of a replaced one);
-    failing that, or for "when" questions, a search_history call and the best (for a date)
-    or newest matching line it returns, dated; failing that, not knowing. The judge says yes.
+    or forgets). A question: answered from the MEMORY.md its system prompt carries, or,
+    for a "when" question, from what search_history returns for the question's own words
+    (a few searches, most telling word first), dated by the stamp of the line; "I don't
+    know" when neither holds the answer. The question's keywords stand in for
+    understanding: the oracle recognises the line that answers, and answers with the
+    answer, as a good model would. It can only find what Kept put where a model looks: the
+    prompt and the search tool. The judge always says yes.
     """
 
     def __init__(self, dataset: Dataset, *, lossy: bool = False) -> None:
-        self.sessions = [(p, s) for p in dataset.personas for s in p.sessions]
+        self.sessions = [s for p in dataset.personas for s in p.sessions]
+        self.questions = {q.question: q for p in dataset.personas for q in p.questions}
+        self.names = {fold(w) for p in dataset.personas for w in _WORD.findall(p.name)}
         self.lossy = lossy
-        self.names = {w for p in dataset.personas for w in _words(p.name)}
         self.errors: list[str] = []
         self.kinds: list[str] = []
 
@@ -104,12 +97,14 @@ class Oracle:
 
     def consolidate(self, body: dict[str, Any]) -> Step:
         sent = json.dumps(body, ensure_ascii=False)
-        said = json.dumps  # the transcript reaches the wire JSON-escaped, like this
 
         def found(session: Any) -> int:
-            return sum(said(m.content, ensure_ascii=False)[1:-1] in sent for m in session.messages)
+            # The transcript reaches the wire JSON-escaped, as each message is here.
+            return sum(
+                json.dumps(m.content, ensure_ascii=False)[1:-1] in sent for m in session.messages
+            )
 
-        _, session = max(self.sessions, key=lambda ps: found(ps[1]))
+        session = max(self.sessions, key=found)
         assert found(session), "a consolidation of no session in the dataset"
         edits = [e.to_json() for e in session.edits if not self.lossy or e.op == "add"]
         arguments = {"history_entry": session.history_entry, "edits": edits}
@@ -118,40 +113,40 @@ class Oracle:
         return tool_call("save_memory", arguments)
 
     def answer(self, messages: list[dict[str, Any]]) -> Step:
-        system = str(messages[0]["content"])
-        question = next(str(m["content"]) for m in reversed(messages) if m["role"] == "user")
-        wanted = [w for w in _words(question) if w not in _STOP and w not in self.names]
-        dated = question.casefold().startswith("when")
-        results = [str(m["content"]) for m in messages if m["role"] == "tool"]
-        if not results and not dated:
+        asked = next(str(m["content"]) for m in reversed(messages) if m["role"] == "user")
+        question = self.questions[asked]
+        if question.category is not Category.DATE:
+            system = str(messages[0]["content"])
             memory = system.split("<memory>", 1)[-1].split("</memory>", 1)[0]
             lines = [line.strip().removeprefix("- ") for line in memory.splitlines()]
-            scored = [
-                (_overlap(wanted, line), not line.startswith("Previously:"), i, line)
-                for i, line in enumerate(lines)
-                if line and not line.startswith("#")
-            ]
-            best = max(scored, default=None)
-            if best is not None and best[0] > 0:
-                return text(best[3])
-        if results:
-            stamped = [line for line in results[-1].splitlines() if _STAMP.search(line)]
-            if stamped:
-                scored = [(_overlap(wanted, line), -i, line) for i, line in enumerate(stamped)]
-                # A date: the line that matches best. A fact: the newest line that matches.
-                pick = max(scored) if dated else scored[0]
-                if pick[0] > 0:
-                    return text(self.dated(pick[2]) if dated else pick[2])
-        by_size = sorted(wanted, key=lambda w: (len(w), wanted.index(w)), reverse=True)
-        if len(results) < 2 and len(by_size) > len(results):
-            return tool_call("search_history", {"pattern": by_size[len(results)]})
+            lines.sort(key=lambda line: line.startswith("Previously:"))  # current facts first
+            for line in lines:
+                found = _answer_in(line, question)
+                if found is not None and not line.startswith("#"):
+                    return text(found)
+            return text(DONT_KNOW)
+        results = [str(m["content"]) for m in messages if m["role"] == "tool"]
+        for line in results[-1].splitlines() if results else ():
+            stamp = _STAMP.search(line)
+            if stamp is not None and strictly_right(_dated(stamp), question):
+                return text(f"{_dated(stamp)}: {line}")
+        words = [w for w in _WORD.findall(asked) if fold(w) not in _STOP | self.names]
+        patterns = sorted(words, key=len, reverse=True)[:SEARCHES]
+        if len(results) < len(patterns):
+            return tool_call("search_history", {"pattern": patterns[len(results)]})
         return text(DONT_KNOW)
 
-    @staticmethod
-    def dated(line: str) -> str:
-        year, month, day = (int(g) for g in _STAMP.search(line).groups())  # type: ignore[union-attr]
-        name = _MONTHS[month - 1]
-        return f"On {year}-{month:02d}-{day:02d} ({day} {name} {year}): {line}"
+
+def _answer_in(line: str, question: Question) -> str | None:
+    """The answer `line` holds: a string of each keyword group, as the line says it."""
+    said = fold(line)
+    found = [next((k for k in group if fold(k) in said), None) for group in question.keywords]
+    return None if None in found else ", ".join(str(k) for k in found).capitalize() + "."
+
+
+def _dated(stamp: re.Match[str]) -> str:
+    year, month, day = (int(g) for g in stamp.groups())
+    return f"On {year}-{month:02d}-{day:02d} ({day} {_MONTHS[month - 1]} {year})"
 
 
 def evaluate(fake: FakeProvider, dataset: Dataset, oracle: Oracle, **kwargs: Any) -> Report:
