@@ -1,4 +1,5 @@
-"""`kept memory blame|undo|review|tidy`: where memory came from, and changes you decide on."""
+"""`kept memory blame|undo|review|tidy|trust`: where memory came from, changes you decide
+on, and which models' changes wait for you."""
 
 from __future__ import annotations
 
@@ -165,6 +166,40 @@ def cmd_tidy(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_trust(args: argparse.Namespace) -> int:
+    """Each model's record of memory edits (accepted, refused) and whether its next change
+    to MEMORY.md waits for your review, and why."""
+    from app.cli import _memory_context
+    from memory.consolidation import consolidation_chain
+    from memory.log import read_records
+    from memory.trust import RECENT, records, review_rule
+
+    catalog, store, _ = _memory_context()
+    book = records(read_records(store))
+    chain, _why = consolidation_chain(catalog, store.settings)
+    models = [m.id for m in chain.models] if chain is not None else []
+    models += [m for m in book if m not in models]
+    if not models:
+        print("No model can save memory yet, and none has: `kept doctor` says why.")
+        return 0
+    rows = [("model", f"accepted (last {RECENT})", "refused", "its next change")]
+    for model in models:
+        record = book.get(model)
+        rule = review_rule(model, store.settings, catalog, record)
+        rows.append(
+            (
+                model,
+                str(record.accepted if record else 0),
+                str(record.refused if record else 0),
+                f"{'waits for your review' if rule.before else 'saved at once'}: {rule.why}",
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    for row in rows:
+        print("  ".join([*(cell.ljust(w) for cell, w in zip(row[:3], widths, strict=True)), row[3]]))
+    return 0
+
+
 def register(memory_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     blame = memory_sub.add_parser(
         "blame",
@@ -188,3 +223,9 @@ def register(memory_sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     tidy.add_argument("--yes", action="store_true", help="accept without asking")
     tidy.set_defaults(func=cmd_tidy)
+    trust = memory_sub.add_parser(
+        "trust",
+        help="each model's record of memory edits accepted and refused, and whether its "
+        "changes wait for your review",
+    )
+    trust.set_defaults(func=cmd_trust)

@@ -7,14 +7,18 @@ import stat
 import subprocess
 import sys
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from catalog import Reply
 from memory import LiveSession, MemorySettings, MemoryStore, parse_save_memory
+from memory.edits import Context
 from memory.files import atomic_write, locked
 from memory.history import format_entry, parse_entries
 from memory.journal import Segment, load
+from memory.save_memory import SavedMemory
 
 
 @pytest.fixture
@@ -220,44 +224,59 @@ def reply(arguments=None, text: str = ""):
     return Reply("m", "groq", text, calls, "stop", 10, 10, 0.0)
 
 
+SAID = Context(
+    [{"role": "user", "content": "I started the cello", "time": "2026-11-20T09:15:00+00:00"}],
+    datetime(2026, 11, 20, tzinfo=UTC),
+    16_000,
+)
+
+
+ENTRY = "Ana started the cello."
+
+
+def parse(reply: Reply, memory: str = "") -> SavedMemory:
+    return parse_save_memory(reply, memory, MemorySettings(), context=SAID)
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
         ('{"history_entry": "x", ', "not valid JSON"),
         ('["history_entry"]', "must be a JSON object, not list"),
-        ({"history_entry": 42, "memory_update": ""}, "history_entry must be a string, not int"),
+        ({"history_entry": 42, "edits": []}, "history_entry must be a string, not int"),
         (
-            {"history_entry": "x", "memory_update": {"a": 1}},
+            {"history_entry": ENTRY, "memory_update": {"a": 1}},
             "memory_update must be a string, not dict",
         ),
-        ({"memory_update": "x"}, "without history_entry"),
-        ({"history_entry": "\x1b[2J\x00", "memory_update": ""}, "history_entry is empty"),
-        ({"history_entry": "x" * 5000, "memory_update": ""}, "over the 4,000 limit"),
-        ({"history_entry": "x", "memory_update": "y" * 17_000}, "over the 16,000 budget"),
+        ({"history_entry": ENTRY}, "without edits"),
+        ({"edits": []}, "without history_entry"),
+        ({"history_entry": "\x1b[2J\x00", "edits": []}, "history_entry is empty"),
+        ({"history_entry": "x" * 5000, "edits": []}, "over the 4,000 limit"),
+        ({"history_entry": ENTRY, "edits": {"op": "add"}}, "edits must be a list, not dict"),
     ],
 )
 def test_bad_save_memory_arguments_are_rejected_with_a_reason(arguments, message) -> None:
     from catalog import ReplyRejected
 
     with pytest.raises(ReplyRejected, match=message):
-        parse_save_memory(reply(arguments), "", MemorySettings())
+        parse(reply(arguments))
 
 
 def test_prose_and_other_tools_are_rejected() -> None:
     from catalog import Reply, ReplyRejected, ToolCall
 
     with pytest.raises(ReplyRejected, match="did not call save_memory"):
-        parse_save_memory(reply(text="Here's what I remember..."), "", MemorySettings())
+        parse(reply(text="Here's what I remember..."))
     other = Reply("m", "groq", "", (ToolCall("c", "search_history", "{}"),), None, 1, 1, 0)
     with pytest.raises(ReplyRejected, match="called search_history instead"):
-        parse_save_memory(other, "", MemorySettings())
+        parse(other)
 
 
 def test_double_encoded_and_text_json_arguments_are_accepted() -> None:
-    args = {"history_entry": "Talked.", "memory_update": "# M"}
-    twice = parse_save_memory(reply(json.dumps(json.dumps(args))), "", MemorySettings())
-    assert twice.history_entry == "Talked." and twice.memory_update == "# M\n"
-    in_text = parse_save_memory(reply(text=f"Sure:\n{json.dumps(args)}"), "", MemorySettings())
+    args = {"history_entry": "Talked.", "edits": [{"op": "add", "line": "Plays the cello"}]}
+    twice = parse(reply(json.dumps(json.dumps(args))), "# M\n")
+    assert twice.history_entry == "Talked." and twice.memory_update == "# M\n- Plays the cello\n"
+    in_text = parse(reply(text=f"Sure:\n{json.dumps(args)}"), "# M\n")
     assert in_text == twice
 
 

@@ -45,18 +45,70 @@ def local_catalog(server: LlamaServer, extra: str = "") -> Catalog:
     return Catalog(config=config, keys=KeyStore(environ={}))
 
 
-def test_structured_output_makes_the_save_memory_arguments_parse(server) -> None:
-    store = MemoryStore()
-    journal = pending_session(store, SESSION)
-    (result,) = asyncio.run(consolidate_pending(store, local_catalog(server)))
-    # The grammar leaves the model no way to write anything but the schema's JSON: every
-    # reply parses; one may only be cut off by its length, which is retried smaller.
-    for attempt in result.attempts:
-        assert attempt.outcome is Outcome.OK or attempt.kind is Kind.CONTEXT_WINDOW, attempt
-    assert result.saved, result.reason
-    assert store.find_session(journal.id).pending == []
-    (entry,) = store.history_entries()
-    assert len(entry.text) > 20
+# What a small model may be refused for: its content, never its shape (the grammar).
+CONTENT = {Kind.CONTEXT_WINDOW, Kind.REFUSED_EDIT}
+NEWCOMER = "# About me\n- Name: Ana Ribeiro\n- Lives in Zurich\n- Works as a nurse\n"
+SESSIONS = [
+    SESSION,
+    [
+        {
+            "role": "user",
+            "content": "I started learning the cello.",
+            "time": "2026-11-21T18:00:00+00:00",
+        },
+        {"role": "assistant", "content": "How exciting!", "time": "2026-11-21T18:00:05+00:00"},
+        {
+            "role": "user",
+            "content": "My teacher is called Irene.",
+            "time": "2026-11-21T18:01:00+00:00",
+        },
+        {"role": "assistant", "content": "Say hi to Irene.", "time": "2026-11-21T18:01:05+00:00"},
+    ],
+    [
+        {
+            "role": "user",
+            "content": "Recipe idea for dinner with leeks?",
+            "time": "2026-11-22T19:00:00+00:00",
+        },
+        {
+            "role": "assistant",
+            "content": "Leek and potato soup.",
+            "time": "2026-11-22T19:00:05+00:00",
+        },
+    ],
+]
+
+
+def test_a_newcomers_own_lines_survive_every_save_and_nothing_ungrounded_is_applied(
+    server,
+) -> None:
+    """The newcomer's case: a hand-written MEMORY.md, a /remember line, several sessions
+    saved by SmolLM2 trusted outright (review_by_model: the strictest case). Each session is
+    saved, held for review, or pending with its reason; never garbage applied."""
+    from memory.edits import normal
+    from memory.grounding import grounded
+    from memory.settings import Review
+
+    settings = MemorySettings(review_by_model={MODEL_ALIAS: Review.AFTER})
+    store = MemoryStore(settings=settings).ensure()
+    store.memory_path.write_text(NEWCOMER)
+    store.remember("My cat is called Biscoito")
+    mine = {normal(line) for line in [*NEWCOMER.splitlines()[1:], "My cat is called Biscoito"]}
+    said: list[dict] = []
+    for messages in SESSIONS:
+        journal = pending_session(store, messages)
+        said.extend(messages)
+        (result,) = asyncio.run(consolidate_pending(store, local_catalog(server)))
+        for attempt in result.attempts:
+            # The grammar leaves the model no way to write anything but the schema's JSON.
+            assert attempt.outcome is Outcome.OK or attempt.kind in CONTENT, attempt
+        if not result.saved:
+            assert store.find_session(journal.id).pending and result.reason
+        lines = [s for s in store.memory_path.read_text().splitlines() if s.startswith("- ")]
+        assert mine <= {normal(s) for s in lines}, store.memory_path.read_text()
+        for line in lines:
+            if normal(line) not in mine and not line.startswith("- Previously:"):
+                assert grounded(line, said), line
 
 
 def test_chat_streams_a_reply_and_new_saves_the_session_or_keeps_it(server) -> None:
