@@ -1004,7 +1004,9 @@ async def run_eval(
 ) -> Report:
     """Every persona of `dataset`, each in a throwaway data folder (under `workdir` when
     given, kept there; else a temporary one, removed), `model` consolidating and answering
-    alone, `judge` (when given) grading. Raises UnknownModelError for an unknown model."""
+    alone, `judge` (when given) grading. A persona for which the model saved nothing and
+    answered nothing ends the run there (`nothing_answered` says why). Raises
+    UnknownModelError for an unknown model."""
     started = time.monotonic()
     own = pinned(catalog, model)
     graders = pinned(catalog, judge) if judge is not None else None
@@ -1026,6 +1028,9 @@ async def run_eval(
                     on_progress=on_progress,
                 )
             )
+            done = reports[-1]
+            if not any(s.saved for s in done.sessions) and not any(a.ok for a in done.answers):
+                break  # the model answered nothing at all: the next personas would not fare better
     return Report(
         dataset.name,
         dataset.source,

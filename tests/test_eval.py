@@ -334,19 +334,22 @@ def test_the_cli_prints_the_table_and_writes_the_report(
 
 
 def test_the_model_not_answering_at_all_is_one_sentence(
-    fake: FakeProvider, fixture: Dataset, monkeypatch, capsys
+    fake: FakeProvider, tmp_path: Path, monkeypatch, capsys
 ) -> None:
     from tests.fakes.provider import http_error
 
     configure_fake(fake, monkeypatch)
     fake.default = http_error(401)
-    args = ["eval", "memory", "--data", str(FIXTURE), "--model", MODEL, "--persona", "ben"]
+    out = tmp_path / "report.json"
+    args = ["eval", "memory", "--data", str(FIXTURE), "--model", MODEL, "--json", str(out)]
     assert main(args) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.splitlines()[-1].startswith(
         f"kept eval memory: {MODEL} saved no session and answered no question: "
     )
+    # The first persona told: the second was not replayed for nothing.
+    assert [p["name"] for p in json.loads(out.read_text())["personas"]] == ["ana"]
 
 
 LOCOMO = [
