@@ -196,7 +196,8 @@ class Dataset:
 
 
 def _bare(line: str) -> str:
-    """A MEMORY.md line as Kept compares it: no leading "- " or "* ", no outer spaces."""
+    """A MEMORY.md line as shown in the report: no leading "- " or "* ", no outer spaces
+    (compared, it is also case-folded and without its full stop: `memory.edits.normal`)."""
     line = line.strip()
     if line[:2] in ("- ", "* "):
         line = line[2:].strip()
