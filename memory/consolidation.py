@@ -126,14 +126,15 @@ def chunk_transcript(
     return chunks
 
 
-# Tokens a session's edits may take: many facts, one short line each.
-EDITS_TOKENS = 1_500
+# Tokens a save_memory reply may take: a paragraph and a score of one-line edits (never
+# the whole memory). A small model that rambles is cut off early; a session that teaches
+# more than that is cut into parts (a cut-off reply is asked again with smaller parts).
+REPLY_TOKENS = 1_000
 
 
 def reply_budget(settings: MemorySettings) -> int:
-    """Tokens a save_memory reply may need: the history entry and the edits (never the
-    whole memory), so a small model that rambles is cut off early."""
-    return settings.history_entry_max_chars // 3 + EDITS_TOKENS
+    """Tokens a save_memory reply may need: the history entry and the edits."""
+    return min(REPLY_TOKENS, settings.history_entry_max_chars // 3 + 400)
 
 
 def rewrite_budget(settings: MemorySettings, memory_text: str) -> int:

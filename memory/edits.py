@@ -304,7 +304,7 @@ def _within_budget(lines: list[str], budget: int, before: int) -> str:
         if not earlier:
             raise ReplyRejected(
                 f"the edits would make MEMORY.md {len(result):,} characters, over its "
-                f"{budget:,} budget",
+                f"{budget:,} budget; /tidy it (or raise [memory] memory_max_chars)",
                 Kind.REFUSED_EDIT,
             )
         del lines[earlier[0]]

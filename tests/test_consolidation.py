@@ -76,6 +76,12 @@ def run_pending(
     return asyncio.run(consolidate_pending(store, catalog, policy=POLICY, stream=stream, **kwargs))
 
 
+ADD_ANA = {
+    "history_entry": "Ana introduced herself.",
+    "edits": [{"op": "add", "line": "Name: Ana"}],
+}
+
+
 def healthy(fake: FakeProvider, **args: str) -> None:
     fake.default = tool_call("save_memory", save_args(**args))
 
@@ -232,37 +238,42 @@ def test_escape_sequences_never_reach_the_files(store, fake) -> None:
     healthy(
         fake,
         entry="Cleared \x1b[2J\x1b]0;pwned\x07the screen\x00.",
-        memory="# M\n- \x1b[31mred\x1b[0m \u202etext\n",
+        memory="# M\n- \x1b[31mPrefers short\x1b[0m \u202eanswers\n",
     )
     run_pending(store, fake)
     for path in (store.memory_path, store.history_path):
         data = path.read_text()
         assert "\x1b" not in data and "\x00" not in data and "\u202e" not in data
     assert store.history_entries()[0].text.endswith("Cleared the screen.")
-    assert store.memory_path.read_text() == "# M\n- red text\n"
+    assert store.memory_path.read_text() == "# M\n- Prefers short answers\n"
 
 
-def test_an_update_that_drops_most_of_memory_is_rejected(store, fake) -> None:
+def test_a_rewrite_that_drops_lines_nobody_asked_to_forget_is_refused(store, fake) -> None:
     old = "# About Ana\n" + "".join(f"- fact number {i} that matters\n" for i in range(40))
     store.write_memory(old)
     pending_session(store)
+    new = old + "- Prefers short answers\n"
     fake.set_default(CHAIN[0], tool_call("save_memory", save_args(memory="# Ana\n")))
-    fake.set_default(CHAIN[1], tool_call("save_memory", save_args(memory=old + "- new\n")))
+    fake.set_default(CHAIN[1], tool_call("save_memory", save_args(memory=new)))
     (result,) = run_pending(store, fake)
     assert result.saved and result.model == CHAIN_IDS[1]
-    assert "would drop most of MEMORY.md" in result.attempts[0].reason
-    assert store.memory_path.read_text() == old + "- new\n"
+    assert "the user did not ask to forget it" in result.attempts[0].reason
+    assert store.memory_path.read_text() == new
     assert [v.source for v in store.versions()] == ["edited by you", "consolidation"]
     assert store.versions()[0].path.read_text() == old
 
 
-def test_an_update_over_the_memory_budget_is_rejected(store, fake) -> None:
+def test_edits_over_the_memory_budget_are_refused(store, fake) -> None:
+    store.write_memory("# Me\n" + "- I said this once upon a time\n" * 500)  # 15,505 chars
     pending_session(store)
-    fake.set_default(CHAIN[0], tool_call("save_memory", save_args(memory="x" * 20_000)))
-    healthy(fake)
+    many = [{"op": "add", "line": f"Name: Ana {'(Zürich) ' * i}"} for i in range(1, 20)]
+    fake.set_default(
+        CHAIN[0], tool_call("save_memory", {"history_entry": "Ana said hi.", "edits": many})
+    )
+    fake.default = tool_call("save_memory", ADD_ANA)
     (result,) = run_pending(store, fake)
     assert result.model == CHAIN_IDS[1]
-    assert "over the 16,000 budget" in result.attempts[0].reason
+    assert "over its 16,000 budget" in result.attempts[0].reason
 
 
 def test_a_user_edit_during_consolidation_is_never_overwritten(store, fake) -> None:
@@ -299,7 +310,7 @@ def test_a_user_edit_during_consolidation_is_never_overwritten(store, fake) -> N
 def test_a_user_who_keeps_editing_keeps_the_session_pending_not_clobbered(store, fake) -> None:
     store.write_memory("# Me\n")
     journal = pending_session(store)
-    healthy(fake)
+    fake.default = tool_call("save_memory", ADD_ANA)
     count = iter(range(100))
 
     def user_edits(attempt) -> None:
@@ -340,7 +351,10 @@ def test_a_long_session_is_consolidated_in_parts_into_one_entry(store, fake) -> 
         *[
             tool_call(
                 "save_memory",
-                save_args(entry=f"Parts 1-{i} discussed lorem ipsum.", memory=f"# M\n- part {i}\n"),
+                {
+                    "history_entry": f"Parts 1-{i} discussed lorem ipsum.",
+                    "edits": [{"op": "add", "line": f"Wrote lorem ipsum in message {i}"}],
+                },
             )
             for i in range(1, 40)
         ],
@@ -354,7 +368,7 @@ def test_a_long_session_is_consolidated_in_parts_into_one_entry(store, fake) -> 
     last_prompt = fake.requests[-1].body["messages"][1]["content"]
     assert f"part {parts} of {parts}" in last_prompt
     assert f"Parts 1-{parts - 1} discussed" in last_prompt  # the draft entry is carried
-    assert f"- part {parts - 1}" in last_prompt  # so is the memory so far
+    assert f"- Wrote lorem ipsum in message {parts - 1}" in last_prompt  # and the memory so far
     (entry,) = store.history_entries()
     assert entry.text.endswith(f"Parts 1-{parts} discussed lorem ipsum.")
     everything = "".join(json.dumps(r.body) for r in fake.requests)
@@ -366,22 +380,22 @@ def test_non_utf8_memory_is_kept_byte_for_byte_as_a_version(store, fake) -> None
     store.memory_path.write_bytes(original)
     assert store.read_memory().problem and "not valid UTF-8" in store.read_memory().problem
     pending_session(store)
-    healthy(fake, memory="# Me\n- café au lait\n- odd bytes\n- Ana\n")
+    fake.default = tool_call("save_memory", ADD_ANA)
     (result,) = run_pending(store, fake)
     assert result.saved
     assert store.versions()[0].path.read_bytes() == original
     assert "caf\ufffd au lait" in json.dumps(fake.requests[0].body, ensure_ascii=False)
 
 
-def test_a_very_large_memory_is_condensed_and_the_original_kept(store, fake) -> None:
+def test_a_very_large_memory_takes_no_new_lines_until_tidied_and_is_never_cut(store, fake) -> None:
     huge = "# Me\n" + "".join(f"- remembered fact {i}\n" for i in range(20_000))
     store.write_memory(huge)
-    pending_session(store)
-    healthy(fake, memory="# Me\n- condensed facts\n")
+    journal = pending_session(store)
+    fake.default = tool_call("save_memory", ADD_ANA)
     (result,) = run_pending(store, fake)
-    assert result.saved
-    assert store.memory_path.read_text() == "# Me\n- condensed facts\n"
-    assert store.versions()[0].path.read_text() == huge
+    assert not result.saved and "over its 16,000 budget; /tidy it" in result.reason
+    assert store.memory_path.read_text() == huge
+    assert store.find_session(journal.id).pending
     prompt = system_prompt(huge, limit=16_000)
     assert len(prompt) < 18_000 and "more characters of MEMORY.md not shown" in prompt
 
@@ -405,7 +419,7 @@ def test_compaction_consolidates_the_older_part_and_keeps_the_journal_whole(stor
     assert segment is not None and segment.start == 0
     assert session.messages[segment.end]["role"] == "user"
     assert [m["content"] for m in session.context()] == [f"m{i}" for i in range(segment.end, 12)]
-    healthy(fake)
+    fake.default = tool_call("save_memory", {"history_entry": "Said m0 to m7.", "edits": []})
     (result,) = run_pending(store, fake)
     assert result.saved
     # Still the live session, every message still in its journal.

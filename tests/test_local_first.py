@@ -5,20 +5,25 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import replace
+from datetime import UTC, datetime
 
 import pytest
 
 from catalog import Catalog, KeyStore, Kind, Outcome
 from catalog.probe import probe_server
 from catalog.structured import _learned
-from memory import MemoryStore, consolidate_pending
+from memory import MemorySettings, MemoryStore, consolidate_pending
+from memory.edits import Context
+from memory.settings import Review
 from tests.fakes.provider import http_error, text, tool_call
 from tests.support import FAST_POLICY, local_catalog, pending_session, save_args
 
 
 @pytest.fixture
 def store() -> MemoryStore:
-    return MemoryStore()
+    # These tests are about reaching the local model; its changes are trusted here (by
+    # default they wait for review: tests/test_memory_edits.py).
+    return MemoryStore(settings=MemorySettings(review_by_model={"smollm2": Review.AFTER}))
 
 
 @pytest.fixture(autouse=True)
@@ -44,7 +49,7 @@ def test_with_no_cloud_key_the_local_model_saves_memory_under_a_json_schema(stor
     assert "tools" not in body and "tool_choice" not in body
     assert body["response_format"]["type"] == "json_schema"
     schema = body["response_format"]["json_schema"]["schema"]
-    assert schema["required"] == ["history_entry", "memory_update"]
+    assert schema["required"] == ["history_entry", "edits"]
     # Prompt and reply must fit the 4,096-token window together.
     assert 0 < body["max_tokens"] < 4096
     assert store.memory_path.read_text() == save_args()["memory_update"]
@@ -60,7 +65,7 @@ def test_a_server_that_refuses_json_schema_is_asked_in_its_own_dialect(store, fa
     assert first.saved and second.saved
     formats = [r.body["response_format"] for r in fake.requests]
     assert [f["type"] for f in formats] == ["json_schema", "json_object", "json_object"]
-    assert formats[1]["schema"]["required"] == ["history_entry", "memory_update"]
+    assert formats[1]["schema"]["required"] == ["history_entry", "edits"]
     assert [a.outcome for a in first.attempts] == [Outcome.OK]
 
 
@@ -81,7 +86,7 @@ def test_a_reply_cut_by_the_context_says_so_and_the_next_try_uses_smaller_parts(
     messages = [
         {
             "role": "user" if i % 2 == 0 else "assistant",
-            "content": f"Message {i}: " + "words and more words " * 30,
+            "content": f"Message {i}: Ana's " + "words and more words " * 30,
             "time": "2026-11-20T09:15:00+00:00",
         }
         for i in range(16)
@@ -103,11 +108,11 @@ def test_a_reply_cut_by_the_context_says_so_and_the_next_try_uses_smaller_parts(
 def test_a_cut_off_reply_names_the_tokens_of_the_window(store, fake) -> None:
     from catalog import Reply
     from memory.save_memory import parse_save_memory
-    from memory.settings import MemorySettings
 
     reply = Reply("smollm2", "local", '{"history_entry": "x', (), "length", 969, 3127, 0.0)
+    context = Context([], datetime.now(UTC), 16_000)
     with pytest.raises(Exception) as caught:
-        parse_save_memory(reply, "", MemorySettings(), window=4096)
+        parse_save_memory(reply, "", MemorySettings(), window=4096, context=context)
     assert str(caught.value) == (
         "smollm2 ran out of context: 969 prompt + 3,127 completion tokens of 4,096"
     )
