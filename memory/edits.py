@@ -296,7 +296,8 @@ def _within_budget(lines: list[str], budget: int, before: int) -> str:
     than it was (`before`): a memory the user made longer than the budget is theirs."""
 
     def joined() -> str:
-        return "\n".join(lines).strip("\n") + "\n" if any(s.strip() for s in lines) else ""
+        # Headings alone are not a memory: everything forgotten leaves an empty file.
+        return "\n".join(lines).strip("\n") + "\n" if any(map(_content, lines)) else ""
 
     result = joined()
     while len(result) > max(budget, before):

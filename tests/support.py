@@ -73,6 +73,11 @@ def save_args(
     return {"history_entry": entry, "memory_update": memory}
 
 
+def nothing_new(entry: str = "A short conversation.") -> dict[str, object]:
+    """save_memory's arguments for a session that taught nothing about the user."""
+    return {"history_entry": entry, "edits": []}
+
+
 SAMPLE_MESSAGES = [
     {
         "role": "user",

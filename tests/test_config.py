@@ -114,7 +114,7 @@ def test_a_number_at_its_bounds_is_taken_and_past_them_is_one_sentence(
         ('[[models]]\nlabel = "x"\n', '[[models]] #1 needs an id such as "llama3.2"'),
         (
             '[memory]\nreview = "later"\n',
-            '[memory] review must be "after" or "before", not \'later\'.',
+            '[memory] review must be "after" or "before" or "auto", not \'later\'.',
         ),
         (
             '[[models]]\nid = "m"\nstructured_output = "xml"\n',

@@ -12,7 +12,15 @@ import pytest
 from app.cli import main
 from memory import MemorySettings, MemoryStore, consolidate_pending
 from tests.fakes.provider import FakeProvider, http_error, text, tool_call
-from tests.support import FAST_POLICY, fake_catalog, make_app, pending_session, save_args, send
+from tests.support import (
+    FAST_POLICY,
+    fake_catalog,
+    make_app,
+    nothing_new,
+    pending_session,
+    save_args,
+    send,
+)
 
 POLICY = replace(FAST_POLICY, retries=0, attempt_deadline=5.0)
 # A window title (OSC 0), colours (CSI) and a clipboard write (OSC 52).
@@ -267,7 +275,7 @@ def test_an_import_with_a_malformed_tool_call_skips_that_line(
             json.dumps({"role": "assistant", "content": None, "tool_calls": [{"function": "x"}]})
             + "\n"
         )
-    fake.default = tool_call("save_memory", save_args())
+    fake.default = tool_call("save_memory", nothing_new())
     results = run_pending(store, fake)
     assert [r.saved for r in results] == [True, True]
 
@@ -282,7 +290,7 @@ def test_a_time_past_the_calendar_in_a_far_time_zone_is_no_crash(store, fake, mo
             pending_session(
                 store, [{"role": "user", "content": "hi", "time": "9999-12-31T23:59:59+00:00"}]
             )
-            fake.default = tool_call("save_memory", save_args())
+            fake.default = tool_call("save_memory", nothing_new())
             (result,) = run_pending(store, fake)
             assert result.saved
         finally:
@@ -316,7 +324,7 @@ def test_a_session_that_fails_to_consolidate_does_not_stop_the_next(
         return real(messages)
 
     monkeypatch.setattr(memory.consolidation, "transcript_lines", transcript_lines)
-    fake.default = tool_call("save_memory", save_args())
+    fake.default = tool_call("save_memory", nothing_new())
     results = run_pending(store, fake)
     by_id = {r.session: r for r in results}
     assert len(results) == 2 and by_id[second.id].saved and not by_id[first.id].saved
@@ -582,7 +590,7 @@ def test_a_deliberate_forget_is_let_through_and_versioned(store, fake) -> None:
     fake.default = tool_call("save_memory", save_args(memory=""))
     (result,) = run_pending(store, fake)
     assert result.saved
-    assert store.memory_path.read_text() == ""
+    assert store.memory_path.read_text() == ""  # headings alone are not kept
     assert any(v.path.read_text() == KNOWN for v in store.versions())
 
 
@@ -591,7 +599,7 @@ def test_a_forget_nobody_asked_for_is_still_refused(store, fake) -> None:
     pending_session(store, [{"role": "user", "content": "I moved to Bern."}])
     fake.default = tool_call("save_memory", save_args(memory=""))
     (result,) = run_pending(store, fake)
-    assert not result.saved and "drop most of MEMORY.md" in result.reason
+    assert not result.saved and "the user did not ask to forget it" in result.reason
 
 
 def test_identical_rejections_stop_automatic_retries_and_the_app_asks(store, fake) -> None:
@@ -685,7 +693,7 @@ def test_token_counting_and_journal_loading_run_off_the_event_loop(fake, monkeyp
             return real(*args, **kwargs)
 
         monkeypatch.setattr(module, name, spy)
-    fake.default = tool_call("save_memory", save_args())
+    fake.default = tool_call("save_memory", nothing_new())
     results = asyncio.run(consolidate_pending(store, small_window_catalog(fake), policy=POLICY))
     assert results and all(r.saved for r in results)
     assert on_the_loop == []
@@ -696,7 +704,7 @@ def test_a_session_needing_many_requests_asks_first(fake, capsys) -> None:
         settings=MemorySettings(attempt_deadline=5.0, consolidation_model=SMALL)
     ).ensure()
     journal = big_session(store)
-    fake.default = tool_call("save_memory", save_args())
+    fake.default = tool_call("save_memory", nothing_new())
     catalog = small_window_catalog(fake)
     (result,) = asyncio.run(consolidate_pending(store, catalog, policy=POLICY, max_parts=3))
     assert not result.saved and result.estimate
@@ -745,7 +753,7 @@ def test_kept_consolidate_shows_the_estimate_and_goes_ahead_with_yes(
     )
     assert not load_catalog(load_settings(config).catalog).problems
     journal = big_session(MemoryStore().ensure())
-    fake.default = tool_call("save_memory", save_args())
+    fake.default = tool_call("save_memory", nothing_new())
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-openai-0123456789")
     assert main(["consolidate"]) == 1
     out = capsys.readouterr().out

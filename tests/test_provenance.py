@@ -99,7 +99,8 @@ def test_blame_command_prints_version_date_session_model(history, capsys) -> Non
     store, one, two = history
     assert main(["memory", "blame"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert len(out) == 4
+    assert len(out) == 5
+    assert two in out[2] and out[2].endswith("│ - Previously: Lives in Zürich (until 2026-11)")
     assert one in out[0] and "llama-3.3-70b-versatile" in out[0]
     assert out[0].endswith("│ # About Ana")
     assert two in out[1] and "qwen3-32b" in out[1] and out[1].endswith("│ - Lives in Lisbon")
@@ -145,7 +146,7 @@ def test_undo_of_the_first_consolidation_empties_memory(fake: FakeProvider) -> N
         fake,
         "llama-3.3-70b-versatile",
         FIRST,
-        [{"role": "user", "content": "I live in Zürich."}],
+        [{"role": "user", "content": "I live in Zürich and drink green tea."}],
     )
     (version,) = store.versions()
     store.undo(version.number)

@@ -25,6 +25,10 @@ from tests.support import (
 BEFORE = MemorySettings(attempt_deadline=5.0, review=Review.BEFORE)
 OLD = "# Me\n- likes tea\n"
 NEW = "# Me\n- likes tea\n- Name: Ana\n"
+ADD_ANA = {
+    "history_entry": "Ana introduced herself.",
+    "edits": [{"op": "add", "line": "Name: Ana"}],
+}
 
 
 def run_pending(store: MemoryStore, fake: FakeProvider):
@@ -37,7 +41,7 @@ def proposed(fake: FakeProvider):
     store = MemoryStore(settings=BEFORE).ensure()
     store.write_memory(OLD)
     journal = pending_session(store)
-    fake.default = tool_call("save_memory", save_args(memory=NEW))
+    fake.default = tool_call("save_memory", ADD_ANA)
     (result,) = run_pending(store, fake)
     assert result.proposed and not result.saved
     return store, journal
@@ -115,9 +119,12 @@ def test_review_setting_is_validated() -> None:
     settings, problems = parse_memory_settings({"memory": {"review": "before"}}, "c.toml")
     assert settings.review is Review.BEFORE and problems == []
     settings, problems = parse_memory_settings({"memory": {"review": "sometimes"}}, "c.toml")
-    assert settings.review is Review.AFTER
-    assert problems == ['c.toml: [memory] review must be "after" or "before", not \'sometimes\'.']
-    assert MemorySettings().review is Review.AFTER  # automatic stays the default
+    assert settings.review is Review.AUTO
+    assert problems == [
+        'c.toml: [memory] review must be "after" or "before" or "auto", not \'sometimes\'.'
+    ]
+    # The default: a local model's or a refused model's change waits (memory.trust).
+    assert MemorySettings().review is Review.AUTO
 
 
 @pytest.fixture
@@ -130,7 +137,7 @@ def test_review_commands_list_accept_and_reject(configured, capsys) -> None:
     store = MemoryStore().ensure()
     store.write_memory(OLD)
     first, second = pending_session(store), pending_session(store)
-    configured.default = tool_call("save_memory", save_args(memory=NEW))
+    configured.default = tool_call("save_memory", ADD_ANA)
     assert main(["consolidate", first.id]) == 0
     assert "a memory change is proposed and waits for your review" in capsys.readouterr().out
     assert main(["log"]) == 0
