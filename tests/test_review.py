@@ -26,7 +26,7 @@ BEFORE = MemorySettings(attempt_deadline=5.0, review=Review.BEFORE)
 OLD = "# Me\n- likes tea\n"
 NEW = "# Me\n- likes tea\n- Name: Ana\n"
 ADD_ANA = {
-    "history_entry": "Ana introduced herself.",
+    "history_entry": "The user introduced themselves.",
     "edits": [{"op": "add", "line": "Name: Ana"}],
 }
 
