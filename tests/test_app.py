@@ -20,7 +20,7 @@ from app.widgets.message import MessageView
 from app.widgets.status_bar import StatusBar
 from memory import MemorySettings, MemoryStore
 from tests.fakes.provider import FakeProvider, hang, http_error, text, tool_call
-from tests.support import fake_keys, make_app, save_args, send, settle
+from tests.support import fake_keys, make_app, nothing_new, save_args, send, settle
 
 
 def run(scenario):
@@ -388,7 +388,7 @@ def test_a_2000_message_session_opens_on_its_newest_page(fake: FakeProvider) -> 
 
 def test_a_long_live_session_is_compacted_in_the_background(fake: FakeProvider) -> None:
     fake.default = text("ok")
-    fake.set_default("llama-3.3-70b-versatile", tool_call("save_memory", save_args()))
+    fake.set_default("llama-3.3-70b-versatile", tool_call("save_memory", nothing_new()))
     settings = replace(MemorySettings(), session_max_messages=6, session_keep_messages=2)
 
     async def scenario():

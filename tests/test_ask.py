@@ -11,13 +11,13 @@ import pytest
 from app.cli import main
 from memory import LiveSession, MemoryStore
 from tests.fakes.provider import FakeProvider, http_error, text, tool_call
-from tests.support import configure_fake, save_args
+from tests.support import configure_fake, nothing_new
 
 
 @pytest.fixture
 def configured(fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> FakeProvider:
     configure_fake(fake, monkeypatch, '[app]\nmodel = "gpt-4.1-mini"\n')
-    fake.default = tool_call("save_memory", save_args("Asked about tea from the shell."))
+    fake.default = tool_call("save_memory", nothing_new("Asked about tea from the shell."))
     MemoryStore().ensure().write_memory("- Name: Ana\n- Drinks green tea\n")
     return fake
 

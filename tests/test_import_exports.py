@@ -16,7 +16,7 @@ from memory import MemoryStore
 from memory import imports as importing
 from memory.imports import ExportError, json_array
 from tests.fakes.provider import FakeProvider, tool_call
-from tests.support import configure_fake, save_args
+from tests.support import configure_fake, nothing_new
 
 T0 = 1_700_000_000.0  # 2023-11-14 22:13:20 UTC
 
@@ -305,7 +305,7 @@ def test_the_array_is_read_in_pieces_whatever_their_size(monkeypatch) -> None:
 @pytest.fixture
 def configured(fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> FakeProvider:
     configure_fake(fake, monkeypatch)
-    fake.default = tool_call("save_memory", save_args("We talked."))
+    fake.default = tool_call("save_memory", nothing_new("We talked."))
     return fake
 
 

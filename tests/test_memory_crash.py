@@ -306,11 +306,25 @@ INITIAL_MEMORY = "# About the user\n\n" + "".join(
 REPLIES = 12  # more than any interleaving of 3 sessions and 2 processes can use
 
 
+WORDS = [
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliett",
+    "kilo",
+    "lima",
+]
+
+
 def _reply(k: int) -> tuple[str, str]:
-    return (
-        f"Reply {k}: the user and Kept talked things through.",
-        INITIAL_MEMORY + f"- Learned in reply {k}: something new.\n",
-    )
+    """A history entry and the one line a reply adds (grounded: "remember" was said)."""
+    return (f"The user asked to remember this ({WORDS[k]}).", f"Remembers this ({WORDS[k]})")
 
 
 def _config(fake: FakeProvider) -> str:
@@ -353,13 +367,13 @@ def test_two_processes_consolidating_at_once_save_every_session_exactly_once(
         hang(),
         hang(),
         *(
-            tool_call("save_memory", {"history_entry": entry, "memory_update": update})
-            for entry, update in replies
+            tool_call(
+                "save_memory", {"history_entry": entry, "edits": [{"op": "add", "line": line}]}
+            )
+            for entry, line in replies
         ),
     )
-    fake.default = tool_call(
-        "save_memory", {"history_entry": "Unexpected request.", "memory_update": INITIAL_MEMORY}
-    )
+    fake.default = tool_call("save_memory", {"history_entry": "Unexpected request.", "edits": []})
 
     env = subprocess_env(
         **fake_keys(),
@@ -429,7 +443,9 @@ def test_two_processes_consolidating_at_once_save_every_session_exactly_once(
     assert by_session.keys() == stamps.keys()
     for e in entries:
         session_id = next(s for s, stamp in stamps.items() if stamp == e.stamp)
-        assert by_session[session_id] == replies[texts[e.text.split("] ", 1)[1]]][1]
+        line = replies[texts[e.text.split("] ", 1)[1]]][1]
+        assert by_session[session_id].startswith(INITIAL_MEMORY)
+        assert f"- {line}\n" in by_session[session_id]
 
     # Requests: two dropped, one per session, and at least one more because the process that
     # committed second had read MEMORY.md before the other's commit (the edit-conflict path).

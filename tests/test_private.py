@@ -10,7 +10,7 @@ import pytest
 from app.widgets.status_bar import StatusBar
 from memory import LiveSession, MemorySettings, MemoryStore
 from tests.fakes.provider import FakeProvider, text, tool_call
-from tests.support import make_app, save_args, send, settle
+from tests.support import make_app, nothing_new, send, settle
 
 
 def test_a_private_session_is_never_queued_and_is_deleted_when_it_ends() -> None:
@@ -48,7 +48,7 @@ def run(scenario):
 
 def test_private_command_shows_it_and_saves_nothing(fake: FakeProvider) -> None:
     fake.default = text("Noted.")
-    fake.set_default("llama-3.3-70b-versatile", tool_call("save_memory", save_args()))
+    fake.set_default("llama-3.3-70b-versatile", tool_call("save_memory", nothing_new()))
 
     async def scenario():
         app = make_app(fake)

@@ -13,7 +13,7 @@ import pytest
 from memory import MemorySettings, MemoryStore, consolidate_pending
 from memory.redact import REDACTED, redact
 from tests.fakes.provider import FakeProvider, tool_call
-from tests.support import FAST_POLICY, fake_catalog, pending_session, save_args
+from tests.support import FAST_POLICY, fake_catalog, nothing_new, pending_session
 
 ALNUM = string.ascii_letters + string.digits
 rng = random.Random(13)
@@ -144,7 +144,7 @@ def test_consolidation_sends_no_secret_and_the_journal_keeps_it(fake: FakeProvid
             {"role": "user", "content": "Commit 3f786850e387550fdab836ed7e6dc881de23001b is mine."},
         ],
     )
-    fake.default = tool_call("save_memory", save_args())
+    fake.default = tool_call("save_memory", nothing_new())
     (result,) = asyncio.run(consolidate_pending(store, fake_catalog(fake), policy=FAST_POLICY))
     assert result.saved
     sent = json.dumps([r.body for r in fake.requests])
