@@ -196,7 +196,9 @@ def cmd_trust(args: argparse.Namespace) -> int:
         )
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     for row in rows:
-        print("  ".join([*(cell.ljust(w) for cell, w in zip(row[:3], widths, strict=True)), row[3]]))
+        print(
+            "  ".join([*(cell.ljust(w) for cell, w in zip(row[:3], widths, strict=True)), row[3]])
+        )
     return 0
 
 

@@ -45,8 +45,9 @@ class MemoryReview:
             self._say(f"Memory updated: {change}. Ctrl+R shows the change and can undo it.")
 
     def proposed(self, result: Consolidation) -> None:
+        by = f" from {result.model}" if result.model else ""
         self._say(
-            "A memory change is waiting for your review: Ctrl+R to accept, edit or reject it."
+            f"A memory change{by} is waiting for your review: Ctrl+R to accept, edit or reject it."
         )
 
     # --- Ctrl+R --------------------------------------------------------------------------

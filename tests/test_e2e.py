@@ -17,7 +17,7 @@ import pytest
 from app.settings import config_path
 from memory import MemoryStore
 from tests.fakes.provider import FakeProvider, text, tool_call
-from tests.support import FAKE_GATEWAYS, fake_keys, save_args
+from tests.support import FAKE_GATEWAYS, fake_keys, nothing_new, save_args
 
 KEPT = Path(sys.executable).with_name("kept")
 
@@ -120,7 +120,7 @@ def test_chat_new_session_and_quit_write_memory(fake: FakeProvider, tmp_path: Pa
     terminal.start([str(KEPT)], env)
     try:
         terminal.wait_until(lambda s: "Message Kept" in s, "the chat screen")
-        terminal.type("Hello from a real terminal")
+        terminal.type("Hello, I'm Ana, from a real terminal")
         terminal.keys("Enter")
         terminal.wait_until(lambda s: "Hello from the fake provider." in s, "the reply")
         terminal.type("/new")
@@ -137,12 +137,12 @@ def test_chat_new_session_and_quit_write_memory(fake: FakeProvider, tmp_path: Pa
     (entry,) = store.history_entries()
     assert entry.text.endswith("Ana said hello from a real terminal.")
     sent = fake.requests[0].body["messages"]
-    assert sent[-1] == {"role": "user", "content": "Hello from a real terminal"}
+    assert sent[-1] == {"role": "user", "content": "Hello, I'm Ana, from a real terminal"}
 
 
 def test_kept_ask_on_a_terminal_renders_markdown(fake: FakeProvider, tmp_path: Path) -> None:
     fake.set_default("gpt-4.1-mini", text("# Plan\n\n- **pack** the `tent`\n- go", chunks=6))
-    fake.default = tool_call("save_memory", save_args(entry="Asked for a camping plan."))
+    fake.default = tool_call("save_memory", nothing_new("Asked for a camping plan."))
     path = config_path()
     path.parent.mkdir(parents=True)
     path.write_text(
@@ -182,7 +182,7 @@ def test_continue_a_past_session_from_the_sessions_browser(
     store = MemoryStore().ensure()
     lisbon = saved_session(store, "Lisbon", 5)
     fake.set_default("gpt-4.1-mini", text("May is best."))
-    fake.default = tool_call("save_memory", save_args(entry="Ana chose May for Lisbon."))
+    fake.default = tool_call("save_memory", nothing_new("Ana chose May."))
     path = config_path()
     path.parent.mkdir(parents=True)
     path.write_text(
@@ -224,4 +224,4 @@ def test_continue_a_past_session_from_the_sessions_browser(
     journal = store.find_session(lisbon)
     assert [(s.start, s.end) for s in journal.consolidated] == [(0, 2), (2, 4)]
     assert journal.path.parent == store.done_dir
-    assert "Ana chose May for Lisbon." in store.history_path.read_text()
+    assert "Ana chose May." in store.history_path.read_text()

@@ -66,7 +66,7 @@ def test_a_first_hour_at_80x24_shows_every_screen_whole(fake: FakeProvider, tmp_
         "llama3.2",
         text("ok"),
         text("Hello Ana, from your local model."),
-        text(json.dumps(save_args(entry="Ana said hello at 80x24."))),
+        text(json.dumps(save_args(entry="Ana said hello."))),
     )
     env = {
         "KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
@@ -106,16 +106,22 @@ def test_a_first_hour_at_80x24_shows_every_screen_whole(fake: FakeProvider, tmp_
         assert "llama3.2 · " in screen
         terminal.type("/new")
         terminal.keys("Enter")
+        # A local model's change waits for the user (review = "auto"): Ctrl+R, then a.
         terminal.wait_until(
-            lambda s: "Memory saved (" in s and "New session started." in s, "memory to be saved"
+            lambda s: "memory change to review" in s and "New session started." in s,
+            "the change to review",
         )
+        terminal.keys("C-r")
+        terminal.wait_until(lambda s: "Proposed memory change" in s, "the proposed change")
+        terminal.keys("a")
+        terminal.wait_until(lambda s: "Memory change accepted and saved." in s, "the save")
         terminal.type("/memory")
         terminal.keys("Enter")
         terminal.wait_until(
             lambda s: "Name: Ana" in s and "1–5: tabs" in s, "/memory with its keys in sight"
         )
         terminal.keys("3")  # 1 MEMORY.md, 2 INSTRUCTIONS.md, 3 History
-        terminal.wait_until(lambda s: "Ana said hello at 80x24." in s, "the history tab")
+        terminal.wait_until(lambda s: "Ana said hello." in s, "the history tab")
         terminal.keys("Escape")
         terminal.wait_until(lambda s: "Message Kept" in s, "the chat again")
         terminal.type("/keys")

@@ -4,13 +4,14 @@ proposals reviewed with Ctrl+R, /tidy, and /memory's "where from" view."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 from textual.widgets import OptionList, TextArea
 
 from app.screens.change import ChangeDialog
 from app.screens.memory import MemoryScreen
 from app.screens.transcript import TranscriptScreen
-from memory import MemorySettings
+from memory import MemorySettings, MemoryStore
 from memory.settings import Review
 from tests.fakes.provider import FakeProvider, text, tool_call
 from tests.support import make_app, save_args, send, settle, until
@@ -92,6 +93,37 @@ def test_review_before_holds_the_change_until_accepted_with_an_edit(fake) -> Non
     assert store.memory_path.read_text() == "# About the user\n- Name: Ana (she/her)\n"
     assert store.versions()[-1].source == "consolidation, edited by you"
     assert len(store.history_entries()) == 1
+
+
+def test_a_local_models_change_is_accepted_with_one_key(fake) -> None:
+    """The newcomer with a local model: the change waits (review = "auto"), the status bar
+    says so, Ctrl+R shows it and `a` accepts it."""
+    from tests.support import local_catalog
+
+    fake.set_default("smollm2", text(json.dumps(save_args())))
+    store = MemoryStore(settings=MemorySettings(attempt_deadline=5.0))
+
+    async def scenario():
+        from app.main import KeptApp
+        from app.settings import AppSettings, Settings
+
+        settings = Settings(AppSettings(model="smollm2"), store.settings, ())
+        app = KeptApp(store=store, catalog=local_catalog(fake), settings=settings)
+        async with app.run_test(size=(100, 30)) as pilot:
+            fake.set_default("smollm2", text("Hello Ana."))
+            await send(pilot, "Hi, I'm Ana")
+            fake.set_default("smollm2", text(json.dumps(save_args())))
+            await pilot.press(*"/new", "enter")
+            await settle(pilot)
+            assert str(app.memory_status) == "1 memory change to review (Ctrl+R)"
+            assert any("from smollm2 is waiting for your review" in n for n in notices(app))
+            await pilot.press("ctrl+r")
+            await until(pilot, lambda: isinstance(app.screen, ChangeDialog), "the proposal")
+            await pilot.press("a")
+            await until(pilot, lambda: str(app.memory_status) == "Memory saved", "the save")
+
+    run(scenario)
+    assert store.memory_path.read_text() == MEMORY
 
 
 def test_tidy_command_offers_the_diff_and_writes_when_accepted(fake: FakeProvider) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.syntax import Syntax
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -78,6 +78,18 @@ class ChangeDialog(Dialog[Decision]):
             event.button.display = False
             return
         self.dismiss(Decision(ident, editor.text))
+
+    def on_key(self, event: events.Key) -> None:
+        """A choice's first letter presses its button (a to accept, r to reject, u to
+        undo…), unless the editor is open and the letter is text."""
+        if isinstance(self.focused, TextArea) or not event.character:
+            return
+        for button in self.query(Button):
+            label = str(button.label)
+            if button.display and label[:1].lower() == event.character.lower():
+                event.stop()
+                button.press()
+                return
 
     def action_leave(self) -> None:
         self.dismiss(Decision("later", self.new_text))
