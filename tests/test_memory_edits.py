@@ -280,6 +280,7 @@ def test_every_model_refused_leaves_memory_untouched_and_the_session_pending(
     session = _session(store, ["What food do cats like?"])
     (result,) = _run(store, fake)
     assert not result.saved and why in result.reason
+    assert result.reason.startswith("Every model in the chain answered and none was accepted")
     assert store.memory_path.read_bytes() == before
     assert store.find_session(session).pending
 

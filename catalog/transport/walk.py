@@ -393,4 +393,9 @@ def _summary(ids: Sequence[str], attempts: Sequence[Attempt], end: str) -> str:
     for attempt in attempts:
         last[attempt.model] = attempt
     parts = [f"{m}: {last[m].reason}" for m in ids if m in last]
+    if last and all(a.outcome is Outcome.REJECTED for a in last.values()):
+        # They all answered: what failed was the answers, not the models.
+        return f"Every model in the chain answered and none was accepted ({end}). " + "; ".join(
+            parts
+        )
     return f"No model in the chain answered ({end}). " + "; ".join(parts)
