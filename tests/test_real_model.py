@@ -99,9 +99,7 @@ def test_a_newcomers_own_lines_survive_every_save_and_nothing_ungrounded_is_appl
         journal = pending_session(store, messages)
         said.extend(messages)
         # This session only: one refused earlier stays pending and waits for its retry.
-        (result,) = asyncio.run(
-            consolidate_pending(store, local_catalog(server), ids=[journal.id])
-        )
+        (result,) = asyncio.run(consolidate_pending(store, local_catalog(server), ids=[journal.id]))
         for attempt in result.attempts:
             # The grammar leaves the model no way to write anything but the schema's JSON.
             assert attempt.outcome is Outcome.OK or attempt.kind in CONTENT, attempt
