@@ -196,15 +196,8 @@ def _find(lines: list[str], quoted: str) -> int | None:
 def _insert(lines: list[str], section: str, line: str) -> None:
     """Add `line` at the end of `section` (created at the end when missing), or at the end."""
     if section:
-        name = fold(_HEADING.sub(r"\2", section) if _HEADING.match(section) else section)
-        start = next(
-            (
-                i
-                for i, text in enumerate(lines)
-                if (m := _HEADING.match(text)) and fold(m.group(2)) == name.strip()
-            ),
-            None,
-        )
+        name = _HEADING.sub(r"\2", section) if _HEADING.match(section) else section
+        start = _heading_index(lines, name)
         if start is None:
             if lines and lines[-1].strip():
                 lines.append("")
@@ -237,7 +230,39 @@ def _refused(index: int, edit: Edit, why: str) -> ReplyRejected:
     return ReplyRejected(f"edit {index} ({edit}) was refused: {why}", Kind.REFUSED_EDIT)
 
 
-def _check_new(edit: Edit, index: int, context: Context) -> None:
+def _section_problem(section: str, lines: list[str]) -> str | None:
+    """Why a heading an edit would create is refused: markup or junk, too long, or one that
+    speaks as the user's instructions (they live in INSTRUCTIONS.md, which only the user
+    writes). An existing heading is always fine."""
+    name = _HEADING.sub(r"\2", section).strip() if _HEADING.match(section) else section
+    if _heading_index(lines, name) is not None:
+        return None
+    problem = junk(name)
+    if problem is not None:
+        return f"its new section {problem}"
+    if len(name) > 80:
+        return "its new section's name is over 80 characters"
+    if "instruction" in fold(name):
+        return "a new section of MEMORY.md cannot speak as the user's instructions"
+    return None
+
+
+def _heading_index(lines: list[str], name: str) -> int | None:
+    wanted = fold(name).strip()
+    return next(
+        (
+            i
+            for i, text in enumerate(lines)
+            if (m := _HEADING.match(text)) and fold(m.group(2)) == wanted
+        ),
+        None,
+    )
+
+
+def _check_new(edit: Edit, index: int, context: Context, lines: list[str]) -> None:
+    problem = _section_problem(edit.section, lines) if edit.section else None
+    if problem is not None:
+        raise _refused(index, edit, problem)
     problem = junk(edit.line)
     if problem is None:
         problem = ungrounded(edit.line, context.evidence)
@@ -253,7 +278,7 @@ def apply_edits(text: str, edits: Sequence[Edit], context: Context) -> str:
     month = context.when.strftime("%Y-%m")
     for index, edit in enumerate(edits, start=1):
         if edit.op in (Op.ADD, Op.REPLACE):
-            _check_new(edit, index, context)
+            _check_new(edit, index, context, lines)
         if edit.op is Op.ADD:
             if _find(lines, edit.line) is None:
                 _insert(lines, edit.section, _bullet(edit.line))
