@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from tests.fakes.provider import FakeProvider, text, tool_call
-from tests.support import FAKE_GATEWAYS, fake_keys, save_args
+from tests.support import FAKE_GATEWAYS, fake_keys, nothing_new
 
 RUNS = 5
 BARE = """
@@ -47,7 +47,7 @@ def main() -> None:
     kept = str(Path(sys.executable).with_name("kept"))
     with FakeProvider() as fake, tempfile.TemporaryDirectory() as tmp:
         fake.set_default("gpt-4.1-mini", text("Green tea.", chunks=4))
-        fake.default = tool_call("save_memory", save_args())
+        fake.default = tool_call("save_memory", nothing_new())
         config = Path(tmp) / "config"
         config.mkdir()
         (config / "config.toml").write_text(

@@ -20,7 +20,7 @@ from catalog.llm import litellm
 from memory import MemoryStore, consolidate
 from memory.prompt import SAVE_MEMORY_CHOICE, SAVE_MEMORY_TOOL
 from tests.fakes.provider import FakeProvider, tool_call
-from tests.support import FAST_POLICY, fake_catalog, pending_session, save_args
+from tests.support import FAST_POLICY, fake_catalog, pending_session
 
 LINES = [
     ("user", "Can you help me plan a trip to Lisbon in March? I like quiet places."),
@@ -35,6 +35,14 @@ LINES = [
     ("assistant", "Un viaje sencillo cuesta unos 1,80 €; la tarjeta Viva Viagem ayuda."),
 ]
 RUNS = 15
+# What a good model would save from this session: grounded in what the user said.
+SAVE = {
+    "history_entry": "Planned a quiet trip to Lisbon in March and asked about food near the Tejo.",
+    "edits": [
+        {"op": "add", "line": "Likes quiet places", "section": "About the user", "reason": "-"},
+        {"op": "add", "line": "Plans a trip to Lisbon in March", "reason": "said so"},
+    ],
+}
 
 
 def messages() -> list[dict[str, str]]:
@@ -48,7 +56,7 @@ def main() -> None:
     session = messages()
     transcript_tokens = sum(count(model="gpt-4o", text=m["content"]) for m in session)
     with FakeProvider() as fake, tempfile.TemporaryDirectory() as tmp:
-        fake.default = tool_call("save_memory", save_args())
+        fake.default = tool_call("save_memory", SAVE)
         catalog = fake_catalog(fake)
         end_to_end: list[float] = []
         prompt_tokens = 0

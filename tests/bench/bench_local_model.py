@@ -2,8 +2,10 @@
 
 Consolidates the same 8-message session ten times with structured output (a JSON schema
 the server turns into a grammar) and ten times without (save_memory as a forced tool
-call), and prints how often a valid memory was saved and the seconds per consolidation.
-Skipped, with the reason, when `make llama` has not been run.
+call), and prints how often Kept had a change it could keep (held for review: a local
+model's change waits for the user), how many replies it refused (an edit or a history entry
+not grounded in the session, template junk…), and the seconds per consolidation. Skipped,
+with the reason, when `make llama` has not been run.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ SESSION = [
 ]
 
 
-def _once(server: LlamaServer, structured: str) -> tuple[bool, float, int, str]:
+def _once(server: LlamaServer, structured: str) -> tuple[bool, float, int, str, int]:
     with tempfile.TemporaryDirectory() as data:
         os.environ["KEPT_DATA_DIR"] = data
         config = parse_catalog_config(
@@ -56,9 +58,13 @@ def _once(server: LlamaServer, structured: str) -> tuple[bool, float, int, str]:
             if result.saved
             else (result.attempts[-1].reason if result.attempts else result.reason)
         )
+        kept = result.saved or result.proposed
+        if kept:
+            why = ""
         if any(a.kind is Kind.CONTEXT_WINDOW for a in result.attempts) and not why:
-            why = "saved after a cut-off reply"
-        return result.saved, elapsed, tokens, why
+            why = "kept after a cut-off reply"
+        refused = sum(a.kind is Kind.REFUSED_EDIT for a in result.attempts)
+        return kept, elapsed, tokens, why, refused
 
 
 def main() -> None:
@@ -71,17 +77,21 @@ def main() -> None:
             f"   SmolLM2-135M-Instruct Q4_1, n_ctx {server.n_ctx}, 2 threads; "
             f"{len(SESSION)}-message session, {RUNS} runs each"
         )
-        print(f"   {'mode':<26} {'saved':>7} {'median s':>9} {'max s':>7} {'tokens':>7}")
+        print(
+            f"   {'mode':<26} {'kept':>7} {'refused':>8} {'median s':>9} {'max s':>7} {'tokens':>7}"
+        )
         for label, mode in (
             ("structured output (auto)", "auto"),
             ("forced tool call (off)", "off"),
         ):
             runs = [_once(server, mode) for _ in range(RUNS)]
-            saved = sum(r[0] for r in runs)
+            kept = sum(r[0] for r in runs)
+            refused = sum(r[4] for r in runs)
             seconds = [r[1] for r in runs]
             print(
-                f"   {label:<26} {saved:>3}/{RUNS:<3} {statistics.median(seconds):>9.1f} "
-                f"{max(seconds):>7.1f} {statistics.median(r[2] for r in runs):>7.0f}",
+                f"   {label:<26} {kept:>3}/{RUNS:<3} {refused:>8} "
+                f"{statistics.median(seconds):>9.1f} {max(seconds):>7.1f} "
+                f"{statistics.median(r[2] for r in runs):>7.0f}",
                 flush=True,
             )
             reasons = sorted({r[3] for r in runs if r[3]})

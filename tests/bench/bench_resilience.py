@@ -24,9 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.bench.bench_consolidation import messages
+from tests.bench.bench_consolidation import SAVE, messages
 from tests.fakes.provider import FakeProvider, Step, hang, http_error, text, tool_call
-from tests.support import FAKE_GATEWAYS, fake_catalog, fake_keys, save_args
+from tests.support import FAKE_GATEWAYS, fake_catalog, fake_keys
 
 ROOT = Path(__file__).parent.parent.parent
 PRIMARY = "llama-3.3-70b-versatile"
@@ -89,7 +89,7 @@ def _scenario(
 ) -> tuple[float | None, float, float]:
     """(healthy median, first failing session, median of the next three), in seconds."""
     fake.reset()
-    fake.default = tool_call("save_memory", save_args())
+    fake.default = tool_call("save_memory", SAVE)
     with tempfile.TemporaryDirectory() as tmp:
         env = _environment(fake, Path(tmp), hedge)
         times = [_consolidate(env) for _ in range(healthy)]
@@ -134,11 +134,11 @@ def _tail(fake: FakeProvider, hedge: bool, sessions: int = 30) -> tuple[float, i
     from tests.support import pending_session
 
     fake.reset()
-    fake.default = tool_call("save_memory", save_args())
-    slow = trickle(2.0, 1, content=json.dumps(save_args()))  # a valid answer, in 2 s
+    fake.default = tool_call("save_memory", SAVE)
+    slow = trickle(2.0, 1, content=json.dumps(SAVE))  # a valid answer, in 2 s
     fake.script(
         PRIMARY,
-        *[slow if i % 10 == 9 else tool_call("save_memory", save_args()) for i in range(sessions)],
+        *[slow if i % 10 == 9 else tool_call("save_memory", SAVE) for i in range(sessions)],
     )
     catalog = fake_catalog(fake)
     seconds = cost = 0.0
