@@ -28,7 +28,7 @@ from typing import Any
 
 from catalog import ReplyRejected
 from catalog.transport import Kind
-from memory.grounding import Evidence, fold, junk, shares_words, ungrounded
+from memory.grounding import Evidence, fold, junk, markup, shares_words, ungrounded
 from memory.sanitize import clean_text
 
 PREVIOUSLY = "Previously:"
@@ -237,9 +237,8 @@ def _section_problem(section: str, lines: list[str]) -> str | None:
     name = _HEADING.sub(r"\2", section).strip() if _HEADING.match(section) else section
     if _heading_index(lines, name) is not None:
         return None
-    problem = junk(name)
-    if problem is not None:
-        return f"its new section {problem}"
+    if markup(name) or "\n" in name:
+        return "its new section's name is template or markup text"
     if len(name) > 80:
         return "its new section's name is over 80 characters"
     if "instruction" in fold(name):

@@ -143,6 +143,11 @@ class Evidence:
         return cls(user, everything, numbers)
 
 
+def markup(text: str) -> bool:
+    """Whether `text` holds template or markup fragments (Kept's tags, a chat template's)."""
+    return bool(_JUNK.search(text))
+
+
 def junk(line: str, *, entry: bool = False) -> str | None:
     """Why `line` is not a fact about the user at all (template junk, markup, a bare value,
     the assistant's name as the user's), or None. A history `entry` is a paragraph: its
@@ -156,7 +161,7 @@ def junk(line: str, *, entry: bool = False) -> str | None:
         return f"it is {len(text):,} characters, over the {LONGEST_LINE} of one fact"
     if not entry and text.startswith("#"):
         return "it is a heading, not a fact"
-    if _JUNK.search(text):
+    if markup(text):
         return "it is template or markup text, not a fact"
     if sum(c.isalpha() for c in text) < 3:
         return "it holds no words"
