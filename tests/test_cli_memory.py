@@ -116,3 +116,19 @@ def test_memory_path_and_empty_memory(capsys) -> None:
     assert capsys.readouterr().out.strip() == str(MemoryStore().memory_path)
     assert main(["memory", "show"]) == 0
     assert "MEMORY.md is empty" in capsys.readouterr().err
+
+
+def test_memory_trust_prints_each_models_record_and_rule(configured, tmp_path, capsys) -> None:
+    invented = {"history_entry": "A chat.", "edits": [{"op": "add", "line": "Owns a yacht"}]}
+    configured.set_default("llama-3.3-70b-versatile", tool_call("save_memory", invented))
+    configured.default = tool_call("save_memory", save_args())
+    main(["import", str(transcript(tmp_path))])
+    assert main(["consolidate"]) == 0
+    capsys.readouterr()
+    assert main(["memory", "trust"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    head, next_ = rows["llama-3.3-70b-versatile"], rows["qwen3-32b"]
+    assert head.split()[1:3] == ["0", "1"]
+    assert "waits for your review: recent edits were refused (0 accepted, 1 refused" in head
+    assert next_.split()[1:3] == ["1", "0"]
+    assert "saved at once: a hosted model with no refused edits" in next_
