@@ -52,13 +52,13 @@ def system_prompt(
     )
 
 
-_HISTORY_ENTRY = {
+_HISTORY_ENTRY: dict[str, Any] = {
     "type": "string",
     "description": "One paragraph (2-5 sentences) summarising what happened in this session: "
     "topics, decisions, facts learned, open items. Written in the user's language. No date: "
     "Kept adds it.",
 }
-_EDIT = {
+_EDIT: dict[str, Any] = {
     "type": "object",
     "properties": {
         "op": {"type": "string", "enum": ["add", "replace", "forget"]},
@@ -102,10 +102,28 @@ SAVE_MEMORY_TOOL: dict[str, Any] = {
 }
 SAVE_MEMORY_CHOICE = {"type": "function", "function": {"name": "save_memory"}}
 
-# save_memory's arguments as a JSON schema, for servers that turn one into a grammar. The
-# minimum length is part of the grammar there, so a small model cannot send an empty history
-# entry. (No maximum: llama.cpp spells one out character by character, and a grammar for
-# thousands of characters fails to load; max_tokens bounds the reply instead.)
+# save_memory's arguments as a JSON schema, for servers that turn one into a grammar: one
+# shape per operation, so a small model cannot leave out the line an add needs or the quote
+# a forget needs (the minimum lengths are part of the grammar too). No maximum: llama.cpp
+# spells one out character by character, and a grammar for thousands of characters fails
+# to load; max_tokens bounds the reply instead.
+_FIELDS = _EDIT["properties"]
+_NONEMPTY = {"minLength": 1}
+
+
+def _shape(op: str, *names: str) -> dict[str, Any]:
+    properties: dict[str, Any] = {"op": {"const": op}}
+    for name in names:
+        properties[name] = {**_FIELDS[name], **(_NONEMPTY if name in ("line", "old") else {})}
+    required = ["op", *(n for n in names if n != "section")]
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
 SAVE_MEMORY_SCHEMA: dict[str, Any] = {
     "title": "save_memory",
     "type": "object",
@@ -113,7 +131,16 @@ SAVE_MEMORY_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "properties": {
         "history_entry": {**_HISTORY_ENTRY, "minLength": 20},
-        "edits": {"type": "array", "items": {**_EDIT, "additionalProperties": False}},
+        "edits": {
+            "type": "array",
+            "items": {
+                "anyOf": [
+                    _shape("add", "line", "section", "reason"),
+                    _shape("replace", "old", "line", "reason"),
+                    _shape("forget", "old", "reason"),
+                ]
+            },
+        },
     },
 }
 

@@ -50,6 +50,13 @@ def test_with_no_cloud_key_the_local_model_saves_memory_under_a_json_schema(stor
     assert body["response_format"]["type"] == "json_schema"
     schema = body["response_format"]["json_schema"]["schema"]
     assert schema["required"] == ["history_entry", "edits"]
+    # One shape per operation: the grammar cannot leave out an add's line or a quote.
+    shapes = schema["properties"]["edits"]["items"]["anyOf"]
+    assert [s["required"] for s in shapes] == [
+        ["op", "line", "reason"],
+        ["op", "old", "line", "reason"],
+        ["op", "old", "reason"],
+    ]
     # Prompt and reply must fit the 4,096-token window together.
     assert 0 < body["max_tokens"] < 4096
     assert store.memory_path.read_text() == save_args()["memory_update"]
