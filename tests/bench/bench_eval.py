@@ -19,28 +19,17 @@ from pathlib import Path
 
 from catalog import Catalog, KeyStore
 from catalog.config import parse_catalog_config
-from memory import MemorySettings
 from memory.eval import SHIPPED, Category, Dataset, Report, load_dataset, run_eval
 from tests.fakes.provider import FakeProvider
 from tests.llama_server import MODEL_ALIAS, LlamaServer, why_unavailable
-from tests.support import FAST_POLICY, fake_catalog
-from tests.test_eval import FIXTURE, MODEL, Oracle
+from tests.test_eval import FIXTURE, Oracle, evaluate
 
 BUDGET = 300.0  # seconds of SmolLM2 before the bench settles for the personas done
 
 
 def _fake(dataset: Dataset, *, lossy: bool) -> Report:
     with FakeProvider() as fake:
-        fake.responder = Oracle(dataset, lossy=lossy)
-        return asyncio.run(
-            run_eval(
-                dataset,
-                fake_catalog(fake),
-                MODEL,
-                settings=MemorySettings(attempt_deadline=60.0),
-                policy=FAST_POLICY,
-            )
-        )
+        return evaluate(fake, dataset, Oracle(dataset, lossy=lossy))
 
 
 def _smollm2(dataset: Dataset) -> tuple[Report | None, str]:
