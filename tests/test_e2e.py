@@ -73,6 +73,25 @@ class Terminal:
     def type(self, text: str) -> None:
         self.tmux("send-keys", "-t", "kept", "-l", text)
 
+    def paste(self, text: str) -> None:
+        """One bracketed paste: a single event, so no focus change can land mid-text."""
+        self.tmux("set-buffer", "-b", "kept", text)
+        self.tmux("paste-buffer", "-p", "-d", "-b", "kept", "-t", "kept")
+
+    def fill(self, text: str) -> None:
+        """Replace the focused field's text with `text` and wait to see it. Keys sent the
+        instant a dialog is drawn may precede its focus, and an Input's select-all on focus
+        may land between keys: clear and paste until the screen shows it."""
+        for attempt in range(5):
+            self.keys("C-e", "C-u")
+            self.paste(text)
+            try:
+                self.wait_until(lambda s: text in s, "the text typed", timeout=10)
+                return
+            except AssertionError:
+                if attempt == 4:
+                    raise
+
     def wait_until(self, condition: Callable[[str], bool], what: str, timeout: float = 60.0) -> str:
         """Poll the screen until `condition` holds: the terminal has no event to wait on."""
         deadline = time.monotonic() + timeout

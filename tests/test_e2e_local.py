@@ -49,14 +49,7 @@ def walk(terminal: Terminal, url: str, expect_reply: str | None, patience: float
     reviewed and accepted (review = "auto"), or, from a real small model, whatever Kept
     made of it: held for review, or pending with its reason."""
     terminal.wait_until(lambda s: "Or a local server" in s, "the welcome screen")
-    for _ in range(5):  # keys sent the instant the dialog is drawn may precede its focus
-        terminal.keys("C-e", "C-u")  # the address field has focus: clear its default
-        terminal.type(url)
-        try:
-            terminal.wait_until(lambda s: url in s, "the address typed", timeout=10)
-            break
-        except AssertionError:
-            continue
+    terminal.fill(url)
     terminal.keys("Enter")
     terminal.wait_until(lambda s: "pick one with the arrows" in s, "the server's models")
     terminal.keys("Enter")
