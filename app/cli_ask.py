@@ -4,15 +4,19 @@ the chat, streamed to stdout; the exchange is a session like any other."""
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from catalog import Attempt, Catalog
+    from catalog.gateways import Gateway
     from memory import LiveSession, MemoryStore
 
 USAGE, NO_ANSWER = 2, 1
+LAST_ASK = "last-ask"  # in the data folder: the session `kept ask --continue` goes on with
 
 
 def _question(parts: list[str]) -> str:
@@ -84,12 +88,47 @@ class Output:
             sys.stdout.flush()
 
 
+def last_ask(store: MemoryStore) -> str | None:
+    """The session of the last `kept ask` (None when there was none, or it is unreadable)."""
+    from memory.files import read_text
+
+    try:
+        found = read_text(store.root / LAST_ASK)[0].strip()
+    except OSError:
+        return None
+    return found if re.fullmatch(r"[0-9]{8}-[0-9]{6}-[0-9a-f]+", found) else None
+
+
+def _remember_ask(store: MemoryStore, session_id: str) -> None:
+    from memory.files import atomic_write
+
+    try:
+        atomic_write(store.root / LAST_ASK, session_id + "\n")
+    except OSError as exc:  # only --continue needs it; the exchange itself is safe
+        print(
+            f"kept ask: {exc.strerror or exc}; `kept ask --continue` will not find this "
+            "conversation.",
+            file=sys.stderr,
+        )
+
+
 def _session(store: MemoryStore, model: str, args: argparse.Namespace) -> LiveSession | None:
+    """A new session, or with --continue the last `kept ask` conversation reopened (None
+    while a Kept window has it open)."""
     from memory import LiveSession
 
-    if args.continue_:
-        return LiveSession.join_latest(store, model)
-    return LiveSession.start(store, model, private=args.private)
+    if not args.continue_:
+        return LiveSession.start(store, model, private=args.private)
+    previous = last_ask(store)
+    if previous is not None:
+        try:
+            return LiveSession.reopen(store, previous)
+        except LookupError:
+            pass  # its transcript was deleted
+    print(
+        "kept ask: there is no earlier `kept ask` to continue; this is a new one.", file=sys.stderr
+    )
+    return LiveSession.start(store, model)
 
 
 def save_in_background(session_id: str) -> None:
@@ -110,6 +149,114 @@ def save_in_background(session_id: str) -> None:
             f"kept ask: memory is saved later ({exc.strerror}); `kept consolidate` saves it now.",
             file=sys.stderr,
         )
+
+
+@dataclass
+class Failure:
+    """Why no model answered, gathered for one shell message: gateways without a key,
+    keys refused, local servers not listening, and anything else, each named once."""
+
+    no_key: list[Gateway] = field(default_factory=list)
+    bad_key: list[Gateway] = field(default_factory=list)
+    servers: list[str] = field(default_factory=list)
+    other: list[str] = field(default_factory=list)
+
+    def add(self, group: list[Any], item: object) -> None:
+        if item not in group:
+            group.append(item)
+
+    def sentences(self, catalog: Catalog, model: str, kept: str) -> str:
+        """Why, the shell's next step, and what became of the question: three sentences."""
+        why = []
+        if self.no_key:
+            why.append(f"no key for {_or([g.label for g in self.no_key])}")
+        if self.bad_key:
+            why.append(f"the {_or([g.label for g in self.bad_key])} key was refused")
+        if self.servers:
+            why.append(f"nothing is listening at {_or(self.servers)}")
+        why += self.other[:2]
+        gateway = catalog.gateway_of(catalog.get(model))
+        keys = [*self.bad_key, *self.no_key]
+        if self.servers and (not gateway.needs_key or not keys):
+            server = gateway.base_url if gateway.base_url in self.servers else self.servers[0]
+            where = "there" if len(self.servers) == 1 else f"at {server}"
+            step = f"Start your local server {where}, then ask again."
+        elif keys:
+            named = gateway if gateway in keys else keys[0]
+            env = f" (or set {named.env_var})" if named.env_var else ""
+            step = f"Store a key with `keyring set kept {named.name}`{env}, then ask again."
+        else:
+            step = "Ask again in a moment, or ask another model with -m."
+        return (
+            f"kept ask: no model could answer ({'; '.join(why) or 'none was tried'}). {step} {kept}"
+        )
+
+
+def _or(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
+
+
+def _refused(url: str | None, timeout: float = 2.0) -> bool:
+    """Whether nothing listens at a server's address: the connection is refused at once (a
+    slow server is not refused; the walk waits for it)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url or "")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return False
+    if not parts.hostname:
+        return False
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=timeout):
+            return False
+    except (ConnectionRefusedError, socket.gaierror):
+        return True
+    except OSError:
+        return False
+
+
+def untriable(catalog: Catalog, model: str) -> Failure | None:
+    """Why no model of the chain can even be asked (no key, and no local server listening),
+    or None when one can: said at once, rather than after a walk's retries and backoff."""
+    failure = Failure()
+    for entry in catalog.chain(model).models:
+        route = catalog.route(entry)
+        if route.gateway.needs_key:
+            if route.key.usable:
+                return None
+            failure.add(failure.no_key, route.gateway)
+        elif not route.key.usable:  # a broken [gateways.X] table in config.toml
+            failure.add(failure.other, (route.problem or "").rstrip("."))
+        elif _refused(route.api_base):
+            failure.add(failure.servers, route.api_base)
+        else:
+            return None
+    return failure
+
+
+def _from_attempts(catalog: Catalog, attempts: list[Attempt]) -> Failure:
+    """What each model's last attempt says, grouped, in the shell's words."""
+    from catalog import Kind
+
+    last: dict[str, Attempt] = {}
+    for record in attempts:
+        last[record.model] = record
+    failure = Failure()
+    for record in last.values():
+        gateway = catalog.gateways.get(record.gateway)
+        if gateway is not None and record.kind is Kind.NO_KEY:
+            failure.add(failure.no_key, gateway)
+        elif gateway is not None and record.kind is Kind.AUTH:
+            failure.add(failure.bad_key, gateway)
+        elif gateway is not None and record.kind is Kind.CONNECTION and not gateway.needs_key:
+            failure.add(failure.servers, gateway.base_url)
+        else:
+            reason = record.reason.replace(": check it with /keys", "").rstrip(".")
+            failure.add(failure.other, f"{record.model}: {reason}"[:90])
+    return failure
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -143,11 +290,15 @@ def cmd_ask(args: argparse.Namespace) -> int:
     except UnknownModelError as exc:
         print(f"kept ask: {exc}", file=sys.stderr)
         return USAGE
+    blocked = untriable(catalog, model)
+    if blocked is not None:
+        print(blocked.sentences(catalog, model, "Nothing was saved."), file=sys.stderr)
+        return NO_ANSWER
     session = _session(store, model, args)
     if session is None:
         print(
-            "kept ask: the live session is open in a Kept window; ask there, or without "
-            "--continue.",
+            f"kept ask: your last ask (session {last_ask(store)}) is open in a Kept window; "
+            "go on there, or ask without --continue.",
             file=sys.stderr,
         )
         return USAGE
@@ -163,6 +314,23 @@ def cmd_ask(args: argparse.Namespace) -> int:
         return 130
     finally:
         session.release()
+
+
+def _answered(session: LiveSession) -> bool:
+    return any(m.get("role") == "assistant" and m.get("content") for m in session.messages)
+
+
+def _forget(session: LiveSession) -> bool:
+    """Delete a session no model answered: there is nothing in it to remember, and the
+    question is in the user's shell. False (it is kept) if it cannot be deleted."""
+    from memory.sessions import delete_session
+
+    session.release()
+    try:
+        delete_session(session.store, session.id)
+    except (OSError, ValueError, LookupError):
+        return False
+    return True
 
 
 async def _ask(
@@ -189,10 +357,15 @@ async def _ask(
         print(f"kept ask: first token after {output.first - started:.3f} s", file=sys.stderr)
     if turn.fell_back:
         print(f"kept ask: answered by {turn.model} instead of {model}.", file=sys.stderr)
-    if not args.continue_:
+    if not _answered(session) and not session.private and _forget(session):
+        kept = "Nothing was saved."
+    else:
+        if not session.private:
+            _remember_ask(session.store, session.id)
         segment = session.close()  # a private session's journal is deleted here
         if segment is not None and not args.no_save:
             save_in_background(session.id)
+        kept = f"Your question is kept in session {session.id}."
     if turn.cut_off:  # what arrived is above, and in the journal marked as cut off
         print(
             f"\nkept ask: the reply was cut off ({turn.reason.rstrip('.')}); what arrived "
@@ -201,10 +374,10 @@ async def _ask(
         )
         return NO_ANSWER
     if not turn.ok:
+        if session.private:
+            kept = "Nothing was saved."
         print(
-            f"kept ask: no model could answer. {turn.reason.rstrip('.')}. Your question is "
-            f"saved in session {session.id}.",
-            file=sys.stderr,
+            _from_attempts(catalog, turn.attempts).sentences(catalog, model, kept), file=sys.stderr
         )
         return NO_ANSWER
     return 0
@@ -226,7 +399,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--continue",
         dest="continue_",
         action="store_true",
-        help="add the exchange to the live session instead of a new one",
+        help="go on with the conversation of your last `kept ask`",
     )
     ask.add_argument(
         "--private",

@@ -75,13 +75,68 @@ def test_usage_errors_exit_2_in_one_sentence(configured, capsys, monkeypatch) ->
     assert configured.requests == []
 
 
-def test_no_model_answering_exits_1_and_keeps_the_question(configured, capsys) -> None:
+def shell_sentences(err: str) -> list[str]:
+    """The sentences of a `kept ask:` message (backquoted commands hold no sentence end)."""
+    import re
+
+    assert err.startswith("kept ask: ") and err.count("\n") == 1, err
+    return [s for s in re.split(r"(?<=[.)])\s+(?=[A-Z])", err.strip()) if s]
+
+
+def test_no_model_answering_exits_1_in_the_shells_words_and_leaves_no_session(
+    configured, capsys
+) -> None:
     configured.default = http_error(500)
-    assert main(["ask", "-m", "gpt-4.1-mini", "Anyone there?", "--no-save"]) == 1
+    assert main(["ask", "-m", "gpt-4.1-mini", "Anyone there?"]) == 1
     out, err = capsys.readouterr()
-    assert out == "" and "no model could answer" in err
-    journal = only_session(MemoryStore())
-    assert journal.messages[0]["content"] == "Anyone there?" and journal.state == "pending"
+    assert out == "" and err.startswith("kept ask: no model could answer (gpt-4.1-mini: ")
+    assert "/" not in err.replace("http://", "")  # no slash command told to a shell user
+    assert len(shell_sentences(err)) <= 3 and err.strip().endswith("Nothing was saved.")
+    # No model said anything: nothing waits to be saved to memory, nothing is consolidated.
+    store = MemoryStore()
+    assert list(store.sessions_dir.glob("*.jsonl")) == [] and store.pending_sessions() == []
+    assert all(r.body.get("tools") is None or r.stream for r in configured.requests)
+
+
+def refused_url() -> str:
+    """An address on loopback where nothing listens: the connection is refused."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+@pytest.mark.parametrize("local", [False, True], ids=["no-key", "local-server-down"])
+def test_with_no_key_and_no_server_it_says_the_shells_next_step_at_once(
+    fake, capsys, local: bool
+) -> None:
+    """Nothing in the chain can be asked: said before any request, in at most three short
+    sentences that name the shell's next step, and no session is left behind."""
+    from app.settings import config_path
+
+    url = refused_url()
+    config = f'[gateways.local]\nbase_url = "{url}"\n\n[[models]]\nid = "smollm2"\n'
+    if local:
+        config = '[app]\nmodel = "smollm2"\n\n' + config
+    config_path().parent.mkdir(parents=True, exist_ok=True)
+    config_path().write_text(config)
+    assert main(["ask", "hello"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "/keys" not in err and "Traceback" not in err
+    sentences = shell_sentences(err)
+    assert len(sentences) == 3 and len(err) < 250, err
+    if local:
+        assert f"nothing is listening at {url}" in sentences[0]
+        assert sentences[1] == "Start your local server there, then ask again."
+    else:
+        assert "no key for Anthropic, OpenAI or Google Gemini" in sentences[0]
+        assert "`keyring set kept anthropic` (or set ANTHROPIC_API_KEY)" in sentences[1]
+    assert sentences[2] == "Nothing was saved."
+    store = MemoryStore()
+    assert not store.sessions_dir.exists() or list(store.sessions_dir.glob("*.jsonl")) == []
+    assert fake.requests == []
 
 
 def test_a_model_failing_mid_stream_keeps_what_arrived_and_says_so(configured, capsys) -> None:
@@ -92,7 +147,7 @@ def test_a_model_failing_mid_stream_keeps_what_arrived_and_says_so(configured, c
     assert main(["ask", "-m", "gpt-4.1-mini", "Hi", "--no-save"]) == 1
     out, err = capsys.readouterr()
     assert out.strip() and "The whole answer." not in out  # the partial reply, not a new one
-    assert "kept ask: the reply was cut off (gpt-4.1-mini: the stream broke off" in err
+    assert "kept ask: the reply was cut off (" in err and "the stream broke off" in err
     from memory.assistant import CUT_OFF
     from memory.journal import load
 
@@ -109,19 +164,32 @@ def test_private_asks_leave_nothing(configured, capsys) -> None:
     assert len(configured.requests) == 1  # no consolidation
 
 
-def test_continue_joins_the_live_session_unless_a_window_has_it(configured, capsys) -> None:
+def test_continue_goes_on_with_the_last_ask_not_the_chat_windows_session(
+    configured, capsys
+) -> None:
     store = MemoryStore()
-    live = LiveSession.start(store, "gpt-4.1-mini")
-    live.append({"role": "user", "content": "My bike is red."})
-    live.append({"role": "assistant", "content": "Noted.", "model": "gpt-4.1-mini"})
-    assert main(["ask", "--continue", "What colour is it?"]) == 2  # a window holds it
-    assert "open in a Kept window" in capsys.readouterr().err
-    live.release()
+    chat = LiveSession.start(store, "gpt-4.1-mini")  # the chat window's live session
+    chat.append({"role": "user", "content": "Let us talk about gardening."})
+    chat.append({"role": "assistant", "content": "Happily.", "model": "gpt-4.1-mini"})
+    chat.release()
 
+    configured.script("gpt-4.1-mini", text("Noted: red."))
+    assert main(["ask", "--no-save", "My bike is red."]) == 0
     configured.script("gpt-4.1-mini", text("Red."))
-    assert main(["ask", "--continue", "What colour is it?"]) == 0
+    assert main(["ask", "--no-save", "--continue", "What colour is it?"]) == 0
     sent = [m["content"] for m in configured.requests[-1].body["messages"][1:]]
-    assert sent == ["My bike is red.", "Noted.", "What colour is it?"]
-    journal = store.find_session(live.id)
-    assert journal.state == "active" and len(journal.messages) == 4  # still live, not saved
-    assert len(configured.requests) == 1
+    assert sent == ["My bike is red.", "Noted: red.", "What colour is it?"]
+    assert len(store.find_session(chat.id).messages) == 2  # the chat's session untouched
+    asks = [j for j in store.open_sessions() if j.id != chat.id]
+    assert len(asks) == 1 and asks[0].state == "pending"
+    assert [(s.start, s.end) for s in asks[0].pending] == [(0, 2), (2, 4)]
+
+    # While a Kept window has that conversation open, --continue says so and adds nothing.
+    window = LiveSession.reopen(store, asks[0].id)
+    assert window is not None
+    assert main(["ask", "--continue", "And the bell?"]) == 2
+    assert f"your last ask (session {asks[0].id}) is open in a Kept window" in (
+        capsys.readouterr().err
+    )
+    window.release()
+    assert len(configured.requests) == 2

@@ -44,6 +44,8 @@ def test_verbs_that_send_nothing_never_import_litellm(tmp_path) -> None:
         ["log"],
         # a pending session, but no model has a key: no request will be sent
         ["consolidate"],
+        # no model can be asked: said at once, with no walk, no retries and no backoff
+        ["ask", "hello"],
     ]
     lines = run_verbs(tmp_path, verbs)
     assert lines == [f"{' '.join(v[:2])} False" for v in verbs]
