@@ -4,15 +4,24 @@ from __future__ import annotations
 
 import asyncio
 
-from textual.widgets import Markdown, OptionList, TextArea
+from textual.widgets import Markdown, OptionList, TabbedContent, TextArea
 
 from app.screens.conflict import ConflictDialog
 from app.screens.log import LogScreen
 from app.screens.memory import MemoryScreen
 from app.screens.search import SearchScreen
-from memory import MemoryStore
+from app.screens.transcript import TranscriptScreen
+from memory import MemorySettings, MemoryStore, consolidate_pending
 from tests.fakes.provider import FakeProvider, http_error, tool_call
-from tests.support import make_app, pending_session, save_args, settle, until
+from tests.support import (
+    FAST_POLICY,
+    fake_catalog,
+    make_app,
+    pending_session,
+    save_args,
+    settle,
+    until,
+)
 
 
 def run(scenario):
@@ -170,6 +179,107 @@ def test_versions_show_a_diff_and_restore() -> None:
     run(scenario)
     assert store.memory_path.read_text() == "# Me\n- likes tea\n"
     assert store.versions()[-1].source == "restore of version 1"
+
+
+TABS = ("memory-tab", "instructions-tab", "history-tab", "versions-tab", "blame-tab")
+
+
+def test_number_keys_switch_tabs_from_every_pane() -> None:
+    store = seeded()
+    store.save_edit("# Me\n- likes tea\n- and cake\n", store.read_memory().digest)
+
+    async def scenario():
+        app = make_app(None, env={"OPENAI_API_KEY": "x"})
+        async with app.run_test(size=(120, 32)) as pilot:
+            await pilot.press(*"/memory", "enter")
+            await pilot.pause()
+            screen = app.screen
+            tabs = screen.query_one(TabbedContent)
+            for start, pane in enumerate(TABS, start=1):
+                await pilot.press(str(start))
+                await pilot.pause()
+                inside = [
+                    w for w in screen.focus_chain if screen.query_one(f"#{pane}") in w.ancestors
+                ]
+                assert inside, pane
+                # From each widget that can have focus (the Where from list and its detail
+                # pane among them), the key of the next tab: every key, from every pane.
+                key = start % len(TABS) + 1
+                for widget in inside:
+                    await pilot.press(str(start))
+                    widget.focus()
+                    await pilot.pause()
+                    await pilot.press(str(key))
+                    await pilot.pause()
+                    assert tabs.active == TABS[key - 1], f"{key} from {widget!r} in {pane}"
+
+    run(scenario)
+
+
+def test_where_from_offers_enter_only_on_lines_a_session_wrote(fake: FakeProvider) -> None:
+    """A line you wrote says so, and when, without offering a session to open."""
+    store = MemoryStore(settings=MemorySettings(attempt_deadline=5.0)).ensure()
+    journal = pending_session(
+        store,
+        [
+            {"role": "user", "content": "I live in Zürich.", "time": "2026-11-20T09:15:00+00:00"},
+            {"role": "assistant", "content": "Lovely!", "time": "2026-11-20T09:15:02+00:00"},
+        ],
+    )
+    fake.set_default(
+        "llama-3.3-70b-versatile",
+        tool_call("save_memory", save_args(memory="# About Ana\n- Lives in Zürich\n")),
+    )
+    (result,) = asyncio.run(consolidate_pending(store, fake_catalog(fake), policy=FAST_POLICY))
+    assert result.saved
+    memory = store.read_memory()
+    store.save_edit(memory.text + "- Owns a sailboat\n", memory.digest)
+    store.remember("Prefers metric units")
+    store.memory_path.write_text(store.read_memory().text + "- Plays the cello\n")
+    edit, remembered = store.versions()[-2:]
+
+    async def scenario():
+        app = make_app(fake)
+        async with app.run_test(size=(130, 40)) as pilot:
+            await pilot.press(*"/memory", "enter", "b")
+            await pilot.pause()
+            screen = app.screen
+            lines = screen.query_one("#blame", OptionList)
+            assert lines.option_count == 5
+
+            async def looking_at(index: int) -> tuple[str, str | None]:
+                """The detail pane on line `index`, and the Enter the footer offers there."""
+                lines.highlighted = index
+                await pilot.pause()
+                enter = screen.active_bindings.get("enter")
+                offered = enter.binding.description if enter and enter.binding.show else None
+                return shown(app, "#blame-detail"), offered
+
+            detail, offered = await looking_at(3)  # - Prefers metric units
+            when = remembered.time[:16].replace("T", " ")
+            assert f"You asked Kept to remember this line on {when}" in detail
+            assert "Enter" not in detail and offered is None
+            detail, offered = await looking_at(2)  # - Owns a sailboat
+            when = edit.time[:16].replace("T", " ")
+            assert (
+                f"You wrote this line by hand; version {edit.number} kept it on {when}." in detail
+            )
+            assert "Enter" not in detail and offered is None
+            detail, offered = await looking_at(4)  # - Plays the cello: in no version yet
+            assert "You wrote this line by hand (edited by you) after version" in detail
+            assert "Enter" not in detail and offered is None
+            await pilot.press("enter")  # not taken: nothing opens, nothing is said
+            await pilot.pause()
+            assert screen is app.screen
+            detail, offered = await looking_at(1)  # - Lives in Zürich: the session's
+            assert f"session {journal.id}" in detail
+            assert "Enter: open the session's transcript there." in detail
+            assert offered == "Open its session"
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, TranscriptScreen), "transcript")
+            assert app.screen.marked == [0]
+
+    run(scenario)
 
 
 def test_search_screen_finds_highlights_and_opens_the_entry() -> None:

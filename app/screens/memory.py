@@ -12,7 +12,6 @@ import tempfile
 from typing import TYPE_CHECKING
 
 from rich.syntax import Syntax
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
@@ -26,17 +25,18 @@ from textual.widgets import (
     Static,
     TabbedContent,
     TabPane,
+    Tabs,
     TextArea,
 )
 from textual.widgets.option_list import Option
 
 from app.screens.conflict import ConflictDialog
+from app.widgets.where_from import WhereFrom, described
 from catalog.sanitize import clean_text
 
 if TYPE_CHECKING:
     from app.main import KeptApp
     from memory import MemoryText
-    from memory.provenance import BlameLine
 
 
 def shown(text: str) -> str:
@@ -81,7 +81,7 @@ class MemoryScreen(Screen[None]):
         self.editing = False
         self.diff_text = ""
         self.base: MemoryText | None = None  # the text the edit started from
-        self.blamed: list[BlameLine] | None = None  # "Where from", once opened
+        self.blamed = False  # "Where from" opened: it follows MEMORY.md from then on
         self.target = "memory"  # the file being edited: "memory" or "instructions"
         self._stop = asyncio.Event()
 
@@ -105,7 +105,7 @@ class MemoryScreen(Screen[None]):
                     yield Static("", id="diff")
                     yield Button("Restore this version", id="restore", variant="warning")
             with TabPane("Where from", id="blame-tab"), Horizontal():
-                yield OptionList(id="blame")
+                yield WhereFrom(id="blame")
                 with VerticalScroll(id="blame-scroll"):
                     yield Static("", id="blame-detail", markup=False)
         yield Footer()
@@ -115,8 +115,12 @@ class MemoryScreen(Screen[None]):
             return
         if tab == "blame-tab":
             self.action_where_from()
-        else:
-            self.query_one(TabbedContent).active = tab
+            return
+        tabs = self.query_one(TabbedContent)
+        # Focus left in the pane being hidden would go to a sibling there, and a pane that
+        # gets focus makes itself the active tab again: the tab bar takes it, as on opening.
+        tabs.query_one(Tabs).focus()
+        tabs.active = tab
 
     def on_mount(self) -> None:
         self.query_one("#editor").display = False
@@ -173,7 +177,7 @@ class MemoryScreen(Screen[None]):
             )
         if versions.option_count:
             versions.highlighted = highlighted if highlighted is not None else 0
-        if self.blamed is not None:
+        if self.blamed:
             self.show_blame()
 
     # --- where each line came from -------------------------------------------------------------
@@ -188,30 +192,18 @@ class MemoryScreen(Screen[None]):
     def show_blame(self) -> None:
         from memory.provenance import blame
 
-        self.blamed = blame(self.app.store)
-        lines = self.query_one("#blame", OptionList)
-        highlighted = lines.highlighted
-        lines.clear_options()
-        for line in self.blamed:
-            who = f"v{line.version.number}" if line.version else "new"
-            lines.add_option(
-                Option(Text.assemble((f"{who:>5} ", "dim"), line.text or " "), id=str(line.number))
-            )
-        if lines.option_count:
-            lines.highlighted = min(highlighted or 0, lines.option_count - 1)
-        else:
+        self.blamed = True
+        lines = self.query_one(WhereFrom)
+        lines.show(blame(self.app.store))
+        if not lines.lines:
             self.query_one("#blame-detail", Static).update("MEMORY.md is empty.")
 
     @on(OptionList.OptionHighlighted, "#blame")
     def explain_line(self, event: OptionList.OptionHighlighted) -> None:
-        from memory.provenance import explain
-
-        if self.blamed is None:
-            return
-        line = self.blamed[int(str(event.option.id)) - 1]
-        self.query_one("#blame-detail", Static).update(
-            explain(self.app.store, line) + "\n\nEnter: open the session's transcript there."
-        )
+        lines = self.query_one(WhereFrom)
+        lines.refresh_bindings()  # Enter is offered on a line a session wrote, only
+        line = lines.lines[event.option_index]
+        self.query_one("#blame-detail", Static).update(described(self.app.store, line))
 
     @on(OptionList.OptionSelected, "#blame")
     def open_transcript(self, event: OptionList.OptionSelected) -> None:
@@ -219,16 +211,9 @@ class MemoryScreen(Screen[None]):
         from app.screens.transcript import TranscriptScreen
         from memory.provenance import history_entry_for, likely_messages
 
-        if self.blamed is None:
-            return
-        line = self.blamed[int(str(event.option.id)) - 1]
+        line = self.query_one(WhereFrom).lines[event.option_index]
         session = line.version.session if line.version else None
-        if session is None:
-            self.app.notify(
-                "No session wrote this line: it is an edit or a tidy.",
-                title="Where from",
-                markup=False,
-            )
+        if session is None:  # a click, not Enter: the pane says who wrote the line
             return
         try:
             journal = self.app.store.find_session(session)

@@ -1,0 +1,88 @@
+"""The lines of MEMORY.md in /memory's *Where from* tab: Enter opens the session that wrote
+the highlighted line, and is offered only where a session did."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from memory.versions import VersionKind
+
+if TYPE_CHECKING:
+    from memory import MemoryStore
+    from memory.provenance import BlameLine
+
+
+def opens_a_session(line: BlameLine) -> bool:
+    """Whether a session wrote `line`, so that Enter has a transcript to open."""
+    return line.version is not None and line.version.session is not None
+
+
+def described(store: MemoryStore, line: BlameLine) -> str:
+    """Who wrote `line`, for the pane beside the list, with Enter only where it works."""
+    from memory.provenance import explain
+
+    if opens_a_session(line):
+        return explain(store, line) + "\n\nEnter: open the session's transcript there."
+    head = f"Line {line.number}: {line.text}"
+    version = line.version
+    if version is None:
+        last = store.versions()[-1:]
+        after = "".join(f" after version {v.number} ({when(v.time)})" for v in last)
+        return (
+            f"{head}\n\nYou wrote this line by hand (edited by you){after}; "
+            "no version holds it yet."
+        )
+    if version.kind is VersionKind.EDIT:
+        return (
+            f"{head}\n\nYou wrote this line by hand; version {version.number} kept it on "
+            f"{when(version.time)}."
+        )
+    if version.kind is VersionKind.REMEMBERED:
+        return (
+            f"{head}\n\nYou asked Kept to remember this line on {when(version.time)} "
+            f"(version {version.number})."
+        )
+    return explain(store, line) + "\n\nNo session wrote this line: there is no transcript to open."
+
+
+def when(time: str) -> str:
+    """A version's time as the other tabs show it: to the minute."""
+    return time[:16].replace("T", " ")
+
+
+class WhereFrom(OptionList):
+    """Each line of MEMORY.md with the version that last wrote it."""
+
+    BINDINGS = [Binding("enter", "select", "Open its session")]
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.lines: list[BlameLine] = []
+
+    def show(self, lines: list[BlameLine]) -> None:
+        """List `lines`, keeping the highlight where it was."""
+        highlighted = self.highlighted
+        self.lines = lines
+        self.clear_options()
+        for line in lines:
+            who = f"v{line.version.number}" if line.version else "new"
+            self.add_option(
+                Option(Text.assemble((f"{who:>5} ", "dim"), line.text or " "), id=str(line.number))
+            )
+        if lines:
+            self.highlighted = min(highlighted or 0, len(lines) - 1)
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # A line you wrote has no session: Enter is neither shown nor taken for it.
+        if action == "select":
+            index = self.highlighted
+            return (
+                index is not None and index < len(self.lines) and opens_a_session(self.lines[index])
+            )
+        return True
