@@ -399,8 +399,25 @@ class KeptApp(App[None]):
             if text is None:
                 self.notify("The last reply has no code block.", severity="warning", markup=False)
                 return
+        # OSC 52 to the terminal, and Textual's own clipboard (what a paste in Kept reads);
+        # then the system's clipboard tool, off the loop: it may wait for its display.
         self.copy_to_clipboard(text)
-        self.notify(f"Copied {len(text):,} characters.", title="Copy", markup=False)
+        self.run_worker(
+            partial(self._copy_with_tool, text), thread=True, group="copy", exit_on_error=False
+        )
+
+    def _copy_with_tool(self, text: str) -> None:
+        """Say how `text` was copied: with the system's tool, or only through the terminal."""
+        from app.clipboard import copy_notice, copy_with_tool
+
+        copy = copy_with_tool(text)
+        self.call_from_thread(
+            self.notify,
+            copy_notice(len(text), copy),
+            title="Copy",
+            severity="warning" if copy.problem else "information",
+            markup=False,
+        )
 
 
 def run(app: KeptApp | None = None, *, headless: bool = False) -> int:
