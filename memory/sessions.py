@@ -23,7 +23,7 @@ from memory.store import MemoryStore
 log = logging.getLogger(__name__)
 
 INDEX = "index.sessions.json"
-INDEX_VERSION = 1
+INDEX_VERSION = 2  # 2: the model is the one that answered
 _SENTENCE = re.compile(r"(?<=[.!?])\s")
 
 
@@ -38,10 +38,27 @@ class SessionSummary:
     messages: int
     state: str  # "active", "pending", "saved"
 
-    def matches(self, words: str) -> bool:
-        """Whether every word of a filter is in the row (any case)."""
+    def matches(self, words: str, said: dict[str, set[str]] | None = None) -> bool:
+        """Whether every word of a filter is in the row (any case), or, given `said` (each
+        word's sessions, from said_in), was said in the session."""
         row = f"{self.started} {self.title} {self.model} {self.state} {self.id}".lower()
-        return all(word in row for word in words.lower().split())
+        return all(
+            word in row or (said is not None and self.id in said.get(word, ()))
+            for word in words.lower().split()
+        )
+
+
+def said_in(store: MemoryStore, words: str) -> dict[str, set[str]]:
+    """Each word of a filter (lower case) and the sessions whose messages say it, any case:
+    the transcript search of /grep and `kept memory grep`, one pass over the journals per
+    word (a literal is found in the raw bytes; only matching lines are decoded)."""
+    from memory.search import Pattern, grep
+
+    found: dict[str, set[str]] = {}
+    for word in dict.fromkeys(words.lower().split()):
+        matches = grep(store, Pattern(word, ignore_case=True), details=False)
+        found[word] = {m.session for m in matches if m.session is not None}
+    return found
 
 
 def _local(value: str) -> str:
@@ -112,7 +129,18 @@ def _summary(
     started = _local(journal.created)
     if not started and journal.messages:
         started = _local(str(journal.messages[0].get("time")))
-    return SessionSummary(journal.id, started, title, journal.model or "", count, shown)
+    return SessionSummary(journal.id, started, title, answered_by(journal), count, shown)
+
+
+def answered_by(journal: journals.Journal) -> str:
+    """The models that answered, in the order they first did ("smollm2, gpt-4.1-mini"): the
+    header names only the model that was asked, which a fallback may have stood in for.
+    An import whose replies name no model falls back to its header; no reply, ""."""
+    replies = [m for m in journal.messages if m.get("role") == "assistant"]
+    models = dict.fromkeys(str(m["model"]) for m in replies if m.get("model"))
+    if models:
+        return ", ".join(models)
+    return (journal.model or "") if replies else ""
 
 
 def _header_title(path: Path) -> str | None:

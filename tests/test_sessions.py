@@ -18,7 +18,7 @@ from memory.commit import commit
 from memory.save_memory import SavedMemory
 from memory.sessions import INDEX, list_sessions
 from tests.fakes.provider import FakeProvider, text, tool_call
-from tests.support import make_app, nothing_new, send, settle
+from tests.support import make_app, nothing_new, send, settle, until
 
 
 def saved_session(store: MemoryStore, words: str, day: int) -> str:
@@ -96,7 +96,8 @@ def test_every_session_newest_first_with_title_model_count_state_and_a_filter() 
             live, bikes = sorted(shown[:2], key=lambda row: not row.endswith("live"))
             assert live.endswith("live")
             assert "Unsaved question about bikes" in bikes and bikes.endswith("pending")
-            assert "claude-haiku-4-5" in bikes and "1 msg" in bikes
+            # Asked of claude-haiku-4-5, answered by none: no model is named.
+            assert "claude-haiku-4-5" not in bikes and " — " in bikes and "1 msg" in bikes
             assert "Ana asked about Lisbon." in shown[2] and shown[2].endswith("saved")
             assert "Ana asked about green tea." in shown[3] and "2 msg" in shown[3]
             await pilot.press(*"tea saved")
@@ -237,5 +238,80 @@ def test_keys_that_arrive_in_one_read_follow_the_focus_they_move(fake: FakeProvi
             await pilot.pause()
             assert search.value == "Lisbon"
             assert isinstance(app.screen, ChatScreen) and app.session.id == lisbon
+
+    asyncio.run(scenario())
+
+
+def test_the_model_shown_is_the_one_that_answered() -> None:
+    """Asked of claude-sonnet-4-5 with no key, answered by the local model: the list says
+    smollm2, for an open session and a finished one (read again or from the cache)."""
+    store = MemoryStore().ensure()
+    local = store.new_session("claude-sonnet-4-5")
+    local.append({"role": "user", "content": "hello"})
+    local.append({"role": "assistant", "content": "Hi!", "model": "smollm2"})
+    both = store.new_session("claude-sonnet-4-5")
+    both.append({"role": "user", "content": "hello"})
+    both.append({"role": "assistant", "content": "Hi!", "model": "smollm2"})
+    both.append({"role": "user", "content": "and again"})
+    both.append({"role": "assistant", "content": "Hello.", "model": "gpt-4.1-mini"})
+    unanswered = store.new_session("claude-sonnet-4-5")
+    unanswered.append({"role": "user", "content": "anyone?"})
+    for journal in (local, both):
+        journal.mark_pending(close=True)
+        journal.mark_consolidated(journal.pending[0], "smollm2")
+        store.settle(journal)
+    for _ in range(2):  # read from the journals, then from the cache
+        models = {s.id: s.model for s in list_sessions(store)}
+        assert models == {local.id: "smollm2", both.id: "smollm2, gpt-4.1-mini", unanswered.id: ""}
+
+
+def test_the_filter_finds_words_said_in_a_session_not_only_in_its_row() -> None:
+    _store, tea, lisbon, pending = seeded()
+
+    async def scenario() -> None:
+        app = make_app(None, env={"OPENAI_API_KEY": "x"})
+        async with app.run_test(size=(130, 30)) as pilot:
+            screen = await open_sessions(pilot)
+            await pilot.press(*"second")  # the pending session's second line, not its title
+            await until(pilot, lambda: [s.id for s in screen.shown] == [pending], "a match")
+            screen.query_one("#filter", Input).value = "lovely"  # said by the assistant
+            await until(pilot, lambda: {s.id for s in screen.shown} == {tea, lisbon}, "both")
+            screen.query_one("#filter", Input).value = "lovely tea"  # said, and in a title
+            await until(pilot, lambda: [s.id for s in screen.shown] == [tea], "tea alone")
+            assert "1 of 4 sessions" in str(screen.query_one("#sessions-summary", Static).render())
+
+    asyncio.run(scenario())
+
+
+def test_a_long_title_keeps_its_closing_quote_in_the_delete_dialog_at_80x24() -> None:
+    store = MemoryStore().ensure()
+    journal = store.new_session("gpt-4.1-mini")
+    journal.append(
+        {
+            "role": "user",
+            "content": "Could you help me plan a long weekend in the mountains with my two "
+            "dogs and a friend who does not drive",
+        }
+    )
+    journal.mark_pending(close=True)
+
+    async def scenario() -> None:
+        app = make_app(None, env={"OPENAI_API_KEY": "x"})
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = await open_sessions(pilot)
+            options = screen.query_one("#sessions", OptionList)
+            options.focus()
+            index = next(i for i, s in enumerate(screen.shown) if s.id == journal.id)
+            options.highlighted = index
+            await pilot.press("d")
+            await pilot.pause()
+            assert isinstance(app.screen, DeleteDialog)
+            title = app.screen.query_one(".dialog-title", Static)
+            said = str(title.render())
+            assert "“Could you help me plan a long weekend" in said and "…”" in said
+            assert said.endswith(f"” ({screen.shown[index].started})?")
+            # Every character of it on screen: wrapped inside the dialog, never cropped.
+            assert app.screen.region.contains_region(title.region)
+            assert title.region.width <= 80 and title.region.height >= 2
 
     asyncio.run(scenario())

@@ -12,7 +12,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Input, Label, OptionList, Static
+from textual.timer import Timer
+from textual.widgets import Button, Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from app.screens.dialog import Dialog
@@ -22,6 +23,10 @@ if TYPE_CHECKING:
     from memory.sessions import SessionSummary
 
 PAGE = 200  # rows drawn at a time: more follow as the highlight nears the end
+# Seconds of no typing before the transcripts are searched for the filter's words: one
+# search when typing pauses, not one per key.
+SAID_AFTER = 0.25
+TITLE_SHOWN = 60  # characters of a title the delete dialog quotes
 STATE_STYLES = {"live": "bold green", "active": "green", "pending": "yellow", "saved": "dim"}
 
 
@@ -45,8 +50,9 @@ class DeleteDialog(Dialog[str]):
         else:
             stays = "It has not been saved to memory yet: nothing of it will stay."
         with Vertical(classes="dialog"):
-            yield Label(
-                f"Delete the transcript of “{s.title}” ({s.started})?",
+            # Wrapped, never cropped: a long title keeps its closing quote and the date.
+            yield Static(
+                f"Delete the transcript of “{_short(s.title, TITLE_SHOWN)}” ({s.started})?",
                 classes="dialog-title",
                 markup=False,
             )
@@ -81,10 +87,14 @@ class SessionsScreen(Screen[None]):
         super().__init__()
         self.sessions: list[SessionSummary] = []
         self.shown: list[SessionSummary] = []
+        # The filter's words and, for each, the sessions that said it (from the transcripts).
+        self.said: tuple[str, dict[str, set[str]]] | None = None
+        self._said_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Input(
-            placeholder="Type to filter (date, title, model, state); ↓ to the list", id="filter"
+            placeholder="Type to filter (date, title, model, state, words said); ↓ to the list",
+            id="filter",
         )
         yield Static("Loading sessions…", id="sessions-summary", markup=False)
         yield OptionList(id="sessions")
@@ -108,16 +118,42 @@ class SessionsScreen(Screen[None]):
         self.refilter()
 
     @on(Input.Changed, "#filter")
-    def refilter(self) -> None:
+    def filter_changed(self, event: Input.Changed) -> None:
+        """Rows match at once; sessions that said the words join when typing pauses."""
+        self.refilter()
+        if self._said_timer is not None:
+            self._said_timer.stop()
+        words = event.value
+        if words.strip() and (self.said is None or self.said[0] != words):
+            self._said_timer = self.set_timer(SAID_AFTER, lambda: self.search_said(words))
+
+    @work(thread=True, exclusive=True, group="said", exit_on_error=False)
+    def search_said(self, words: str) -> None:
+        from memory.sessions import said_in
+
+        said = said_in(self.app.store, words)
+        self.app.call_from_thread(self._found_said, words, said)
+
+    def _found_said(self, words: str, said: dict[str, set[str]]) -> None:
+        self.said = (words, said)
+        if self.query_one("#filter", Input).value == words:
+            self.refilter(keep=True)
+
+    def refilter(self, *, keep: bool = False) -> None:
+        """The rows the filter matches, the first highlighted (with `keep`, the one that was:
+        results that arrive later must not move the user's place)."""
         words = self.query_one("#filter", Input).value
-        self.shown = (
-            [s for s in self.sessions if s.matches(words)] if words.strip() else self.sessions
-        )
+        said = self.said[1] if self.said is not None and self.said[0] == words else None
         options = self.query_one("#sessions", OptionList)
+        current = self._current() if keep else None
+        self.shown = (
+            [s for s in self.sessions if s.matches(words, said)] if words.strip() else self.sessions
+        )
         options.clear_options()
         options.add_options([Option(_row(s), id=s.id) for s in self.shown[:PAGE]])
         if self.shown:
-            options.highlighted = 0
+            kept = [i for i, s in enumerate(self.shown[:PAGE]) if current and s.id == current.id]
+            options.highlighted = kept[0] if kept else 0
         total = len(self.sessions)
         self.query_one("#sessions-summary", Static).update(
             f"{len(self.shown):,} of {total:,} sessions"
@@ -163,7 +199,7 @@ class SessionsScreen(Screen[None]):
             )
             return
         title = (
-            f"{summary.title}\n{summary.started} · {summary.model or 'unknown model'} · "
+            f"{summary.title}\n{summary.started} · {summary.model or 'no reply'} · "
             f"{summary.messages} messages · {summary.state} · session {summary.id}"
         )
         self.app.push_screen(TranscriptScreen(title, journal.messages, []))
@@ -235,12 +271,16 @@ def _as_live(summary: SessionSummary) -> SessionSummary:
     return replace(summary, state="live")
 
 
+def _short(title: str, limit: int) -> str:
+    return title if len(title) <= limit else title[: limit - 1].rstrip() + "…"
+
+
 def _row(s: SessionSummary) -> Text:
     row = Text(no_wrap=True, overflow="ellipsis")
     row.append(f"{s.started or '?':16}  ", style="green")
-    title = s.title if len(s.title) <= 40 else s.title[:39] + "…"
+    title = _short(s.title, 40)
     row.append(f"{title:40}  ")
-    row.append(f"{s.model[:16]:16} ", style="magenta")
+    row.append(f"{(s.model or '—')[:16]:16} ", style="magenta")  # —: no model answered
     row.append(f"{s.messages:>5} msg  ", style="dim")
     row.append(s.state, style=STATE_STYLES.get(s.state, ""))
     return row
