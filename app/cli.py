@@ -89,8 +89,15 @@ def _memory_context() -> tuple[Catalog, MemoryStore, Settings]:
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from memory.importer import import_transcript
 
+    path = Path(args.file)
+    if not path.exists() or path.is_dir():
+        said = f"{args.file} is a folder: name the file in it" if path.exists() else ""
+        print(f"kept import: {said or f'no file at {args.file}'}.", file=sys.stderr)
+        return 2
     _, store, _ = _memory_context()
     if args.source != "jsonl":
         from app.cli_import import cmd_import_export
@@ -241,7 +248,9 @@ def _cmd_memory(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="kept", description="Kept: a terminal assistant that never loses what you tell it."
+        prog="kept",
+        description="Kept: a terminal assistant that never loses what you tell it. "
+        "`kept` with no command opens the chat.",
     )
     from importlib.metadata import PackageNotFoundError, version
 
@@ -327,9 +336,31 @@ def data_folder_problem() -> str:
     return ""
 
 
+def _innermost(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> argparse.ArgumentParser:
+    """The parser of the command (and action) given: `kept models --bogus` is told the usage
+    of `kept models`, not the top level's."""
+    while True:
+        chosen = next(
+            (
+                action.choices[getattr(args, action.dest)]
+                for action in parser._actions
+                if isinstance(action, argparse._SubParsersAction)
+                and getattr(args, action.dest, None) in action.choices
+            ),
+            None,
+        )
+        if chosen is None:
+            return parser
+        parser = chosen
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        _innermost(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     if getattr(args, "func", None) is not _cmd_models and (problem := data_folder_problem()):
         print(problem, file=sys.stderr)
         return 2

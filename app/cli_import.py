@@ -20,9 +20,15 @@ NAMES = {"chatgpt": "ChatGPT", "claude": "Claude.ai", "llm": "llm"}
 def cmd_import_export(args: argparse.Namespace, store: MemoryStore) -> int:
     """0 when every conversation was imported (or was already), 1 when some could not be,
     2 when the export cannot be read at all."""
-    from memory.imports import Source, import_export
+    from pathlib import Path
+
+    from memory.imports import Source, export_source, import_export, suggestion
 
     source = Source(args.source)
+    found = export_source(Path(args.file))
+    if found is not None and found is not source:
+        print(f"kept import: {suggestion(Path(args.file), found)}", file=sys.stderr)
+        return 2
     tty = sys.stderr.isatty()
 
     def progress(report: ImportReport) -> None:

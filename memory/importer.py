@@ -25,9 +25,15 @@ def import_transcript(store: MemoryStore, path: str | Path) -> tuple[Journal, li
     """Copy the messages of `path` into a new, closed, pending session.
 
     Header and mark lines are ignored; damaged lines are skipped and reported by file and
-    line. Raises ValueError when the file holds no message at all.
+    line. Raises ValueError when the file holds no message at all, or is another tool's
+    export (the sentence names the `--from` that imports it).
     """
+    from memory.imports import export_source, suggestion
+
     path = Path(path)
+    source = export_source(path)
+    if source is not None:
+        raise ValueError(suggestion(path, source))
     warnings: list[str] = []
     messages = []
     for number, record in records(path):

@@ -37,6 +37,49 @@ class Source(StrEnum):
     LLM = "llm"
 
 
+WHAT = {
+    Source.CHATGPT: "a ChatGPT export",
+    Source.CLAUDE: "a Claude.ai export",
+    Source.LLM: "llm's logs.db",
+}
+
+
+def export_source(path: Path) -> Source | None:
+    """Whose export the file looks like, from its first bytes and its first conversation
+    (ChatGPT's have a 'mapping' of messages, Claude.ai's 'chat_messages'; llm's log is an
+    SQLite database); None for anything else, a Kept transcript included."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return None
+    if head.startswith(b"SQLite format 3\0"):
+        return Source.LLM
+    if not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"["):
+        return None
+    try:
+        with open(path, encoding="utf-8", errors="replace", newline="") as stream:
+            for _index, item in json_array(stream, path.name):
+                if isinstance(item, dict) and "mapping" in item:
+                    return Source.CHATGPT
+                if isinstance(item, dict) and "chat_messages" in item:
+                    return Source.CLAUDE
+                return None
+    except (ExportError, OSError):
+        return None
+    return None
+
+
+def suggestion(path: Path, source: Source) -> str:
+    """The sentence that names the export and the command that imports it."""
+    import shlex
+
+    return (
+        f"{path} is {WHAT[source]}: `kept import --from {source} "
+        f"{shlex.quote(str(path))}` imports it."
+    )
+
+
 class ExportError(ValueError):
     """The export cannot be read any further (what came before it is imported)."""
 

@@ -59,7 +59,7 @@ async def tidy(
     settings = store.settings
     base = store.read_memory()
     if not base.text.strip():
-        return Tidy(base, reason="MEMORY.md is empty: there is nothing to tidy")
+        return Tidy(base, reason="it is empty, so there is nothing to tidy")
     chain, problem = consolidation_chain(catalog, settings, chat_model)
     if chain is None:
         return Tidy(base, reason=problem)

@@ -43,7 +43,7 @@ def test_import_makes_a_pending_session_and_names_damaged_lines(tmp_path, capsys
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (None, "No such file"),
+        (None, "no file at "),
         (b"", "holds no message to import"),
         (b"garbage\n", "holds no message to import"),
     ],
@@ -54,6 +54,41 @@ def test_import_rejects_what_it_cannot_use(tmp_path, capsys, content, message) -
         path.write_bytes(content)
     assert main(["import", str(path)]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_missing_file_is_named_in_one_sentence(tmp_path, capsys) -> None:
+    for argv in (["import"], ["import", "--from", "chatgpt"], ["import", "--from", "llm"]):
+        assert main([*argv, str(tmp_path / "nope.json")]) == 2
+        assert capsys.readouterr().err == f"kept import: no file at {tmp_path / 'nope.json'}.\n"
+    assert main(["import", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"kept import: {tmp_path} is a folder: name the file in it.\n"
+
+
+def test_an_unknown_option_is_told_the_usage_of_its_own_command(capsys) -> None:
+    for argv, usage in (
+        (["models", "--bogus"], "usage: kept models "),
+        (["memory", "grep", "--bogus", "x"], "usage: kept memory grep "),
+        (["ask", "--bogus", "hi"], "usage: kept ask "),
+    ):
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        err = capsys.readouterr().err
+        assert exited.value.code == 2 and err.startswith(usage), err
+        assert err.rstrip().endswith("error: unrecognized arguments: --bogus")
+
+
+def test_help_says_a_bare_kept_opens_the_chat(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "`kept` with no command opens the chat." in " ".join(capsys.readouterr().out.split())
+
+
+def test_tidy_of_an_empty_memory_names_the_file_once(capsys) -> None:
+    assert main(["memory", "tidy"]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        "kept memory tidy: MEMORY.md was not tidied: it is empty, so there is nothing to tidy.\n"
+    )
 
 
 def test_consolidate_prints_each_attempt_and_exits_0_when_saved(

@@ -173,7 +173,7 @@ def test_what_is_not_an_export_is_refused_in_one_sentence(tmp_path, capsys, cont
     err = capsys.readouterr().err
     assert err.startswith("kept import: ") and "Traceback" not in err
     assert main(["import", "--from", "claude", str(tmp_path / "missing.json")]) == 2
-    assert "No such file" in capsys.readouterr().err
+    assert capsys.readouterr().err == f"kept import: no file at {tmp_path / 'missing.json'}.\n"
 
 
 def test_claude_export_with_text_and_content_blocks(tmp_path, capsys) -> None:
@@ -359,3 +359,41 @@ def test_a_dry_run_with_no_model_to_save_says_so(tmp_path, capsys) -> None:
     capsys.readouterr()
     assert main(["consolidate", "--dry-run"]) == 1  # no key, no local model
     assert "no model can save memory now" in capsys.readouterr().out
+
+
+def claude_export() -> list[dict]:
+    return [
+        {
+            "uuid": "c1",
+            "name": "Bread",
+            "created_at": "2024-03-02T09:00:00Z",
+            "chat_messages": [{"sender": "human", "text": "Hi", "created_at": "2024-03-02T09:00Z"}],
+        }
+    ]
+
+
+@pytest.mark.parametrize(
+    ("given", "export", "found"),
+    [
+        (None, "chatgpt", "a ChatGPT export: `kept import --from chatgpt "),
+        (None, "claude", "a Claude.ai export: `kept import --from claude "),
+        (None, "llm", "llm's logs.db: `kept import --from llm "),
+        ("claude", "chatgpt", "a ChatGPT export: `kept import --from chatgpt "),
+        ("chatgpt", "claude", "a Claude.ai export: `kept import --from claude "),
+    ],
+)
+def test_an_export_imported_as_something_else_is_named_with_the_from_that_imports_it(
+    tmp_path, capsys, given, export, found
+) -> None:
+    if export == "llm":
+        path = llm_db(tmp_path / "logs.db")
+    else:
+        value = [chatgpt_simple("c-1", "tea", T0)] if export == "chatgpt" else claude_export()
+        path = write_json(tmp_path / "conversations.json", value)
+    argv = ["import", *(["--from", given] if given else []), str(path)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == f"kept import: {path} is {found}{path}` imports it.\n"
+    assert MemoryStore().open_sessions() == []  # nothing imported
+    assert main(["import", "--from", export, str(path)]) in (0, 1)  # the suggestion works
+    assert MemoryStore().open_sessions()
