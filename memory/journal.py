@@ -9,6 +9,12 @@ Line 1 is a header; every other line is either a message (OpenAI message shape p
     {"mark": "failed", "start": 0, "end": 2, "reason": "...", "time": "..."}
     {"mark": "consolidated", "start": 0, "end": 2, "model": "...", "time": "..."}
     {"mark": "reopened", "time": "..."}
+    {"mark": "queued", "id": "q…", "content": "...", "time": "..."}
+
+A message typed while a reply is being written is journaled at once as a "queued" mark, and
+becomes a message (carrying `"queued": id`) when it is sent, after that reply: the
+conversation keeps its order and a crash in between loses nothing (`Journal.queued` holds
+what was typed and never sent).
 
 A segment [start, end) of messages is pending from its "pending" mark until its
 "consolidated" mark. A session is closed by /new; a closed session with nothing pending
@@ -48,9 +54,10 @@ MESSAGE_KEYS = {
     "model",
     "tokens",
     "cost",
+    "queued",  # a user message that waited for a reply: the id of its "queued" mark
 }
 ROLES = {"system", "user", "assistant", "tool"}
-TEXT_KEYS = ("time", "name", "model", "tool_call_id")
+TEXT_KEYS = ("time", "name", "model", "tool_call_id", "queued")
 
 
 def now_iso() -> str:
@@ -95,6 +102,15 @@ class Failure:
     rejected: bool = False  # every model answered, and every answer was refused
 
 
+@dataclass(frozen=True)
+class Queued:
+    """A message typed while a reply was being written, journaled but not yet sent."""
+
+    id: str
+    content: str
+    time: str
+
+
 @dataclass
 class Journal:
     """A session journal as replayed from disk."""
@@ -110,6 +126,7 @@ class Journal:
     closed: bool = False
     warnings: list[str] = field(default_factory=list)
     private: bool = False  # off the record: never consolidated, deleted when it ends
+    queued: list[Queued] = field(default_factory=list)  # typed, not yet sent, oldest first
 
     @property
     def state(self) -> JournalState:
@@ -139,7 +156,26 @@ class Journal:
         record.setdefault("time", now_iso())
         self._write(record)
         self.messages.append(record)
+        self._sent(record)
         return record
+
+    def queue(self, content: str) -> Queued:
+        """Journal a message typed while a reply is being written (fsynced before this
+        returns); `append` it, carrying `"queued": its id`, when it is sent."""
+        if self.closed:
+            raise ValueError(f"session {self.id} is closed")
+        if not isinstance(content, str):
+            raise ValueError(f"content must be text, not {type(content).__name__}")
+        waiting = Queued("q" + secrets.token_hex(4), clean_text(content), now_iso())
+        self._write(
+            {"mark": "queued", "id": waiting.id, "content": waiting.content, "time": waiting.time}
+        )
+        self.queued.append(waiting)
+        return waiting
+
+    def _sent(self, message: dict[str, Any]) -> None:
+        if message.get("queued"):
+            self.queued = [q for q in self.queued if q.id != message["queued"]]
 
     def mark_pending(self, end: int | None = None, *, close: bool = False) -> Segment | None:
         """Queue messages from the last mark up to `end` for consolidation."""
@@ -321,6 +357,7 @@ def load(path: Path) -> Journal:
             continue
         try:
             journal.messages.append(clean_message(record))
+            journal._sent(journal.messages[-1])
         except ValueError as exc:
             journal.warnings.append(f"{path}:{number}: skipped a message ({exc}).")
     for warning in journal.warnings:
@@ -354,5 +391,13 @@ def _apply_mark(journal: Journal, record: dict[str, Any], where: str) -> None:
         journal.record_consolidated(segment)
     elif kind == "reopened":
         journal.closed = False
+    elif kind == "queued" and isinstance(record.get("id"), str):
+        content = record.get("content")
+        if isinstance(content, str) and content.strip():
+            journal.queued.append(
+                Queued(record["id"], clean_text(content), str(record.get("time", "")))
+            )
+        else:
+            journal.warnings.append(f"{where}: skipped a queued message that is not text.")
     else:
         journal.warnings.append(f"{where}: skipped an unknown mark ({kind!r}).")

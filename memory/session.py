@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory.files import HeldLock
-from memory.journal import Journal, JournalState, Segment
+from memory.journal import Journal, JournalState, Queued, Segment
 from memory.store import MemoryStore
 
 CONTEXT_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
@@ -70,7 +70,9 @@ class LiveSession:
                 store.discard(journal)
                 lock.release()
                 continue
-            return cls(store, journal, lock)
+            live = cls(store, journal, lock)
+            live.settle_queue()  # typed before Kept closed, never sent: part of the session
+            return live
         return cls.start(store, model)
 
     @classmethod
@@ -87,7 +89,9 @@ class LiveSession:
         lock = cls._lock_for(store, journal)
         if not lock.acquire():
             return None
-        return cls(store, journal, lock)
+        live = cls(store, journal, lock)
+        live.settle_queue()
+        return live
 
     @classmethod
     def reopen(cls, store: MemoryStore, session_id: str) -> LiveSession | None:
@@ -147,6 +151,30 @@ class LiveSession:
     def append(self, message: dict[str, Any]) -> dict[str, Any]:
         return self.journal.append(message)
 
+    def queue(self, text: str) -> Queued:
+        """Journal a message typed while a reply is being written; `send_queued` makes it
+        part of the conversation once that reply has ended."""
+        return self.journal.queue(text)
+
+    @property
+    def queued(self) -> list[Queued]:
+        return list(self.journal.queued)
+
+    def send_queued(self) -> list[dict[str, Any]]:
+        """Every queued message, appended in the order typed, after the reply they waited
+        for: the user messages the next reply answers."""
+        return [
+            self.journal.append({"role": "user", "content": q.content, "queued": q.id})
+            for q in list(self.journal.queued)
+        ]
+
+    def settle_queue(self) -> list[dict[str, Any]]:
+        """Queued messages that will not be sent by a reply's end (the session is closing,
+        or Kept closed before) join the conversation as they are: nothing typed is lost."""
+        if self.journal.closed or not self.journal.queued:
+            return []
+        return self.send_queued()
+
     def needs_compaction(self) -> bool:
         live = self.live_messages()
         settings = self.store.settings
@@ -197,6 +225,7 @@ class LiveSession:
             self.store.discard(self.journal)
             self.release()
             return None
+        self.settle_queue()
         segment = self.journal.mark_pending(close=True)
         if segment is None:
             self.store.settle(self.journal)

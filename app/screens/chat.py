@@ -30,11 +30,13 @@ if TYPE_CHECKING:
     from catalog import Attempt
     from memory import LiveSession
     from memory.assistant import Turn
+    from memory.journal import Queued
 
 PRIVATE_GREETING = (
     "Private session started: nothing of it is saved to memory, and its journal is "
     "deleted when it ends."
 )
+QUEUED = "You · queued: sent when the reply ends (Esc stops the reply and sends it now)"
 PAGE = 40  # messages drawn at a time: the newest first, earlier ones on request
 FRAME = 1 / 30  # how often streamed text is drawn
 
@@ -64,6 +66,8 @@ class ChatScreen(Screen[None]):
         super().__init__()
         self._shown_from = 0
         self._reply: Worker[Turn] | None = None
+        # Typed while a reply is written: journaled, drawn as queued, sent when it ends.
+        self._waiting: list[tuple[Queued, MessageView]] = []
 
     def _used_so_far(self) -> tuple[int, float]:
         """Tokens and cost of the session's turns: a resumed session counts on from them."""
@@ -144,6 +148,7 @@ class ChatScreen(Screen[None]):
         log.mount_all(views)
         log.anchor()
         self.private = self.app.session.private
+        self._waiting.clear()  # a new or continued session: the queue went with the old one
 
     def _earlier_button(self) -> Button:
         return Button(
@@ -242,6 +247,9 @@ class ChatScreen(Screen[None]):
         self.query_one(Composer).focus()
 
     async def action_new_session(self, private: bool = False) -> None:
+        # Queued messages stay in the closing session (it journals them as said): none is
+        # sent to a model once the session has ended.
+        self._waiting.clear()
         if self._reply is not None and self._reply.is_running:
             # Let the reply journal what it showed before the session closes.
             self._reply.cancel()
@@ -251,13 +259,13 @@ class ChatScreen(Screen[None]):
     # --- a reply ----------------------------------------------------------------------------
 
     def send(self, text: str) -> None:
-        if self.replying:
-            self.notice("Kept is still answering: wait for it, or press Esc to cancel.")
-            return
-        # Journaled (and fsynced) before anything else can happen: quitting, /new or a
-        # crash a moment later still finds the message in the session.
+        # Journaled (and fsynced) before anything else can happen, whatever the screen is
+        # doing: quitting, /new or a crash a moment later still finds the message.
         try:
-            self.app.session.append({"role": "user", "content": text})
+            if self.replying:
+                waiting = self.app.session.queue(text)
+            else:
+                self.app.session.append({"role": "user", "content": text})
         except OSError as exc:  # a full disk: the text goes back where the user wrote it
             composer = self.query_one(Composer)
             if not composer.text.strip():
@@ -270,7 +278,33 @@ class ChatScreen(Screen[None]):
                 kind="error",
             )
             return
+        if self.replying:
+            self._waiting.append((waiting, self.add(MessageView(QUEUED, text, kind="user"))))
+            return
         self.add(MessageView("You", text, kind="user"))
+        self._reply_now()
+
+    def _send_waiting(self) -> None:
+        """The reply has ended, however it ended: what was typed meanwhile is sent now,
+        in one turn, in the order typed."""
+        if not self._waiting or self.replying:
+            return
+        views = [view for _, view in self._waiting]
+        self._waiting.clear()
+        try:
+            sent = self.app.session.send_queued()
+        except (OSError, ValueError) as exc:  # still queued in the journal: resumed later
+            self.notice(
+                f"Your queued message could not be sent ({exc}); it is kept in the session.",
+                kind="error",
+            )
+            return
+        for view in views:
+            view.set_who("You")
+        if sent:
+            self._reply_now()
+
+    def _reply_now(self) -> None:
         view = self.add(MessageView(f"{self._label(self.app.model)} …", kind="assistant"))
         self._reply = self.run_worker(
             self._answer(view), group="reply", exclusive=True, exit_on_error=False
@@ -335,11 +369,12 @@ class ChatScreen(Screen[None]):
                 )
             view.set_who(label)
         elif turn.cut_off:
-            view.set_who(f"{self._label(turn.model)} — cut off")
+            label = self._label(turn.model)
+            view.set_who(f"{label} — cut off")
             self.notice(
-                f"The reply broke off midway ({turn.reason}); what arrived is kept "
-                "above and in the session.\nNext: send your message again, or "
-                "pick another model with /model.",
+                f"The reply was cut off ({label}: {turn.reason}); what arrived is kept "
+                "above and in the session.\nNext: send your message again (or ask it to "
+                "go on), or pick another model with /model.",
                 kind="error",
             )
         else:
@@ -356,6 +391,12 @@ class ChatScreen(Screen[None]):
             self._reply.cancel()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is self._reply and event.state in (
+            WorkerState.SUCCESS,
+            WorkerState.CANCELLED,
+            WorkerState.ERROR,
+        ):
+            self.call_after_refresh(self._send_waiting)
         if event.worker is self._reply and event.state is WorkerState.CANCELLED:
             self.query_one(StatusBar).activity = ""
             self.notice("Reply cancelled.", kind="info")
