@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from catalog import Attempt, Catalog, RetryPolicy, complete
+from catalog import Attempt, Catalog, Kind, Reply, ReplyRejected, RetryPolicy, complete
 from catalog.health import HealthBook, State
 from memory.prompt import system_prompt
 from memory.sanitize import clean_text
@@ -21,6 +21,15 @@ from memory.session import LiveSession
 
 MAX_TOOL_ROUNDS = 4
 CUT_OFF = "\n\n*[reply cut off]*"  # ends a reply whose stream broke: it says so in the journal
+
+
+def _not_empty(reply: Reply) -> Reply:
+    """A reply with neither words nor a tool call is no answer (a server that failed after
+    HTTP 200 can send one): the walk goes on, and the user hears why if none answers."""
+    if not reply.text.strip() and not reply.tool_calls:
+        why = f" (finish: {reply.finish_reason})" if reply.finish_reason else ""
+        raise ReplyRejected(f"sent an empty reply{why}", Kind.REJECTED)
+    return reply
 
 
 class _CutOff(Exception):
@@ -108,6 +117,7 @@ async def answer(
                     messages,
                     tools=[SEARCH_HISTORY_TOOL],
                     stream=True,
+                    accept=_not_empty,
                     policy=policy,
                     on_delta=delta,
                     on_attempt=attempt,
@@ -116,7 +126,7 @@ async def answer(
             except _CutOff:
                 failed = turn.attempts[-1]
                 turn.text, turn.cut_off, turn.model = clean_text("".join(shown)), True, failed.model
-                turn.reason = f"{failed.model}: {failed.reason}"
+                turn.reason = failed.reason
                 session.append(
                     {"role": "assistant", "content": turn.text + CUT_OFF, "model": failed.model}
                 )
@@ -134,16 +144,19 @@ async def answer(
             searches = [c for c in reply.tool_calls if c.name == "search_history"]
             if not searches:
                 turn.text = clean_text(reply.text)
+                if reply.finish_reason == "length":  # it stopped for room, not because done
+                    turn.cut_off = True
+                    turn.reason = "it ran out of room for its reply (finish_reason: length)"
                 session.append(
                     {
                         "role": "assistant",
-                        "content": turn.text,
+                        "content": turn.text + (CUT_OFF if turn.cut_off else ""),
                         "model": reply.model,
                         "tokens": turn.prompt_tokens + turn.completion_tokens,
                         "cost": round(turn.cost, 8),
                     }
                 )
-                turn.ok = True
+                turn.ok = not turn.cut_off
                 return turn
             session.append(
                 {
@@ -198,6 +211,13 @@ def describe_search(arguments: str) -> str:
         return ""
 
 
+def _shorten(text: str, limit: int) -> str:
+    """`text` within `limit` characters, cut at a word with an ellipsis."""
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
+
+
 def failure_notice(catalog: Catalog, requested: str, attempts: list[Attempt]) -> str:
     """A failed turn in three short lines: what failed, why (reasons grouped, each gateway
     named once), and the one next step. Each attempt's own words stay in the records."""
@@ -230,7 +250,8 @@ def failure_notice(catalog: Catalog, requested: str, attempts: list[Attempt]) ->
             )
             add(unreachable, url or label)
         else:
-            add(other, f"{record.model} {record.reason.rstrip('.')}"[:90])
+            model = catalog.get(record.model).label if record.model in catalog else record.model
+            add(other, f"{_shorten(model, 40)} {_shorten(record.reason.rstrip('.'), 160)}")
     why = [f"no key for {', '.join(no_key)}"] if no_key else []
     if refused:
         why.append(f"the key was refused by {', '.join(refused)}")

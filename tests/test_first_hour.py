@@ -80,7 +80,7 @@ def test_a_broken_stream_keeps_the_partial_reply_on_screen_and_in_the_journal(
             reply, notice = list(app.screen.query(MessageView))[-2:]
             assert "partial0 partial1" in reply.text and "partial5" in reply.text
             assert reply.who.endswith("cut off")
-            assert notice.has_class("error") and "broke off" in notice.text
+            assert notice.has_class("error") and "was cut off" in notice.text
             assert len(fake.requests) == 1  # no other model replaced what was read
             last = app.session.messages[-1]
             assert last["role"] == "assistant" and "partial5" in last["content"]
