@@ -28,6 +28,8 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("KEPT_CONFIG_DIR", str(tmp_path / "config"))
     for name in PROVIDER_ENV:
         monkeypatch.delenv(name, raising=False)
+    for name in ("DISPLAY", "WAYLAND_DISPLAY"):  # /copy must never reach a real clipboard
+        monkeypatch.delenv(name, raising=False)
     previous = keyring.get_keyring()
     keyring.set_keyring(keyring.backends.fail.Keyring())
     yield
