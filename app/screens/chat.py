@@ -36,7 +36,7 @@ PRIVATE_GREETING = (
     "Private session started: nothing of it is saved to memory, and its journal is "
     "deleted when it ends."
 )
-QUEUED = "You · queued: sent when the reply ends (Esc stops the reply and sends it now)"
+QUEUED = "You · queued until the reply ends (Esc: send now)"
 PAGE = 40  # messages drawn at a time: the newest first, earlier ones on request
 FRAME = 1 / 30  # how often streamed text is drawn
 
