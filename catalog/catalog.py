@@ -10,6 +10,7 @@ from catalog.gateways import GATEWAYS, Gateway
 from catalog.keys import KeyLookup, KeyStore
 from catalog.models import MODEL_CATALOG, ModelEntry
 from catalog.pricing import Pricing, pricing_for
+from catalog.structured import learned_window
 
 
 class UnknownModelError(LookupError):
@@ -119,8 +120,12 @@ class Catalog:
         return self.gateways[entry.gateway]
 
     def pricing(self, entry: ModelEntry) -> Pricing | None:
+        """Its prices and context window; the window its server said it has wins over
+        config.toml's and litellm's figures."""
         gateway = self.gateway_of(entry)
-        return pricing_for(entry, gateway.protocol.value, gateway.name)
+        found = pricing_for(entry, gateway.protocol.value, gateway.name)
+        said = learned_window(_litellm_model(gateway, entry))
+        return replace(found, context_window=said) if found and said else found
 
     def route(self, entry: ModelEntry) -> Route:
         """How to call this model, from the keys already read: never blocks."""
@@ -129,11 +134,16 @@ class Catalog:
         return Route(
             entry=entry,
             gateway=gateway,
-            litellm_model=f"{gateway.protocol.value}/{entry.provider_model}",
+            litellm_model=_litellm_model(gateway, entry),
             api_base=gateway.base_url,
             # A gateway whose table is wrong is unusable, like one without a key.
             key=KeyLookup(gateway.name, None, None, broken) if broken else self.keys.known(gateway),
         )
+
+
+def _litellm_model(gateway: Gateway, entry: ModelEntry) -> str:
+    """The name litellm calls the model by, and names it by in its exceptions."""
+    return f"{gateway.protocol.value}/{entry.provider_model}"
 
 
 def load_catalog(config: CatalogConfig | None = None, keys: KeyStore | None = None) -> Catalog:

@@ -19,11 +19,16 @@ from pydantic import BeforeValidator, ConfigDict, Field, TypeAdapter, Validation
 from pydantic.fields import FieldInfo
 
 from catalog.gateways import GATEWAYS, Protocol
-from catalog.models import ModelEntry
+from catalog.models import ModelEntry, short_label
 from catalog.sanitize import clean_text
 
 CONFIG_FILE = "config.toml"
-DEFAULT_WINDOW = 8192  # tokens, for a user's model whose window config.toml does not give
+DEFAULT_WINDOW = 8192  # tokens, for a user's hosted model whose window config.toml does not give
+# A local server's window when neither config.toml nor the server says it: llama-cpp-python's
+# default n_ctx, the smallest of the common servers'. A guess too large is worse than one too
+# small: the server fails the request only after minutes of writing a reply that cannot fit.
+LOCAL_WINDOW = 2048
+MIN_WINDOW = 256  # tokens: the smallest context_window taken
 # Every table is a plain frozen dataclass (code may build one with any figures, as tests
 # do) whose fields' Annotated metadata is the schema config.toml is validated against:
 # unknown keys are reported, and each field marked strict never coerces ("5" is not 5,
@@ -220,7 +225,8 @@ class ModelTable:
         Field(description=f"an OpenAI-compatible gateway ({', '.join(OPENAI_LIKE)})"),
     ] = "local"
     fallback: Text = None
-    context_window: Annotated[int, Field(ge=256, strict=True)] = DEFAULT_WINDOW  # tokens
+    # tokens; unset: LOCAL_WINDOW on a keyless gateway, else DEFAULT_WINDOW
+    context_window: Annotated[int | None, Field(ge=MIN_WINDOW, strict=True)] = None
     tier: Text = None
     description: Text = None
     # seconds one request may take; replaces every other cap for this model
@@ -318,7 +324,7 @@ def user_model(table: ModelTable) -> ModelEntry:
     structured = table.structured_output or base.structured_output or "off"
     return replace(
         base,
-        label=clean_text(table.label or table.id),
+        label=clean_text(table.label or base.label),
         tier=clean_text(table.tier or "local"),
         description=clean_text(table.description or base.description),
         fallback=table.fallback,
@@ -335,16 +341,17 @@ LOCAL_DEADLINE = 600.0
 
 def local_model(model_id: str, gateway: str = "local", window: int | None = None) -> ModelEntry:
     """A model of the user's on an OpenAI-compatible gateway, with the defaults config.toml
-    gives one: free, an 8,192-token window unless known, structured output and a deadline of
-    LOCAL_DEADLINE on a keyless gateway."""
+    gives one: free, labelled by its file's name when its id is a path, and on a keyless
+    gateway a LOCAL_WINDOW-token window unless known, structured output and a deadline of
+    LOCAL_DEADLINE."""
     keyless = not GATEWAYS[gateway].needs_key
     return ModelEntry(
         id=model_id,
-        label=model_id,
+        label=short_label(model_id),
         tier="local",
         description=f"Your own model on the {gateway} gateway",
         gateway=gateway,
-        context_window=window or DEFAULT_WINDOW,
+        context_window=window or (LOCAL_WINDOW if keyless else DEFAULT_WINDOW),
         input_per_mtok=0.0,
         output_per_mtok=0.0,
         structured_output="auto" if keyless else None,

@@ -6,6 +6,7 @@ where litellm's own price map lacks the model (see `catalog.pricing`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -38,6 +39,21 @@ class ModelEntry:
     @property
     def provider_model(self) -> str:
         return self.api_model or self.id
+
+
+# How a local server started without an alias names a model: by its file, as an absolute
+# path (POSIX, ~ or a Windows drive) or a name ending in a model file's extension.
+_ABSOLUTE = re.compile(r"^(?:/|~|[A-Za-z]:[\\/])")
+_EXTENSION = re.compile(r"\.(?:gguf|ggml|bin|safetensors|llamafile)$", re.IGNORECASE)
+
+
+def short_label(model_id: str) -> str:
+    """The label for a model id a server gave: a file path becomes the file's name without
+    its extension (`SmolLM2-135M-Instruct.Q4_1`); any other id is its own label."""
+    if not (_ABSOLUTE.match(model_id) or _EXTENSION.search(model_id)):
+        return model_id
+    name = re.split(r"[\\/]", model_id.rstrip("/\\"))[-1]
+    return _EXTENSION.sub("", name) or model_id
 
 
 M = ModelEntry

@@ -1,7 +1,11 @@
-"""Is a local server there, which models does it have, and does one answer?
+"""Is a local server there, which models does it have, what window does each run with,
+and does one answer?
 
 The probe is plain urllib on purpose (OpenAI's GET /v1/models, Ollama's GET /api/tags): it
 must be quick and must not import litellm. Only the test message goes through litellm.
+A window is read where the server says it: llama.cpp's llama-server in GET /props, Ollama
+in POST /api/show. llama-cpp-python and LM Studio's OpenAI API do not say it: the caller
+asks the user, offering `ServerProbe.default_window`.
 """
 
 from __future__ import annotations
@@ -13,9 +17,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
+from catalog.config import LOCAL_WINDOW
+
 if TYPE_CHECKING:
     from catalog.catalog import Catalog
     from catalog.transport import RetryPolicy
+
+
+# Ollama's context window for a model whose parameters set no num_ctx (2,048 before 0.6.7;
+# since 0.15.5 larger with enough VRAM, never smaller).
+OLLAMA_WINDOW = 4096
 
 
 @dataclass(frozen=True)
@@ -38,9 +49,22 @@ class ServerProbe:
     def ok(self) -> bool:
         return self.base_url is not None
 
+    @property
+    def default_window(self) -> int:
+        """The window to offer for a model whose window the server does not say: the
+        server's own default where Kept knows it, else the conservative LOCAL_WINDOW."""
+        return OLLAMA_WINDOW if self.kind == "ollama" else LOCAL_WINDOW
 
-def _get(url: str, timeout: float) -> Any:
-    request = urllib.request.Request(url, headers={"Accept": "application/json"})
+    def window(self, model_id: str) -> int | None:
+        """The context window the server says `model_id` runs with, if it says."""
+        return next((m.context_window for m in self.models if m.id == model_id), None)
+
+
+def _get(url: str, timeout: float, body: dict[str, Any] | None = None) -> Any:
+    """The JSON at `url`: GET, or POST when there is a `body`."""
+    data = json.dumps(body).encode() if body is not None else None
+    headers = {"Accept": "application/json", "Content-Type": "application/json"}
+    request = urllib.request.Request(url, data, headers)
     with urllib.request.urlopen(request, timeout=timeout) as response:
         return json.loads(response.read(4_000_000) or b"null")
 
@@ -79,6 +103,55 @@ def _llama_server_window(root: str, timeout: float) -> int | None:
     return window if isinstance(window, int) and window > 0 else None
 
 
+def _is_ollama(root: str, timeout: float) -> bool:
+    """Whether Ollama answers at `root` (its GET /api/version): its OpenAI API lists the
+    models, but only its own API says their windows."""
+    try:
+        version = _get(f"{root}/api/version", timeout)
+    except (OSError, ValueError):
+        return False
+    return isinstance(version, dict) and "version" in version
+
+
+def _ollama_window(root: str, model: str, timeout: float) -> int | None:
+    """The window Ollama runs `model` with: the num_ctx of its parameters, else Ollama's
+    default, never more than the context the model was trained for (POST /api/show)."""
+    try:
+        # "model" since Ollama 0.5, "name" before it.
+        shown = _get(f"{root}/api/show", timeout, {"model": model, "name": model})
+    except (OSError, ValueError):
+        return None
+    if not isinstance(shown, dict):
+        return None
+    info = shown.get("model_info")
+    trained = [
+        v
+        for k, v in (info.items() if isinstance(info, dict) else ())
+        if k.endswith(".context_length") and isinstance(v, int) and v > 0
+    ]
+    parameters = shown.get("parameters")
+    asked = [
+        int(words[1])
+        for line in (parameters.splitlines() if isinstance(parameters, str) else ())
+        if len(words := line.split()) == 2 and words[0] == "num_ctx" and words[1].isdigit()
+    ]
+    window = asked[-1] if asked and asked[-1] > 0 else OLLAMA_WINDOW
+    return min(window, trained[0]) if trained else window
+
+
+def _said(
+    root: str, models: tuple[ServerModel, ...], timeout: float
+) -> tuple[tuple[ServerModel, ...], bool]:
+    """The models with the windows the server says they run with (llama-server's /props,
+    else Ollama's /api/show), and whether the server is Ollama."""
+    window = _llama_server_window(root, timeout)
+    if window:
+        return tuple(ServerModel(m.id, window) for m in models), False
+    if _is_ollama(root, timeout):
+        return tuple(ServerModel(m.id, _ollama_window(root, m.id, timeout)) for m in models), True
+    return models, False
+
+
 def _ollama_models(payload: Any) -> tuple[ServerModel, ...] | None:
     data = payload.get("models") if isinstance(payload, dict) else None
     if not isinstance(data, list):
@@ -90,8 +163,9 @@ def _ollama_models(payload: Any) -> tuple[ServerModel, ...] | None:
     )
 
 
-def probe_server(url: str, timeout: float = 5.0) -> ServerProbe:
-    """Ask `url` for its models: OpenAI's GET /v1/models, then Ollama's GET /api/tags.
+def probe_server(url: str, timeout: float = 5.0, *, windows: bool = True) -> ServerProbe:
+    """Ask `url` for its models (OpenAI's GET /v1/models, then Ollama's GET /api/tags) and,
+    with `windows`, the context window of each where the server says it.
 
     Accepts the address with or without /v1; never raises for network trouble."""
     url = url.strip().rstrip("/")
@@ -103,10 +177,8 @@ def probe_server(url: str, timeout: float = 5.0) -> ServerProbe:
     try:
         models = _openai_models(_get(f"{root}/v1/models", timeout))
         if models is not None:
-            window = _llama_server_window(root, timeout)
-            if window:
-                models = tuple(ServerModel(m.id, window) for m in models)
-            return ServerProbe(url, f"{root}/v1", "openai", models)
+            models, ollama = _said(root, models, timeout) if windows else (models, False)
+            return ServerProbe(url, f"{root}/v1", "ollama" if ollama else "openai", models)
     except (OSError, ValueError) as exc:
         problems.append(_why(f"{root}/v1/models", exc))
         if "connection refused" in problems[-1] or "in time" in problems[-1]:
@@ -114,6 +186,8 @@ def probe_server(url: str, timeout: float = 5.0) -> ServerProbe:
     try:
         models = _ollama_models(_get(f"{root}/api/tags", timeout))
         if models is not None:
+            if windows:
+                models, _ = _said(root, models, timeout)
             return ServerProbe(url, f"{root}/v1", "ollama", models)
     except (OSError, ValueError) as exc:
         problems.append(_why(f"{root}/api/tags", exc))
@@ -127,7 +201,7 @@ def probe_server(url: str, timeout: float = 5.0) -> ServerProbe:
 
 def reachable(base_url: str, timeout: float = 2.0) -> str:
     """ "" when a server answers at `base_url`, else the sentence that says why not."""
-    probe = probe_server(base_url, timeout)
+    probe = probe_server(base_url, timeout, windows=False)
     return "" if probe.ok else probe.problem
 
 

@@ -6,11 +6,16 @@ schema into a grammar, so the model can only emit valid JSON. Servers differ in 
 take the schema: OpenAI's `json_schema` response format (llama.cpp's llama-server, Ollama,
 LM Studio) or llama-cpp-python's `json_object` with a `schema` (it refuses `json_schema`
 with HTTP 422). "auto" tries the first and, refused, learns the second for that server.
+
+A server that says its context window in an error (llama-cpp-python's "exceed context
+window of 4096") is taken at its word: that window sizes every later request to the model.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+from catalog.config import MIN_WINDOW
 
 if TYPE_CHECKING:
     from catalog.catalog import Catalog, Route
@@ -18,6 +23,9 @@ if TYPE_CHECKING:
 JSON_SCHEMA, JSON_OBJECT = "json_schema", "json_object"
 # What "auto" learned per (server, model) in this process.
 _learned: dict[tuple[str | None, str], str] = {}
+# The context window each model said it has, in this process, by its litellm name (what a
+# litellm exception carries: "openai/smollm2").
+_windows: dict[str, int] = {}
 
 
 class DoesNotFit(Exception):
@@ -58,13 +66,26 @@ def refused_dialect(route: Route, dialect: str, exc: BaseException) -> bool:
     return True
 
 
+def learn_window(litellm_model: str, window: int) -> None:
+    """The model's server said its context window: every later request is sized to it."""
+    if window >= MIN_WINDOW:  # a figure no server runs with is a misreading
+        _windows[litellm_model] = window
+
+
+def learned_window(litellm_model: str) -> int | None:
+    """The context window the model's server said it has, if it said so in this process."""
+    return _windows.get(litellm_model)
+
+
 def fit_max_tokens(
     catalog: Catalog, route: Route, messages: list[dict[str, Any]], requested: int | None
 ) -> int | None:
     """`requested`, cut so that prompt + reply fit the model's context window.
 
     Applied to the user's own models (whose window config.toml or the server gave) and to
-    any request with a limit; a hosted model with no limit asked keeps its own default."""
+    any request with a limit; a hosted model with no limit asked keeps its own default. A
+    reply with no limit asked may fill at most half the window, so that the conversation
+    it joins still fits the next request."""
     entry = route.entry
     pricing = catalog.pricing(entry)
     window = pricing.context_window if pricing else None
@@ -80,4 +101,4 @@ def fit_max_tokens(
             f"the request needs about {prompt:,} tokens, more than "
             f"{entry.id}'s {window:,}-token context window"
         )
-    return room if requested is None else min(requested, room)
+    return min(room, window // 2) if requested is None else min(requested, room)

@@ -168,8 +168,20 @@ def test_every_schema_default_is_valid_under_its_own_bounds() -> None:
         table = {f.name: getattr(defaults, f.name) for f in fields(schema)}
         assert parse_table(schema, table, WHERE) == (defaults, [])
     assert parse_table(ModelTable, {"id": "m"}, WHERE) == (ModelTable(id="m"), [])
-    assert ModelTable(id="m").context_window == 8192
+    assert ModelTable(id="m").context_window is None  # its gateway decides (user_model)
     assert GatewayTable().base_url is None  # the gateway's own endpoint
+
+
+def test_a_local_model_whose_window_is_not_given_gets_a_small_one_not_8192() -> None:
+    """A [[models]] entry without context_window on a keyless gateway was sized to 8,192
+    tokens while its server ran 2,048: a reply asked for 7,942 and the server overflowed."""
+    from catalog.config import DEFAULT_WINDOW, LOCAL_WINDOW, user_model
+
+    assert LOCAL_WINDOW == 2048  # llama-cpp-python's default n_ctx
+    assert user_model(ModelTable(id="smollm2")).context_window == LOCAL_WINDOW
+    assert user_model(ModelTable(id="smollm2", context_window=4096)).context_window == 4096
+    hosted = user_model(ModelTable(id="mine", gateway="deepseek"))
+    assert hosted.context_window == DEFAULT_WINDOW == 8192
 
 
 def test_config_toml_is_parsed_once_per_start(monkeypatch, capsys) -> None:

@@ -9,13 +9,15 @@ from datetime import UTC, datetime
 
 import pytest
 
-from catalog import Catalog, KeyStore, Kind, Outcome
-from catalog.probe import probe_server
-from catalog.structured import _learned
+from catalog import Catalog, KeyStore, Kind, Outcome, complete
+from catalog.config import LOCAL_WINDOW, local_model
+from catalog.probe import OLLAMA_WINDOW, probe_server
+from catalog.structured import _learned, _windows
 from memory import MemorySettings, MemoryStore, consolidate_pending
 from memory.edits import Context
 from memory.settings import Review
-from tests.fakes.provider import http_error, text, tool_call
+from tests.fakes.ollama import FakeOllama
+from tests.fakes.provider import FakeProvider, http_error, text, tool_call
 from tests.support import FAST_POLICY, local_catalog, pending_session, save_args
 
 
@@ -27,10 +29,12 @@ def store() -> MemoryStore:
 
 
 @pytest.fixture(autouse=True)
-def forget_dialects():
+def forget_what_servers_said():
     _learned.clear()
+    _windows.clear()
     yield
     _learned.clear()
+    _windows.clear()
 
 
 def run(store: MemoryStore, catalog: Catalog, **kwargs):
@@ -221,3 +225,144 @@ def test_a_model_on_a_keyless_gateway_has_a_deadline_for_a_busy_cpu() -> None:
     assert user_model(ModelTable(id="smollm2")).deadline == LOCAL_DEADLINE
     assert user_model(ModelTable(id="smollm2", deadline=90.0)).deadline == 90.0
     assert user_model(ModelTable(id="m", gateway="deepseek")).deadline is None  # hosted
+
+
+# --- the local server understood: its models' names and the window it runs with ----------
+
+# What llama-cpp-python's server lists for a model it was started without --model_alias.
+PATH = "/home/ana/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+LABEL = "SmolLM2-135M-Instruct.Q4_1"
+
+
+def test_a_model_whose_id_is_a_file_path_is_labelled_by_the_files_name() -> None:
+    from catalog.config import ModelTable, user_model
+
+    entry = local_model(PATH)
+    assert entry.label == LABEL
+    assert entry.id == entry.provider_model == PATH  # what the server needs, unchanged
+    assert user_model(ModelTable(id=PATH)).label == LABEL
+    assert user_model(ModelTable(id=PATH, label="Smol")).label == "Smol"
+    assert local_model("llama3.2:latest").label == "llama3.2:latest"
+    assert local_model("qwen/qwen3-32b").label == "qwen/qwen3-32b"  # a name, not a path
+    assert local_model("C:\\models\\phi-3.Q4_K_M.gguf").label == "phi-3.Q4_K_M"
+
+
+# --- the window, where the server says it ------------------------------------------------
+
+
+def test_the_probe_reads_each_ollama_models_window_from_its_own_api() -> None:
+    models = {
+        "llama3.2:latest": (131_072, None),  # no num_ctx: Ollama's default
+        "qwen2.5:7b-32k": (32_768, 32_768),  # num_ctx in its Modelfile
+        "tiny:latest": (2_048, 8_192),  # never more than it was trained for
+    }
+    with FakeOllama(models) as ollama:
+        probe = probe_server(ollama.url)
+    assert probe.ok and probe.kind == "ollama" and probe.base_url == f"{ollama.url}/v1"
+    assert {m.id: m.context_window for m in probe.models} == {
+        "llama3.2:latest": OLLAMA_WINDOW,
+        "qwen2.5:7b-32k": 32_768,
+        "tiny:latest": 2_048,
+    }
+    assert probe.default_window == OLLAMA_WINDOW == 4096
+    assert ollama.shown[0]["model"] == "llama3.2:latest"
+
+
+def test_the_probe_of_a_server_that_does_not_say_its_window_offers_its_default(
+    fake: FakeProvider,
+) -> None:
+    fake.served = [PATH]  # llama-cpp-python: no /props, no Ollama API
+    probe = probe_server(fake.base_url("local"))
+    assert probe.ok and probe.kind == "openai"
+    assert probe.window(PATH) is None
+    assert probe.default_window == LOCAL_WINDOW == 2048
+
+
+# --- requests sized to the real window ---------------------------------------------------
+
+
+def test_a_chat_reply_to_a_local_model_with_no_window_given_fits_a_small_one(
+    fake: FakeProvider,
+) -> None:
+    """Kept assumed 8,192 tokens and asked for max_tokens 7,942 of a 2,048-token server."""
+    catalog = _with_model(fake, "")
+    result = asyncio.run(
+        complete(
+            catalog,
+            "smollm2",
+            [{"role": "user", "content": "Hello there."}],
+            stream=True,
+            policy=FAST_POLICY,
+        )
+    )
+    assert result.ok
+    (request,) = fake.requests
+    # Prompt and reply fit 2,048 tokens, and the reply leaves the conversation room to go on.
+    assert 64 <= request.body["max_tokens"] <= LOCAL_WINDOW // 2
+
+
+def _with_model(fake: FakeProvider, extra: str):
+    """A catalog whose one model is smollm2 on the fake local server, as config.toml says
+    (`extra` lines join its [[models]] table; without one it has no context_window)."""
+    import tomllib
+
+    from catalog import Catalog, KeyStore
+    from catalog.config import parse_catalog_config
+
+    parsed = parse_catalog_config(
+        tomllib.loads(
+            f'[gateways.local]\nbase_url = "{fake.base_url("local")}"\n\n'
+            f'[[models]]\nid = "smollm2"\n{extra}\n'
+        )
+    )
+    assert parsed.problems == ()
+    return Catalog(config=parsed, keys=KeyStore(environ={}))
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "window"),
+    [
+        # llama-cpp-python's own words, as its server logs them
+        (500, "Requested tokens (4115) exceed context window of 4096", 4096),
+        # what its server answers a plain request, in OpenAI's words
+        (
+            400,
+            "This model's maximum context length is 4096 tokens. However, you requested "
+            "4115 tokens (3115 in the messages, 1000 in the completion). Please reduce the "
+            "length of the messages or completion.",
+            4096,
+        ),
+        # llama.cpp's llama-server
+        (400, "request (4476 tokens) exceeds the available context size (4096 tokens)", 4096),
+        (400, "the request exceeds the available context size, try increasing it", None),
+    ],
+    ids=["llama-cpp-python", "openai-words", "llama-server", "no-size"],
+)
+def test_a_window_a_server_says_in_an_error_sizes_every_later_request(
+    fake: FakeProvider, status: int, message: str, window: int | None
+) -> None:
+    catalog = _with_model(fake, "context_window = 8192")  # the user's guess was wrong
+    fake.script("smollm2", http_error(status, message=message))
+    fake.default = text("ok")
+    ask = [{"role": "user", "content": "Hello there."}]
+
+    failed = asyncio.run(complete(catalog, "smollm2", ask, stream=True, policy=FAST_POLICY))
+    assert not failed.ok
+    (attempt,) = failed.attempts  # a full window is not retried
+    assert attempt.outcome is Outcome.FAILED and attempt.kind is Kind.CONTEXT_WINDOW
+    assert attempt.reason.startswith("the conversation is too long for this model")
+
+    # From then on, in this process, the window the server said sizes every request, in
+    # this catalog and in one built afresh (as after a settings reload).
+    answered = asyncio.run(complete(catalog, "smollm2", ask, stream=True, policy=FAST_POLICY))
+    assert answered.ok
+    asked = fake.requests[-1].body["max_tokens"]
+    fresh = _with_model(fake, "context_window = 8192")
+    shown = fresh.pricing(fresh.get("smollm2"))
+    assert shown is not None
+    if window is None:  # nothing said the size: the configured window stands
+        assert asked == 8192 // 2 and shown.context_window == 8192
+        return
+    assert "its server's window is 4,096 tokens" in attempt.reason
+    assert asked <= window // 2
+    assert shown.context_window == window

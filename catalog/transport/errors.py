@@ -8,6 +8,7 @@ import json
 import re
 import time
 
+from catalog.structured import learn_window
 from catalog.transport.records import Kind
 
 
@@ -67,6 +68,26 @@ def provider_message(exc: BaseException) -> str:
     return text
 
 
+# How servers say a request did not fit their context window, with the window when they
+# give it: llama-cpp-python's own error and its server's OpenAI-style 400 (as OpenAI's),
+# then llama.cpp's llama-server, whose older builds leave the size out.
+_WINDOW_SAID = (
+    re.compile(r"exceeds? (?:the )?context window of (\d+)"),
+    re.compile(r"maximum context length is (\d+)"),
+    re.compile(r"exceeds? the available context size(?: \((\d+) tokens?\))?"),
+)
+
+
+def said_window(text: str) -> tuple[bool, int | None]:
+    """Whether `text` says a request overflowed the context window, and the window's size
+    in tokens when it says that too."""
+    for pattern in _WINDOW_SAID:
+        match = pattern.search(text)
+        if match:
+            return True, int(match.group(1)) if match.group(1) else None
+    return False, None
+
+
 def one_line(text: str, limit: int = 300) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -109,6 +130,10 @@ def classify(exc: BaseException) -> AttemptFailure:
     raw = str(getattr(exc, "message", None) or exc)
     message = one_line(provider_message(exc))
     lowered = raw.lower()
+    overflowed, window = said_window(lowered)
+    model = getattr(exc, "model", None)  # litellm's name for it: "openai/smollm2"
+    if window is not None and isinstance(model, str):
+        learn_window(model, window)  # its server said it: every later request fits it
     if isinstance(exc, le.MidStreamFallbackError):
         if isinstance(getattr(exc, "original_exception", None), le.Timeout):
             return AttemptFailure(Kind.STALLED, "the stream stalled midway", status)
@@ -117,9 +142,10 @@ def classify(exc: BaseException) -> AttemptFailure:
         return AttemptFailure(Kind.AUTH, "the key was refused", status)
     if isinstance(exc, le.RateLimitError):
         return AttemptFailure(Kind.RATE_LIMIT, f"rate limited: {message}", status, retry_after(exc))
-    if isinstance(exc, le.ContextWindowExceededError):
+    if isinstance(exc, le.ContextWindowExceededError) or overflowed:
+        size = f" (its server's window is {window:,} tokens)" if window else ""
         return AttemptFailure(
-            Kind.CONTEXT_WINDOW, "the conversation is too long for this model", status
+            Kind.CONTEXT_WINDOW, f"the conversation is too long for this model{size}", status
         )
     if isinstance(exc, le.BadRequestError):
         body = getattr(exc, "body", None)
