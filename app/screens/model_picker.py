@@ -11,6 +11,7 @@ from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from app.screens.dialog import Dialog
+from app.widgets.status_bar import clip
 from catalog import Catalog
 
 
@@ -29,8 +30,10 @@ class ModelPicker(Dialog[str | None]):
             line = Text()
             # One line of at most 48 columns, so that "no key" never wraps at 60.
             line.append("● " if entry.id == self.current else "  ", style="bold")
-            line.append(f"{entry.label:22}", style="bold")
-            line.append(f"{entry.tier:10}{entry.gateway:10}")
+            # Each column cut to leave a space before the next: a long label (a model
+            # file's name) never runs into its tier.
+            line.append(f"{clip(entry.label, 21):22}", style="bold")
+            line.append(f"{clip(entry.tier, 9):10}{clip(entry.gateway, 9):10}")
             if not self.catalog.route(entry).gateway.needs_key:
                 line.append("local", style="green")
             else:
