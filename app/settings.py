@@ -149,7 +149,8 @@ def save_setting(table: str, key: str, value: Any, path: Path | None = None) -> 
 def add_local_model(
     model_id: str, base_url: str, path: Path | None = None, context_window: int | None = None
 ) -> None:
-    """Point the local gateway at a server and add one model of the user's on it."""
+    """Point the local gateway at a server and add one model of the user's on it, or give
+    the one already there its new context window."""
     import tomlkit
 
     path = path or config_path()
@@ -159,13 +160,14 @@ def add_local_model(
     if models is None:
         models = tomlkit.aot()
         document["models"] = models
-    if not any(m.get("id") == model_id for m in models):
+    entry = next((m for m in models if m.get("id") == model_id), None)
+    if entry is None:
         entry = tomlkit.table()
         entry["id"] = model_id
         entry["gateway"] = "local"
-        if context_window:
-            entry["context_window"] = context_window
         models.append(entry)
+    if context_window:
+        entry["context_window"] = context_window
     atomic_write(path, tomlkit.dumps(document), follow=True)
 
 

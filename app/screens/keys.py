@@ -1,4 +1,4 @@
-"""/keys: set, replace, delete and test the key of each gateway."""
+"""/keys: set, replace, delete and test the key of each gateway; and the local server."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Button, Input, Label, OptionList, Static
+from textual.widgets import Button, Collapsible, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from app.keytest import try_key
 from app.screens.dialog import Dialog
+from app.widgets.local_server import LocalServerForm
 from catalog import Gateway, KeyStoreError
 from catalog.keys import key_problem
 
@@ -55,6 +56,10 @@ class KeysScreen(Dialog[None]):
                 problem or 'Keys are stored in your OS keyring (service "kept"), never in a file.',
                 classes="hint",
             )
+            # Folded: /keys opens on the keys; the local server is one key press away.
+            with Collapsible(title="Local server", collapsed=True, id="local-server"):
+                local = self.app.catalog.gateways["local"].base_url
+                yield LocalServerForm(local or "", status_id="local-status")
 
     def _options(self) -> list[Option]:
         options = []
@@ -73,7 +78,7 @@ class KeysScreen(Dialog[None]):
         return options
 
     def _refresh(self) -> None:
-        option_list = self.query_one(OptionList)
+        option_list = self.query_one("#gateways", OptionList)
         highlighted = option_list.highlighted
         option_list.clear_options()
         option_list.add_options(self._options())
@@ -82,7 +87,7 @@ class KeysScreen(Dialog[None]):
     @property
     def selected(self) -> Gateway:
         """The gateway highlighted in the list."""
-        index = self.query_one(OptionList).highlighted or 0
+        index = self.query_one("#gateways", OptionList).highlighted or 0
         return self.gateways[index]
 
     def _say(self, text: str) -> None:
@@ -91,29 +96,29 @@ class KeysScreen(Dialog[None]):
         self.call_after_refresh(status.scroll_visible)  # a short terminal must show it
 
     def on_mount(self) -> None:
-        gateways = self.query_one(OptionList)
+        gateways = self.query_one("#gateways", OptionList)
         gateways.highlighted = 0
         # The list first: the arrows choose the gateway before any key is typed for it.
         gateways.focus()
         self._confirm_delete: str | None = None
 
-    @on(OptionList.OptionHighlighted)
+    @on(OptionList.OptionHighlighted, "#gateways")
     def highlighted(self) -> None:
-        key = self.query_one(Input)
+        key = self.query_one("#key", Input)
         if not key.disabled:  # Enter tests the key, then saves it
             key.placeholder = f"Paste the {self.selected.label} key, then Enter"
         self._confirm_delete = None
 
-    @on(OptionList.OptionSelected)
+    @on(OptionList.OptionSelected, "#gateways")
     def chosen(self) -> None:
-        if not self.query_one(Input).disabled:
-            self.query_one(Input).focus()
+        if not self.query_one("#key", Input).disabled:
+            self.query_one("#key", Input).focus()
 
-    @on(Input.Submitted)
+    @on(Input.Submitted, "#key")
     @on(Button.Pressed, "#save")
     async def save(self) -> None:
         gateway = self.selected
-        value = self.query_one(Input).value
+        value = self.query_one("#key", Input).value
         if not value.strip():
             self._say(f"Paste the {gateway.label} key first.")
             return
@@ -132,7 +137,7 @@ class KeysScreen(Dialog[None]):
         except KeyStoreError as exc:
             self._say(str(exc))
             return
-        self.query_one(Input).value = ""
+        self.query_one("#key", Input).value = ""
         self._say(f"Saved the {gateway.label} key in the OS keyring.")
         self._refresh()
 
