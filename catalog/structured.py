@@ -99,6 +99,6 @@ def fit_max_tokens(
     if room < 64:
         raise DoesNotFit(
             f"the request needs about {prompt:,} tokens, more than "
-            f"{entry.id}'s {window:,}-token context window"
+            f"{entry.label}'s {window:,}-token context window"
         )
     return min(room, window // 2) if requested is None else min(requested, room)

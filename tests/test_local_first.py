@@ -301,8 +301,8 @@ def test_a_chat_reply_to_a_local_model_with_no_window_given_fits_a_small_one(
     assert 64 <= request.body["max_tokens"] <= LOCAL_WINDOW // 2
 
 
-def _with_model(fake: FakeProvider, extra: str):
-    """A catalog whose one model is smollm2 on the fake local server, as config.toml says
+def _with_model(fake: FakeProvider, extra: str, model: str = "smollm2"):
+    """A catalog whose one model is `model` on the fake local server, as config.toml says
     (`extra` lines join its [[models]] table; without one it has no context_window)."""
     import tomllib
 
@@ -312,7 +312,7 @@ def _with_model(fake: FakeProvider, extra: str):
     parsed = parse_catalog_config(
         tomllib.loads(
             f'[gateways.local]\nbase_url = "{fake.base_url("local")}"\n\n'
-            f'[[models]]\nid = "smollm2"\n{extra}\n'
+            f'[[models]]\nid = "{model}"\n{extra}\n'
         )
     )
     assert parsed.problems == ()
@@ -366,3 +366,18 @@ def test_a_window_a_server_says_in_an_error_sizes_every_later_request(
     assert "its server's window is 4,096 tokens" in attempt.reason
     assert asked <= window // 2
     assert shown.context_window == window
+
+
+def test_a_request_that_cannot_fit_is_refused_before_it_is_sent_and_names_the_label(
+    fake: FakeProvider,
+) -> None:
+    """Told its window in an error, Kept sends no request that cannot fit it: the next one
+    would only fail again, minutes later on a CPU, after HTTP 200."""
+    catalog = _with_model(fake, "context_window = 8192", model=PATH)
+    fake.script(PATH, http_error(400, message="maximum context length is 512 tokens"))
+    ask = [{"role": "user", "content": "word " * 700}]
+    asyncio.run(complete(catalog, PATH, ask, policy=FAST_POLICY))
+    refused = asyncio.run(complete(catalog, PATH, ask, policy=FAST_POLICY))
+    (attempt,) = refused.attempts
+    assert attempt.kind is Kind.CONTEXT_WINDOW and len(fake.requests) == 1
+    assert attempt.reason.endswith(f"more than {LABEL}'s 512-token context window")
