@@ -14,6 +14,7 @@ from datetime import datetime
 
 from catalog import Attempt, Catalog, Kind, Reply, ReplyRejected, RetryPolicy, complete
 from catalog.health import HealthBook, State
+from catalog.models import short_label
 from memory.prompt import system_prompt
 from memory.sanitize import clean_text
 from memory.search import SEARCH_HISTORY_TOOL, run_search_tool
@@ -250,7 +251,11 @@ def failure_notice(catalog: Catalog, requested: str, attempts: list[Attempt]) ->
             )
             add(unreachable, url or label)
         else:
-            model = catalog.get(record.model).label if record.model in catalog else record.model
+            model = (
+                catalog.get(record.model).label
+                if record.model in catalog
+                else short_label(record.model)
+            )
             add(other, f"{_shorten(model, 40)} {_shorten(record.reason.rstrip('.'), 160)}")
     why = [f"no key for {', '.join(no_key)}"] if no_key else []
     if refused:

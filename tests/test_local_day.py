@@ -207,3 +207,21 @@ def test_a_reply_stopped_for_length_is_marked_cut_off(fake: FakeProvider) -> Non
             assert last["content"] == "The story begins and\n\n*[reply cut off]*"
 
     run(scenario)
+
+
+def test_the_failure_notice_names_a_file_model_by_its_label_and_keeps_the_reason() -> None:
+    from catalog import Attempt, Catalog, KeyStore, Kind, Outcome
+    from catalog.config import CatalogConfig, local_model
+    from memory.assistant import failure_notice
+
+    path = "/home/ana/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+    catalog = Catalog((local_model(path),), CatalogConfig(), KeyStore(environ={}))
+    reason = (
+        "answered HTTP 500 after the reply began: Requested tokens (4115) exceed context "
+        "window of 4096"
+    )
+    attempt = Attempt(path, "local", Outcome.FAILED, Kind.SERVER_ERROR, reason=reason)
+    notice = failure_notice(catalog, path, [attempt])
+    assert "SmolLM2-135M-Instruct.Q4_1 answered HTTP 500" in notice
+    assert "exceed context window of 4096" in notice  # the reason, not cut away
+    assert "/home/ana" not in notice

@@ -23,6 +23,7 @@ from app.widgets.composer import Composer
 from app.widgets.message import MessageView
 from app.widgets.status_bar import StatusBar
 from catalog.llm import is_loaded, litellm
+from catalog.models import short_label
 from catalog.sanitize import clean_text
 
 if TYPE_CHECKING:
@@ -132,7 +133,7 @@ class ChatScreen(Screen[None]):
     def _label(self, model: str | None) -> str:
         if model and model in self.app.catalog:
             return self.app.catalog.get(model).label
-        return model or "Assistant"
+        return short_label(model) if model else "Assistant"  # a model since removed
 
     def show_session(self, greeting: str = "New session started. What's on your mind?") -> None:
         """Draw the newest page of the session; earlier messages load on request."""
