@@ -20,9 +20,12 @@ its per-model default, or ``default``.
             model="openai/gpt-4.1-mini", api_base=fake.base_url("openai"), ...
         )
 
-Steps that block (``hang``, ``stall``, ``trickle``) wait on an event that ``release()`` sets;
-``stop()`` (and leaving the ``with`` block) releases them and closes every open connection, so
-it returns promptly whatever the requests are doing.
+Steps that block (``hang``, ``hold``, ``stall``, ``trickle``) wait on an event that ``release()``
+sets; ``stop()`` (and leaving the ``with`` block) releases them and closes every open connection,
+so it returns promptly whatever the requests are doing. ``hold`` also notices a client that goes
+away (``dropped``). Like a local server, the fake can serve one request at a time
+(``one_slot``), and stop listening while the connections it holds stay open
+(``stop_listening()``, as uvicorn does on SIGTERM).
 
 Measured against litellm 1.110.2:
 an ``http_error`` message matters to litellm's classification for OpenAI-format gateways
@@ -37,6 +40,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import select
 import socket
 import struct
 import threading
@@ -53,6 +57,7 @@ __all__ = [
     "ErrorEvent",
     "FakeProvider",
     "Hang",
+    "Hold",
     "HttpError",
     "RecordedRequest",
     "Stall",
@@ -64,6 +69,7 @@ __all__ = [
     "cut",
     "error_event",
     "hang",
+    "hold",
     "http_error",
     "stall",
     "text",
@@ -114,6 +120,11 @@ class ToolUseFailed(Step):
 @dataclass(frozen=True)
 class Hang(Step):
     pass
+
+
+@dataclass(frozen=True)
+class Hold(Step):
+    then: Step | None = None
 
 
 @dataclass(frozen=True)
@@ -173,6 +184,13 @@ def tool_use_failed() -> ToolUseFailed:
 def hang() -> Hang:
     """Read the request and never answer; on ``release()``/stop close without answering."""
     return Hang()
+
+
+def hold(then: Step | None = None) -> Hold:
+    """Read the request and answer nothing until ``release()``, then answer with ``then`` (the
+    model's default when None), as a busy local server does. A client that gives up meanwhile
+    is noticed at once: the request is added to ``dropped`` and its handler ends."""
+    return Hold(then)
 
 
 def stall(after_chunks: int = 2) -> Stall:
@@ -347,8 +365,13 @@ class _Handler(BaseHTTPRequestHandler):
                 },
             )
             return
-        if parts[1:] == ["props"] and fake.n_ctx:  # llama.cpp's llama-server
-            self._json(200, {"default_generation_settings": {"n_ctx": fake.n_ctx}})
+        if parts[1:] == ["props"] and (fake.n_ctx or fake.total_slots):  # llama-server
+            props: dict[str, Any] = {}
+            if fake.n_ctx:
+                props["default_generation_settings"] = {"n_ctx": fake.n_ctx}
+            if fake.total_slots:
+                props["total_slots"] = fake.total_slots
+            self._json(200, props)
             return
         if parts[1:] == ["api", "tags"]:
             self._json(200, {"models": [{"name": m, "model": m} for m in fake.served]})
@@ -370,17 +393,16 @@ class _Handler(BaseHTTPRequestHandler):
         gateway, fmt = _route(self.path)
         stream = body.get("stream") is True
         model = str(body.get("model", ""))
-        fake._record(
-            RecordedRequest(
-                gateway=gateway,
-                path=self.path,
-                model=model,
-                body=body,
-                headers={k.lower(): v for k, v in self.headers.items()},
-                stream=stream,
-                time=time.monotonic(),
-            )
+        self.record = RecordedRequest(
+            gateway=gateway,
+            path=self.path,
+            model=model,
+            body=body,
+            headers={k.lower(): v for k, v in self.headers.items()},
+            stream=stream,
+            time=time.monotonic(),
         )
+        fake._record(self.record)
         self.gateway, self.body, self.model = gateway, body, model
         self.finish_reason = "stop"
         if fmt is None:  # e.g. a doubled /v1/v1/messages: answer like the real thing, 404
@@ -388,14 +410,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, f"Not found: POST {self.path} (fake provider)", None)
             return
         self.fmt = fmt
-        step = fake._next_step(model, body)
-        self.gate = fake._gate_now()
-        try:
-            self._serve(step, stream)
-        except _Aborted:
-            self.close_connection = True
-        except OSError:  # the client went away (BrokenPipe, ConnectionReset, ...)
-            self.close_connection = True
+        # One request at a time, like llama-cpp-python's server: the next one waits.
+        with fake._slot if fake.one_slot else contextlib.nullcontext():
+            step = fake._next_step(model, body)
+            self.gate = fake._gate_now()
+            try:
+                self._serve(step, stream)
+            except _Aborted:
+                self.close_connection = True
+            except OSError:  # the client went away (BrokenPipe, ConnectionReset, ...)
+                self.close_connection = True
 
     # ---- output primitives ------------------------------------------------------------
 
@@ -430,6 +454,23 @@ class _Handler(BaseHTTPRequestHandler):
         if self.gate.wait(seconds):
             raise _Aborted
 
+    def _hold(self) -> None:
+        """Wait for ``release()``; a client that closes its end first is recorded in
+        ``dropped`` and aborts the step (nothing more can be sent to it)."""
+        while not self.gate.is_set():
+            # Wakes at once when the client's FIN or RST arrives; the timeout only looks
+            # at the gate again.
+            readable, _, _ = select.select([self.connection], [], [], 0.05)
+            if not readable:
+                continue
+            try:
+                gone = not self.connection.recv(1, socket.MSG_PEEK)
+            except OSError:
+                gone = True
+            if gone:
+                self.server.fake._dropped_now(self.record)
+                raise _Aborted
+
     def _reset(self) -> None:
         """Close the socket abruptly (RST, not FIN)."""
         self.close_connection = True
@@ -454,6 +495,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._tool_use_failed(step)
         elif isinstance(step, Hang) or (isinstance(step, Stall) and not stream):
             self._wait(None)
+        elif isinstance(step, Hold):
+            self._hold()
+            self._serve(step.then or self.server.fake._fallback(self.model), stream)
         elif isinstance(step, Stall):
             self._stream_prefix(step.after_chunks)
             self._wait(None)
@@ -879,11 +923,17 @@ class FakeProvider:
         self.served: list[str] = []
         self.ollama_only = False
         self.n_ctx: int | None = None  # set: GET /<gw>/props answers like llama-server
+        self.total_slots: int | None = None  # set: /props says how many requests run at once
+        self.one_slot = False  # True: one request is served at a time, the others wait
+        # Held requests whose client went away before they were answered, in that order.
+        self.dropped: list[RecordedRequest] = []
+        self.connections = 0  # accepted so far, requests or not
         # Answers that depend on what was asked: called with the parsed request body when the
         # model has no scripted step left; a Step answers it, None leaves it to the defaults.
         self.responder: Callable[[dict], Step | None] | None = None
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
+        self._slot = threading.Lock()
         self._scripts: dict[str, deque[Step]] = {}
         self._defaults: dict[str, Step] = {}
         self._requests: list[RecordedRequest] = []
@@ -929,6 +979,16 @@ class FakeProvider:
         if thread is not None:
             thread.join(timeout=2)
         self._server = self._thread = None
+
+    def stop_listening(self) -> None:
+        """Close the listening socket and keep every open connection as it is, as uvicorn
+        does when a server is stopped with SIGTERM: a new connection is refused, a held
+        request stays open until it is released. ``stop()`` still ends everything."""
+        server = self._server
+        if server is None:
+            return
+        server.shutdown()  # serve_forever stops selecting on the socket before it closes
+        server.socket.close()
 
     def __enter__(self) -> FakeProvider:
         return self.start()
@@ -1021,12 +1081,27 @@ class FakeProvider:
         with self._cond:
             return self._cond.wait_for(lambda: len(self._requests) >= n, timeout=timeout)
 
+    def wait_for_connections(self, n: int, timeout: float = 120.0) -> bool:
+        """Block until at least ``n`` connections were accepted (True) or ``timeout`` passes."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self.connections >= n, timeout=timeout)
+
     # ---- used by the handler ----------------------------------------------------------
 
     def _record(self, rec: RecordedRequest) -> None:
         with self._cond:
             self._requests.append(rec)
             self._cond.notify_all()
+
+    def _dropped_now(self, rec: RecordedRequest) -> None:
+        with self._cond:
+            self.dropped.append(rec)
+            self._cond.notify_all()
+
+    def _fallback(self, model: str) -> Step:
+        """What a model answers when nothing is scripted for it: its default, or ``default``."""
+        with self._lock:
+            return self._defaults.get(model, self.default)
 
     def _next_step(self, model: str, body: dict | None = None) -> Step:
         with self._lock:
@@ -1049,8 +1124,10 @@ class FakeProvider:
             return self._gate
 
     def _track(self, conn: socket.socket, add: bool) -> None:
-        with self._lock:
+        with self._cond:
             if add:
                 self._conns.add(conn)
+                self.connections += 1
+                self._cond.notify_all()
             else:
                 self._conns.discard(conn)
