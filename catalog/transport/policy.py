@@ -27,6 +27,9 @@ class RetryPolicy:
     attempt_deadline: float = _D.attempt_deadline  # one request, stream included
     stall_timeout: float = _D.stall_timeout  # longest silence between stream chunks
     first_token: float | None = None  # a stream's first chunk (None: stall_timeout)
+    # Seconds of a local server's silence between checks that it still listens
+    # (catalog.transport.liveness); 0 checks nothing.
+    liveness: float = 3.0
     retry_on: frozenset[Kind] = TRANSIENT
 
     def delay(self, retry: int, retry_after: float | None) -> float:

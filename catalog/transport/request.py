@@ -1,16 +1,19 @@
 """One request to one model through litellm: its parameters, the structured-output
-dialect, and a stream read within its first-token and stall limits."""
+dialect, and a stream read within its first-token and stall limits, a local server watched
+while it is silent."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from catalog.catalog import Catalog, Route
 from catalog.llm import litellm
 from catalog.structured import fit_max_tokens, refused_dialect, response_format, structured_dialect
 from catalog.transport.errors import AttemptFailure
+from catalog.transport.liveness import Watch
 from catalog.transport.policy import RetryPolicy
 from catalog.transport.records import DeltaHook, Kind, Reply
 from catalog.transport.stream import Assembly, to_reply
@@ -29,8 +32,40 @@ async def request(
     max_tokens: int | None = None,
     schema: dict[str, Any] | None = None,
 ) -> Reply:
-    """The model's reply; raises AttemptFailure for a missed first token or a stall, and
-    litellm's own exception for anything the provider said."""
+    """The model's reply; raises AttemptFailure for a missed first token, a stall or a
+    local server that stopped listening, and litellm's own exception for anything the
+    provider said."""
+    local = route.api_base if not route.gateway.needs_key else None
+    async with Watch(local, policy.liveness) as watch:
+        return await _ask(
+            route,
+            catalog,
+            messages,
+            tools=tools,
+            tool_choice=tool_choice,
+            stream=stream,
+            policy=policy,
+            on_delta=on_delta,
+            max_tokens=max_tokens,
+            schema=schema,
+            heard=watch.heard,
+        )
+
+
+async def _ask(
+    route: Route,
+    catalog: Catalog,
+    messages: list[dict[str, Any]],
+    *,
+    tools: list[dict[str, Any]] | None,
+    tool_choice: Any,
+    stream: bool,
+    policy: RetryPolicy,
+    on_delta: DeltaHook | None,
+    max_tokens: int | None,
+    schema: dict[str, Any] | None,
+    heard: Callable[[], None],
+) -> Reply:
     llm = litellm()
     kwargs: dict[str, Any] = {
         "model": route.litellm_model,
@@ -73,7 +108,7 @@ async def request(
         if dialect is None or not refused_dialect(route, dialect, exc):
             raise
         # This server speaks another dialect of structured output: ask again in it.
-        return await request(
+        return await _ask(
             route,
             catalog,
             messages,
@@ -84,16 +119,23 @@ async def request(
             on_delta=on_delta,
             max_tokens=max_tokens,
             schema=schema,
+            heard=heard,
         )
     if not stream:
         return to_reply(response, route, catalog)
-    assembly = await read_stream(response, policy, on_delta)
+    assembly = await read_stream(response, policy, on_delta, heard)
     return assembly.reply(route, catalog, messages)
 
 
-async def read_stream(response: Any, policy: RetryPolicy, on_delta: DeltaHook | None) -> Assembly:
+async def read_stream(
+    response: Any,
+    policy: RetryPolicy,
+    on_delta: DeltaHook | None,
+    heard: Callable[[], None] | None = None,
+) -> Assembly:
     """Every chunk of a stream, each within its limit: the first within the first-token
-    deadline, the others within `stall_timeout` of the one before."""
+    deadline, the others within `stall_timeout` of the one before. `heard` is told of
+    each chunk."""
     first_token = policy.first_token or policy.stall_timeout
     assembly = Assembly()
     iterator = response.__aiter__()
@@ -113,6 +155,8 @@ async def read_stream(response: Any, policy: RetryPolicy, on_delta: DeltaHook | 
                 raise AttemptFailure(
                     Kind.STALLED, f"the stream stalled for {policy.stall_timeout:g} s"
                 ) from None
+            if heard is not None:
+                heard()
             piece = assembly.add(chunk)
             if piece and on_delta is not None:
                 on_delta(piece)
