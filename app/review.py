@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+from catalog.models import short_label
+
 if TYPE_CHECKING:
     from app.main import KeptApp
     from app.screens.change import Decision
@@ -19,6 +21,13 @@ class MemoryReview:
     def __init__(self, app: KeptApp) -> None:
         self.app = app
         self.last_version: int | None = None  # the change Ctrl+R shows
+
+    def _label(self, model: str | None) -> str:
+        """A model as the user knows it: its catalog label, or a short one for an id a
+        server gave (a file path)."""
+        if model and model in self.app.catalog:
+            return self.app.catalog.get(model).label
+        return short_label(model or "")
 
     def _say(self, message: str, severity: str = "information") -> None:
         self.app.notify(
@@ -45,7 +54,7 @@ class MemoryReview:
             self._say(f"Memory updated: {change}. Ctrl+R shows the change and can undo it.")
 
     def proposed(self, result: Consolidation) -> None:
-        by = f" from {result.model}" if result.model else ""
+        by = f" from {self._label(result.model)}" if result.model else ""
         self._say(
             f"A memory change{by} is waiting for your review: Ctrl+R to accept, edit or reject it."
         )
@@ -184,7 +193,7 @@ class MemoryReview:
 
         self.app.push_screen(
             ChangeDialog(
-                f"Tidy MEMORY.md: {line_change(old, result.text)} (by {result.model})",
+                f"Tidy MEMORY.md: {line_change(old, result.text)} (by {self._label(result.model)})",
                 unified(old, result.text, "MEMORY.md now", "tidied"),
                 result.text,
                 [("accept", "Accept"), ("reject", "Reject")],

@@ -225,3 +225,13 @@ def test_the_failure_notice_names_a_file_model_by_its_label_and_keeps_the_reason
     assert "SmolLM2-135M-Instruct.Q4_1 answered HTTP 500" in notice
     assert "exceed context window of 4096" in notice  # the reason, not cut away
     assert "/home/ana" not in notice
+
+
+def test_the_sessions_row_names_a_file_model_by_its_file() -> None:
+    from app.screens.sessions import _row
+    from memory.sessions import SessionSummary
+
+    path = "/home/ana/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+    summary = SessionSummary("20261201-090000-abc123", "2026-12-01 09:00", "Hi", path, 2, "saved")
+    row = _row(summary).plain
+    assert "SmolLM2-135M-In…" in row and "/home" not in row

@@ -323,7 +323,7 @@ class ChatScreen(Screen[None]):
             if attempt.outcome is not Outcome.OK:
                 restart.set()
                 if attempt.outcome is not Outcome.SKIPPED:
-                    bar.activity = f"{attempt.model}: {attempt.kind}; trying again…"
+                    bar.activity = f"{self._label(attempt.model)}: {attempt.kind}; trying again…"
 
         async def pump() -> None:
             while True:

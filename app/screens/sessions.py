@@ -17,6 +17,7 @@ from textual.widgets import Button, Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from app.screens.dialog import Dialog
+from catalog.models import short_label
 
 if TYPE_CHECKING:
     from app.main import KeptApp
@@ -280,7 +281,8 @@ def _row(s: SessionSummary) -> Text:
     row.append(f"{s.started or '?':16}  ", style="green")
     title = _short(s.title, 40)
     row.append(f"{title:40}  ")
-    row.append(f"{(s.model or '—')[:16]:16} ", style="magenta")  # —: no model answered
+    models = ", ".join(short_label(m) for m in s.model.split(", ")) if s.model else "—"
+    row.append(f"{_short(models, 16):16} ", style="magenta")  # —: no model answered
     row.append(f"{s.messages:>5} msg  ", style="dim")
     row.append(s.state, style=STATE_STYLES.get(s.state, ""))
     return row
