@@ -314,6 +314,9 @@ async def consolidate(
                     health=health,
                     hedge=settings.hedge,
                     accept=accept,
+                    # The chat comes first: at a local server that answers one request
+                    # at a time, this request gives way to a chat turn and is sent again.
+                    background=True,
                 )
                 if not result.ok:
                     reason = result.reason

@@ -19,7 +19,9 @@ one visited set with the transport's own failures.
 
 One job per module: `records` (what a walk hands back), `policy` (retries, backoff,
 deadlines), `errors` (a provider's exception classified), `stream` (an answer put
-together), `request` (one request to one model), `walk` (the chain walk, `complete`).
+together), `liveness` (a silent local server still listening?), `request` (one request to
+one model), `walk` (the chain walk, `complete`). Which request comes first at a local
+server is catalog.slots'.
 Redaction of provider text is catalog.sanitize's. Names load on first use, so that
 catalog.health can use the records without loading the walk.
 """

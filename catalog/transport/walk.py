@@ -2,21 +2,26 @@
 
 `complete()` is a short loop over `_Walk`'s steps, one decision each: whether a model can
 be asked at all (`skipped`), how many tries it gets (`tries`, `retry`), one try within its
-deadline (`attempt`), what a failure means for its gateway (`write_off`), whether the
+deadline (`try_once`, `attempt`), what a failure means for its gateway (`write_off`), whether the
 answer does the job (`judge`), and when the next model is asked beside a late one
 (`hedge_after`). Every try becomes an `Attempt`, recorded and taught to the health book.
+
+A background walk (a consolidation) gives way to the chat at a local server that answers
+one request at a time (catalog.slots): its request is cancelled when a chat request to the
+same server starts and is sent again once the chat is done, within the same try.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
 from catalog import health as health_module
+from catalog import slots
 from catalog.catalog import Catalog, Chain, Route
 from catalog.health import HealthBook
 from catalog.hedge import LOST, race
@@ -51,6 +56,7 @@ class Ask:
     on_delta: DeltaHook | None
     max_tokens: int | None
     schema: dict[str, Any] | None
+    background: bool = False  # gives way to the chat at a one-request local server
 
 
 @dataclass(frozen=True)
@@ -80,13 +86,16 @@ async def complete(
     schema: dict[str, Any] | None = None,
     health: HealthBook | None = None,
     hedge: bool = False,
+    background: bool = False,
 ) -> Result:
     """Ask `model` (then its chain, or the `chain` given) until one answers and `accept`
     takes the answer. With `schema`, models that support structured output are asked for
     JSON matching it instead of calling `tools`. With `health`, the walk is ordered, paced
     and timed by what every Kept process learned about each model, and teaches it back. With
     `hedge` too (not for streams), a model late past its p95 has the next model asked
-    beside it (catalog.hedge).
+    beside it (catalog.hedge). With `background` (a consolidation), a request to a local
+    server that answers one at a time gives way to any chat request to it and is sent again
+    after (catalog.slots); without it (the chat), a request is foreground and comes first.
 
     Never raises for provider trouble: the result says what happened. Raises
     UnknownModelError for a model id the catalog lacks, and CancelledError when cancelled.
@@ -99,7 +108,7 @@ async def complete(
         model,
         chain,
         policy or RetryPolicy.from_config(catalog.config.transport),
-        Ask(messages, tools, tool_choice, stream, on_delta, max_tokens, schema),
+        Ask(messages, tools, tool_choice, stream, on_delta, max_tokens, schema, background),
         accept,
         on_attempt,
         health,
@@ -166,9 +175,7 @@ class _Walk:
         tries = self.tries(position, entry)
         policy = fitted(self.policy, self.health, entry, self.ask.stream)
         for try_index in range(tries.count):
-            started, t0 = time.time(), time.monotonic()
-            answer = await self.attempt(route, policy, started)
-            latency = time.monotonic() - t0
+            answer, started, latency = await self.try_once(route, policy)
             if isinstance(answer, Reply):
                 return self.judge(route, answer, latency, started)
             self.write_off(route, answer)
@@ -237,30 +244,39 @@ class _Walk:
         count, short = budget(position, entry.id in self.probes, later, self.policy)
         return Tries(count, short, onward=any(can for can, _ in later))
 
+    async def try_once(
+        self, route: Route, policy: RetryPolicy
+    ) -> tuple[Reply | AttemptFailure, float, float]:
+        """One try at a model: its answer, when it started and how long it took. A
+        background request that a chat request pre-empted at a one-request local server
+        never reached the model: it is sent again once the chat is done, as the same try."""
+        key = slots.server(route)
+        yielding = key if key and self.ask.background and await slots.one_slot(key) else None
+        while True:
+            if yielding is not None:
+                await slots.wait_turn(yielding)
+            started, t0 = time.time(), time.monotonic()
+            try:
+                answer = await self.attempt(route, policy, started, yielding)
+            except slots.Preempted:
+                continue
+            return answer, started, time.monotonic() - t0
+
     async def attempt(
-        self, route: Route, policy: RetryPolicy, started: float
+        self, route: Route, policy: RetryPolicy, started: float, yielding: str | None
     ) -> Reply | AttemptFailure:
         """One request within the model's deadline: the reply, or the failure classified.
         A cancel is recorded and goes on up."""
         t0 = time.monotonic()
         try:
             async with asyncio.timeout(policy.attempt_deadline) as deadline:
-                return await request(
-                    route,
-                    self.catalog,
-                    self.ask.messages,
-                    tools=self.ask.tools,
-                    tool_choice=self.ask.tool_choice,
-                    stream=self.ask.stream,
-                    policy=policy,
-                    on_delta=self.ask.on_delta,
-                    max_tokens=self.ask.max_tokens,
-                    schema=self.ask.schema,
-                )
+                return await self.send(route, policy, yielding)
         except asyncio.CancelledError as cancel:
             self.record(self.cancelled(route, cancel, time.monotonic() - t0, started))
             raise
         except Exception as exc:  # every failure becomes an Attempt
+            if isinstance(exc, slots.Preempted):
+                raise
             if isinstance(exc, TimeoutError) and deadline.expired():
                 return AttemptFailure(
                     Kind.DEADLINE, f"no complete answer within {policy.attempt_deadline:g} s"
@@ -270,6 +286,31 @@ class _Walk:
             if isinstance(exc, DoesNotFit):
                 return AttemptFailure(Kind.CONTEXT_WINDOW, str(exc))
             return classify(exc)
+
+    async def send(self, route: Route, policy: RetryPolicy, yielding: str | None) -> Reply:
+        """The request itself. One that yields to the chat (`yielding`: its server) is
+        streamed, so that its server stops generating when it is pre-empted; any other
+        request to a local server holds it while it runs, unless it is background work."""
+        ask = self.ask
+
+        def asked(stream: bool) -> Coroutine[Any, Any, Reply]:
+            return request(
+                route,
+                self.catalog,
+                ask.messages,
+                tools=ask.tools,
+                tool_choice=ask.tool_choice,
+                stream=stream,
+                policy=policy,
+                on_delta=ask.on_delta,
+                max_tokens=ask.max_tokens,
+                schema=ask.schema,
+            )
+
+        if yielding is not None:
+            return await slots.background(yielding, asked(True))
+        async with slots.foreground(None if ask.background else slots.server(route)):
+            return await asked(ask.stream)
 
     def write_off(self, route: Route, failure: AttemptFailure) -> None:
         """A refused key writes its gateway off for the rest of the walk."""
