@@ -15,7 +15,9 @@ One JSON file in the data dir (the caller owns the folder and passes the path). 
 change is read-modify-write under an exclusive lock, written to a temporary file and put
 in place with an atomic rename: two Kept processes never tear it, a crash leaves the old
 or the new book, and it survives restarts. It stays small: a bounded list of answer times
-per model, and at most MAX_MODELS models. A damaged file is read as an empty book.
+per model, and at most MAX_MODELS models. A damaged file is read as an empty book, and a
+record whose values are not what the book writes (wrong types, negative, NaN, a cooldown
+beyond the longest one) is read as a healthy model with a logged warning, never trusted.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
+import math
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -37,6 +41,8 @@ from catalog.transport.records import UNREACHABLE, Attempt, Kind, Outcome
 if TYPE_CHECKING:
     from catalog.models import ModelEntry
 
+log = logging.getLogger(__name__)
+
 COOLDOWN = 120.0  # the first cooldown after the walk gave up on a model; doubles after
 MAX_COOLDOWN = 1800.0
 MAX_RETRY_AFTER = 3600.0  # a Retry-After longer than this is read as this
@@ -46,6 +52,12 @@ LATENCIES = 20  # answer times kept per model
 MIN_SAMPLES = 3  # answers needed before a deadline or hedge follows them
 MIN_DEADLINE = 8.0  # a deadline that follows latency is never shorter than this
 MAX_MODELS = 100
+MAX_LATENCY = 86_400.0  # an answer time beyond a day is not one the book wrote
+MAX_COUNT = 1_000_000_000  # failures and cooldowns past this are not counts the book wrote
+CLOCK_SLACK = 300.0  # a time this far past now (clocks of two processes) is still believed
+_NUMBERS = ("seen", "refused_at", "cool_until", "probe_until")
+_COUNTS = ("failures", "cooldowns")
+_TEXTS = ("last", "refused")
 _LABELS = {
     Kind.DEADLINE: "no answer in time",
     Kind.STALLED: "stalled stream",
@@ -108,6 +120,47 @@ def _label(kind: Kind, status: int | None) -> str:
     return str(status) if status else _LABELS.get(kind, kind.value)
 
 
+def _number(value: object) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    )
+
+
+def _problem(model: str, record: dict[str, Any], now: float) -> str | None:
+    """What is wrong with a record read from the file (None: the book could have written it)."""
+    if not model.isprintable() or len(model) > 500:
+        return "its name is not a model name"
+    for name in _NUMBERS:
+        if name in record and not _number(record[name]):
+            return f"{name} is not a time"
+    for name in _COUNTS:
+        value = record.get(name, 0)
+        if not (isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT):
+            return f"{name} is not a count"
+    for name in _TEXTS:
+        value = record.get(name, "")
+        if not (isinstance(value, str) and value.isprintable() and len(value) <= 100):
+            return f"{name} is not a short text"
+    latencies = record.get("latencies", [])
+    if not isinstance(latencies, list) or not all(
+        _number(x) and x <= MAX_LATENCY for x in latencies
+    ):
+        return "latencies is not a list of answer times"
+    furthest = {
+        "cool_until": max(MAX_COOLDOWN, MAX_RETRY_AFTER),
+        "probe_until": PROBE_HOLD,
+        "refused_at": 0.0,
+        "seen": 0.0,
+    }
+    for name, ahead in furthest.items():
+        if float(record.get(name, 0)) > now + ahead + CLOCK_SLACK:
+            return f"{name} is further ahead than the book ever writes"
+    return None
+
+
 class HealthBook:
     """Per-model health in one file (None: in memory only, for a caller with no data dir).
 
@@ -117,6 +170,7 @@ class HealthBook:
         self.path = path
         self.clock = clock
         self._memory: dict[str, dict[str, Any]] = {}
+        self._warned: set[tuple[str, str]] = set()
 
     # --- the file ------------------------------------------------------------------------
 
@@ -130,7 +184,18 @@ class HealthBook:
         models = data.get("models") if isinstance(data, dict) else None
         if not isinstance(models, dict):
             return {}
-        return {str(k): v for k, v in models.items() if isinstance(v, dict)}
+        now, sane = self.clock(), {}
+        for model, record in models.items():
+            problem = "it is not a record" if not isinstance(record, dict) else None
+            problem = problem or _problem(model, record, now)
+            if problem is None:
+                sane[model] = record
+            elif (model, problem) not in self._warned:  # once per process, not per walk
+                self._warned.add((model, problem))
+                log.warning(
+                    "%s: the health of %r is read as healthy (%s).", self.path, model, problem
+                )
+        return sane
 
     def _write(self, models: dict[str, dict[str, Any]]) -> None:
         if len(models) > MAX_MODELS:  # the least recently seen go first
@@ -275,7 +340,7 @@ class HealthBook:
             elif kind is Kind.AUTH:
                 record.update(refused=fingerprint(key), refused_at=now)
             elif outcome in (Outcome.RETRIED, Outcome.FAILED) and kind in UNREACHABLE:
-                record["failures"] = int(record.get("failures", 0) or 0) + 1
+                record["failures"] = min(int(record.get("failures", 0) or 0) + 1, MAX_COUNT)
                 record["last"] = _label(kind, attempt.status)
                 if outcome is Outcome.FAILED or retry_after is not None:
                     # The walk gave up on it (or it asked for a pause): cool it down.
@@ -283,7 +348,7 @@ class HealthBook:
             elif kind is Kind.LATE:
                 # It lost a hedge: late twice in a row, or past the shortest deadline once,
                 # and it cools down like a model that did not answer.
-                record["failures"] = int(record.get("failures", 0) or 0) + 1
+                record["failures"] = min(int(record.get("failures", 0) or 0) + 1, MAX_COUNT)
                 record["last"] = "late"
                 if record["failures"] >= 2 or attempt.latency >= MIN_DEADLINE:
                     _cool(record, now, None)
@@ -298,7 +363,9 @@ class HealthBook:
 def _cool(record: dict[str, Any], now: float, retry_after: float | None) -> None:
     """Start a cooldown: twice as long as the last one, or as long as Retry-After asked."""
     cooldowns = int(record.get("cooldowns", 0) or 0)
-    pause = min(COOLDOWN * 2**cooldowns, MAX_COOLDOWN)
-    if retry_after is not None:
+    # The exponent stops once the pause reached MAX_COOLDOWN: 2**1024 is past any float.
+    doubling = min(cooldowns, math.ceil(math.log2(MAX_COOLDOWN / COOLDOWN)))
+    pause = min(COOLDOWN * 2**doubling, MAX_COOLDOWN)
+    if retry_after is not None and math.isfinite(retry_after):
         pause = max(pause, min(retry_after, MAX_RETRY_AFTER))
-    record.update(cool_until=now + pause, cooldowns=cooldowns + 1, probe_until=0)
+    record.update(cool_until=now + pause, cooldowns=doubling + 1, probe_until=0)
