@@ -5,23 +5,32 @@ The files are searched as they are, with no index: a literal is found with bytes
 speed, and only the lines that match are decoded. A journal line is a JSON object, so the
 pattern is looked for in its JSON-escaped form and every candidate is checked against the
 message's text after parsing: a hit on a key, a time or a model name is never reported.
+
+A regular expression is the user's own program, and Python's `re` cannot be interrupted
+while it matches (no signal, no thread can stop `(a+)+$` on a long line of "a"s): it runs in
+a child process, which is ended when the search is cancelled or takes longer than
+REGEX_SECONDS. A literal needs none of this: it is found in linear time.
 """
 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import re
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memory.history import STAMP_AT, STAMP_AT_BYTES
 
 if TYPE_CHECKING:  # not imported at run time: `kept memory grep` loads only what it needs
+    from multiprocessing.connection import Connection
+
     from memory.history import HistoryEntry
     from memory.store import MemoryStore
 
@@ -130,6 +139,8 @@ class Pattern:
         if not pattern:
             raise ValueError("the pattern is empty")
         self.text = pattern
+        self.regex = regex
+        self.ignore_case = ignore_case
         flags = re.IGNORECASE if ignore_case else 0
         self.compiled = re.compile(pattern if regex else re.escape(pattern), flags)
         # A literal, case-sensitive or ASCII, is found with bytes.find: C speed, no decoding.
@@ -156,12 +167,46 @@ def grep(
     until: str = "",
     exclude: tuple[str, ...] = (),
     private: bool = True,
+    seconds: float | None = None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> Iterator[Match]:
     """Every line of history, and every message of a session, that matches: newest first
     (files by date, the last line of each first). Without `details`, history matches carry
     no spans or entry dates (the command line prints neither). `since`/`until` keep
     matches dated within them; `exclude` names sessions not to search; without `private`,
-    private sessions' journals are not searched (what the model may be shown)."""
+    private sessions' journals are not searched (what the model may be shown).
+
+    A regular expression is searched in a child process, stopped after `seconds`
+    (REGEX_SECONDS by default) or as soon as `cancelled()` says so; a search stopped for
+    its time is said in `errors`, in a sentence."""
+    if pattern.regex:
+        yield from _grep_in_child(
+            store,
+            pattern,
+            seconds=REGEX_SECONDS if seconds is None else seconds,
+            cancelled=cancelled,
+            errors=errors,
+            details=details,
+            since=since,
+            until=until,
+            exclude=exclude,
+            private=private,
+        )
+        return
+    yield from _grep_here(store, pattern, details, errors, since, until, exclude, private)
+
+
+def _grep_here(
+    store: MemoryStore | Places,
+    pattern: Pattern,
+    details: bool,
+    errors: list[str] | None,
+    since: str,
+    until: str,
+    exclude: tuple[str, ...],
+    private: bool,
+) -> Iterator[Match]:
+    """grep in this process: linear for a literal; for a regex, only in a child."""
     dated = details or bool(since or until)
     for path in searched_files(store, since, until):
         journal = path.suffix == ".jsonl"
@@ -197,6 +242,93 @@ def grep(
         if not details and dated:  # stamps were only for the date range
             matches = [m if m.role else Match(m.file, m.line, m.text, (), None) for m in matches]
         yield from matches
+
+
+REGEX_SECONDS = 30.0  # a regular expression's whole search, at most
+_BATCH = 100  # matches sent from the child at a time
+
+
+def _grep_in_child(
+    store: MemoryStore | Places,
+    pattern: Pattern,
+    *,
+    seconds: float,
+    cancelled: Callable[[], bool] | None,
+    errors: list[str] | None,
+    **options: Any,
+) -> Iterator[Match]:
+    """grep with a regex in a child process (spawned: forking a threaded app is unsafe),
+    its matches streamed back in batches; the child is killed when the caller stops
+    reading, cancels, or the time is up."""
+    context = multiprocessing.get_context("spawn")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(
+        target=_child_main,
+        args=(send, str(store.root), pattern.text, pattern.ignore_case, options),
+        daemon=True,
+    )
+    child.start()
+    send.close()
+    deadline = time.monotonic() + seconds
+    try:
+        while True:
+            if cancelled is not None and cancelled():
+                return
+            if time.monotonic() > deadline:
+                if errors is not None:
+                    errors.append(
+                        f"the regular expression {pattern.text!r} took more than "
+                        f"{seconds:g} s and was stopped; try a simpler one, or a plain word"
+                    )
+                return
+            if not receive.poll(0.1):
+                continue
+            try:
+                message = receive.recv()
+            except EOFError:  # the child died without a word
+                if errors is not None:
+                    errors.append("the search stopped unexpectedly")
+                return
+            kind, value = message
+            if kind == "matches":
+                yield from value
+            elif kind == "errors":
+                if errors is not None:
+                    errors.extend(value)
+            else:  # "done"
+                return
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join(5)
+        receive.close()
+
+
+def _child_main(
+    send: Connection, root: str, text: str, ignore_case: bool, options: dict[str, Any]
+) -> None:
+    """The child's side: the same search, over the same folder, sent back in batches."""
+    pattern = Pattern(text, regex=True, ignore_case=ignore_case)
+    errors: list[str] = []
+    batch: list[Match] = []
+    found = _grep_here(
+        Places(Path(root)),
+        pattern,
+        options["details"],
+        errors,
+        options["since"],
+        options["until"],
+        options["exclude"],
+        options["private"],
+    )
+    for match in found:
+        batch.append(match)
+        if len(batch) >= _BATCH:
+            send.send(("matches", batch))
+            batch = []
+    send.send(("matches", batch))
+    send.send(("errors", errors))
+    send.send(("done", None))
 
 
 def _read(path: Path) -> bytes:

@@ -3,7 +3,6 @@ open the entry a match is in, or the session a message was said in."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import time
@@ -17,6 +16,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Checkbox, Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -69,7 +69,9 @@ class SearchScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def run_search(self, pattern: str, regex: bool, ignore_case: bool) -> None:
-        """Search in a thread: a large history must not freeze the screen."""
+        """Search in a thread: a large history must not freeze the screen. A regex runs in
+        a child process (memory.search), ended when this search is cancelled: by a new
+        search, by Esc, or by quitting."""
         from memory.search import Pattern, grep
 
         try:
@@ -78,9 +80,13 @@ class SearchScreen(Screen[None]):
             self.app.call_from_thread(self.show, [], f"Bad regular expression: {exc}.")
             return
         found: list[Match] = []
+        errors: list[str] = []
         total = 0
         started, drawn = time.monotonic(), False
-        for match in grep(self.app.store, compiled):
+        worker = get_current_worker()
+        for match in grep(
+            self.app.store, compiled, errors=errors, cancelled=lambda: worker.is_cancelled
+        ):
             total += 1
             if len(found) < LIMIT:
                 found.append(match)
@@ -91,7 +97,10 @@ class SearchScreen(Screen[None]):
         shown = f" (first {LIMIT} shown)" if total > LIMIT else ""
         noun = "line matches" if total == 1 else "lines match"
         summary = f"{total:,} {noun}{shown}" if total else "No match."
-        self.app.call_from_thread(self.show, found, summary)
+        if errors:
+            summary = f"{summary} {errors[-1][0].upper()}{errors[-1][1:]}."
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self.show, found, summary)
 
     def show(self, matches: list[Match], summary: str) -> None:
         self.matches = matches
@@ -150,14 +159,13 @@ class SearchScreen(Screen[None]):
         text = Text(body)
         pattern = self.query_one("#pattern", Input).value
         flags = 0 if self.query_one("#case", Checkbox).value else re.IGNORECASE
-        with contextlib.suppress(re.error):  # the summary already says what is wrong
-            text.highlight_regex(
-                re.compile(
-                    pattern if self.query_one("#regex", Checkbox).value else re.escape(pattern),
-                    flags,
-                ),
-                "bold reverse",
-            )
+        if not self.query_one("#regex", Checkbox).value:  # a literal: linear, safe here
+            text.highlight_regex(re.compile(re.escape(pattern), flags), "bold reverse")
+        else:  # a regex never runs on this process: the spans found in the search are used
+            offset = body.find(match.text)
+            if offset >= 0:
+                for start, end in match.spans:
+                    text.stylize("bold reverse", offset + start, offset + end)
         self.query_one("#entry", Static).update(text)
 
 
