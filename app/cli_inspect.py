@@ -200,6 +200,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     from app.settings import config_path, load_settings
     from catalog import load_catalog
+    from catalog.config import remote_host
     from memory import MemoryStore
 
     problems = 0
@@ -242,8 +243,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             )
     for gateway in catalog.gateways.values():
         key = catalog.keys.lookup(gateway)
+        host = None if gateway.needs_key else remote_host(gateway.base_url)
         if key.source == "not needed":
             state = "no key needed"
+            if host:  # keyless is not local: say where the transcripts go
+                state += f"; at {host}, not on this machine: transcripts are sent there"
         else:
             state = f"key from {key.source}" if key.usable else f"no key ({key.problem})"
         print(f"gateway {gateway.name}: {state}")

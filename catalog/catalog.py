@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, replace
 
-from catalog.config import CatalogConfig
+from catalog.config import CatalogConfig, remote_host
 from catalog.gateways import GATEWAYS, Gateway
 from catalog.keys import KeyLookup, KeyStore
 from catalog.models import MODEL_CATALOG, ModelEntry
@@ -71,6 +71,17 @@ class Catalog:
             name: replace(gw, base_url=self.config.gateway_urls.get(name, gw.base_url))
             for name, gw in GATEWAYS.items()
         }
+        for entry in self.config.user_models:
+            host = self.elsewhere(entry)
+            if host and self._entries.get(entry.id) is entry:  # said where it is described
+                default = f"Your own model on the {entry.gateway} gateway"
+                away = "not on this machine: transcripts are sent there"
+                self._entries[entry.id] = replace(
+                    entry,
+                    description=f"Your own model at {host} — {away}"
+                    if entry.description == default
+                    else f"{entry.description} (at {host}, {away})",
+                )
         self.problems: tuple[str, ...] = tuple(problems)
         # Every key is read here, once (a blocking keyring read, before the app's loop runs
         # or in a worker), so that a route is a pure look-up, fit for a screen's compose.
@@ -118,6 +129,12 @@ class Catalog:
 
     def gateway_of(self, entry: ModelEntry) -> Gateway:
         return self.gateways[entry.gateway]
+
+    def elsewhere(self, entry: ModelEntry) -> str | None:
+        """The host of a keyless gateway's model that is not on this machine: its
+        transcripts leave the machine, unlike a local model's (None for the others)."""
+        gateway = self.gateway_of(entry)
+        return None if gateway.needs_key else remote_host(gateway.base_url)
 
     def pricing(self, entry: ModelEntry) -> Pricing | None:
         """Its prices and context window; the window its server said it has wins over

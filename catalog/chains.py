@@ -111,6 +111,14 @@ def _state(catalog: Catalog, entry: ModelEntry) -> tuple[bool, str]:
     return False, f"no key for {gateway.label}"
 
 
+def _yours(catalog: Catalog, entry: ModelEntry) -> str:
+    """A keyless gateway's model: local, or at a host where the transcripts are sent."""
+    host = catalog.elsewhere(entry)
+    if host:
+        return f"your own model at {host}, not on this machine: transcripts are sent there"
+    return "your local model"
+
+
 def _extra_hosted(catalog: Catalog, members: list[Member]) -> list[Member]:
     """A fast model on each gateway that has a key, for a user whose keys the built-in
     chain does not use (only a Gemini or DeepSeek key)."""
@@ -145,7 +153,7 @@ def consolidation_plan(
     local = [e for e in catalog.entries if e.user and _keyless(catalog, e) and e.id not in seen]
     if chat_model in {e.id for e in local}:
         local.sort(key=lambda e: e.id != chat_model)
-    tail = [Member(e, True, f"your local model; {_state(catalog, e)[1]}") for e in local]
+    tail = [Member(e, True, f"{_yours(catalog, e)}; {_state(catalog, e)[1]}") for e in local]
     hosted = any(m.included for m in members)
     members = tail + members if not chosen and not hosted else members + tail
     return ChainPlan(tuple(members), "" if hosted or tail else NO_MODEL_FIX)

@@ -9,7 +9,9 @@ built-in default stands in for it, so Kept always starts. The app finds and read
 
 from __future__ import annotations
 
+import ipaddress
 import re
+import unicodedata
 from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 from typing import Annotated, Any, Literal, TypeVar, get_args, get_type_hints
@@ -29,6 +31,7 @@ DEFAULT_WINDOW = 8192  # tokens, for a user's hosted model whose window config.t
 # small: the server fails the request only after minutes of writing a reply that cannot fit.
 LOCAL_WINDOW = 2048
 MIN_WINDOW = 256  # tokens: the smallest context_window taken
+MAX_WINDOW = 10_000_000  # tokens: the largest (no model has more; max_tokens follows it)
 # Every table is a plain frozen dataclass (code may build one with any figures, as tests
 # do) whose fields' Annotated metadata is the schema config.toml is validated against:
 # unknown keys are reported, and each field marked strict never coerces ("5" is not 5,
@@ -186,8 +189,31 @@ StructuredOutput = Literal["auto", "json_schema", "json_object", "off"]
 STRUCTURED_OUTPUT: tuple[str, ...] = get_args(StructuredOutput)
 
 
+# Characters that show as nothing, or as a space: in an id they let it pose as another.
+_FILLERS = frozenset("\u115f\u1160\u3164\uffa0")
+
+
+def visible(text: str) -> bool:
+    """No control, format (zero-width, bidi), private, unassigned or filler character, and
+    no space other than a plain one, nor at either end: what it shows is all it holds."""
+    return text == text.strip() and not any(
+        ch in _FILLERS or (unicodedata.category(ch)[0] in "CZ" and ch != " ") for ch in text
+    )
+
+
+def plain(text: str) -> str:
+    """`text` as it reads: without format characters or fillers, spaces collapsed, case
+    folded; two labels equal here look alike in a list."""
+    kept = "".join(
+        ch
+        for ch in unicodedata.normalize("NFKC", text)
+        if ch not in _FILLERS and unicodedata.category(ch)[0] != "C"
+    )
+    return " ".join(kept.split()).casefold()
+
+
 def _id(value: object) -> str:
-    if not isinstance(value, str) or not value.strip() or clean_text(value) != value:
+    if not isinstance(value, str) or not value.strip() or not visible(value):
         raise ValueError("not an id")
     return value
 
@@ -215,7 +241,10 @@ class ModelTable:
     id: Annotated[
         str,
         BeforeValidator(_id),
-        Field(description='an id such as "llama3.2", with no control characters'),
+        Field(
+            description='an id such as "llama3.2", with no control, invisible or format '
+            "characters and no space at either end"
+        ),
     ]
     label: Text = None
     api_model: Text = None
@@ -226,7 +255,7 @@ class ModelTable:
     ] = "local"
     fallback: Text = None
     # tokens; unset: LOCAL_WINDOW on a keyless gateway, else DEFAULT_WINDOW
-    context_window: Annotated[int | None, Field(ge=MIN_WINDOW, strict=True)] = None
+    context_window: Annotated[int | None, Field(ge=MIN_WINDOW, le=MAX_WINDOW, strict=True)] = None
     tier: Text = None
     description: Text = None
     # seconds one request may take; replaces every other cap for this model
@@ -303,8 +332,8 @@ def parse_catalog_config(
         raw_models = []
     for index, raw in enumerate(raw_models, start=1):
         head = f"{where}: [[models]] #{index}"
-        if isinstance(raw, dict) and isinstance(raw.get("id"), str):
-            head += f" ({clean_text(raw['id'])})"
+        if isinstance(raw, dict) and isinstance(raw.get("id"), str) and visible(raw["id"]):
+            head += f" ({raw['id']})"
         entry, wrong = parse_table(ModelTable, raw, head)
         problems += wrong
         if entry is not None and not wrong:  # a wrong entry is left out, not half-used
@@ -324,7 +353,7 @@ def user_model(table: ModelTable) -> ModelEntry:
     structured = table.structured_output or base.structured_output or "off"
     return replace(
         base,
-        label=clean_text(table.label or base.label),
+        label=_shown(table.label) or base.label,
         tier=clean_text(table.tier or "local"),
         description=clean_text(table.description or base.description),
         fallback=table.fallback,
@@ -332,6 +361,29 @@ def user_model(table: ModelTable) -> ModelEntry:
         structured_output=None if structured == "off" else structured,
         deadline=table.deadline or base.deadline,
     )
+
+
+def _shown(text: str | None) -> str:
+    """A label as it shows: no control, format (zero-width, bidi) or filler characters."""
+    text = clean_text(text or "")
+    return " ".join(
+        "".join(
+            ch for ch in text if ch not in _FILLERS and unicodedata.category(ch)[0] != "C"
+        ).split()
+    )
+
+
+def remote_host(base_url: str | None) -> str | None:
+    """The host of `base_url` when it is not this machine (None: loopback, or no URL):
+    what is sent there leaves the machine."""
+    host = (urlparse(base_url).hostname or "") if base_url else ""
+    if not host or host == "localhost" or host.endswith(".localhost"):
+        return None
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    return None if address.is_loopback or address.is_unspecified else host
 
 
 # A model on the user's own machine is free and often runs on a busy CPU (4 tokens/s seen

@@ -111,3 +111,148 @@ def test_a_wrong_typed_health_record_is_read_as_healthy_with_a_warning(
     # The answer replaced the untrusted record with one the book wrote.
     saved = json.loads(path.read_text())["models"][MODEL]
     assert saved["failures"] == 0 and isinstance(saved["latencies"], list)
+
+
+# --- config.toml ---------------------------------------------------------------------------
+
+
+def parsed(toml: str):
+    import tomllib
+
+    from catalog.config import parse_catalog_config
+
+    return parse_catalog_config(tomllib.loads(toml))
+
+
+def test_a_context_window_past_any_model_is_refused_in_one_sentence() -> None:
+    """2**63 - 1 tokens used to be taken, and sent as max_tokens 9.2e18."""
+    config = parsed('[[models]]\nid = "big"\ncontext_window = 9223372036854775807\n')
+    assert config.user_models == ()
+    assert config.problems == (
+        "config.toml: [[models]] #1 (big) context_window must be a whole number from 256 "
+        "to 10000000, not 9223372036854775807.",
+    )
+    (entry,) = parsed('[[models]]\nid = "big"\ncontext_window = 10000000\n').user_models
+    assert entry.context_window == 10_000_000
+
+
+INVISIBLE = {
+    "zero-width-space": "gpt-5\u200b",
+    "zero-width-joiner": "gpt\u200d-5",
+    "bidi-isolate": "\u2066gpt-5\u2069",
+    "right-to-left-mark": "gpt-5\u200f",
+    "byte-order-mark": "\ufeffgpt-5",
+    "soft-hyphen": "gpt\u00ad-5",
+    "no-break-space": "gpt-5\u00a0",
+    "trailing-space": "gpt-5 ",
+    "hangul-filler": "gpt-5\u3164",
+    "line-separator": "gpt-5\u2028",
+}
+
+
+@pytest.mark.parametrize("model_id", INVISIBLE.values(), ids=INVISIBLE.keys())
+def test_a_model_id_with_invisible_characters_cannot_pose_as_a_built_in(model_id) -> None:
+    from catalog import load_catalog
+    from catalog.keys import KeyStore
+
+    escaped = "".join(
+        c if c.isascii() and c.isprintable() else f"\\u{ord(c):04x}" for c in model_id
+    )
+    config = parsed(f'[[models]]\nid = "{escaped}"\n')
+    assert config.user_models == ()
+    (problem,) = config.problems
+    assert problem.startswith("config.toml: [[models]] #1 id must be an id such as")
+    assert "invisible or format characters" in problem and problem.count(". ") == 0
+    assert problem.isprintable()  # the id is shown escaped, never as a look-alike
+    catalog = load_catalog(config, KeyStore(environ={}))
+    assert [e.id for e in catalog.entries if "gpt" in e.id.lower() and "5" in e.id] == [
+        "gpt-5",
+        "gpt-5-mini",
+    ]
+
+
+def test_a_user_models_label_equal_to_a_built_ins_is_told_apart_in_the_picker(fake) -> None:
+    import asyncio
+
+    from textual.widgets import OptionList
+
+    from app.screens.model_picker import ModelPicker
+    from catalog.config import local_model
+    from catalog.models import MODEL_CATALOG
+    from tests.support import make_app
+
+    mine = replace_entry(local_model("my-gpt5", "openai"), label="GPT-5", tier="frontier")
+    entries = (*MODEL_CATALOG, mine)
+
+    async def scenario() -> dict[str, str]:
+        app = make_app(fake, entries=entries)
+        async with app.run_test() as pilot:
+            app.push_screen(ModelPicker(app.catalog, app.model))
+            await pilot.pause()
+            options = app.screen.query_one(OptionList)
+            found = (options.get_option_at_index(i) for i in range(options.option_count))
+            return {str(o.id): o.prompt.plain for o in found}
+
+    rows = asyncio.run(scenario())
+    built_in, yours = rows["gpt-5"].split("\n")[0], rows["my-gpt5"].split("\n")[0]
+    assert built_in.split()[:2] == ["GPT-5", "frontier"]
+    assert "GPT-5 (yours)" in yours
+    assert "your config.toml model 'my-gpt5'" in rows["my-gpt5"]
+    assert "(yours)" not in rows["gpt-4.1"]
+
+
+def replace_entry(entry, **changes):
+    from dataclasses import replace
+
+    return replace(entry, **changes)
+
+
+def test_a_user_label_with_invisible_characters_shows_without_them() -> None:
+    (entry,) = parsed('[[models]]\nid = "mine"\nlabel = "GPT\\u200b-5\\u2069"\n').user_models
+    assert entry.label == "GPT-5"
+
+
+# --- a keyless gateway that is not this machine --------------------------------------------
+
+REMOTE = """
+[gateways.local]
+base_url = "http://192.168.1.20:11434/v1"
+
+[[models]]
+id = "llama3.2"
+"""
+
+
+def test_a_keyless_model_at_another_host_is_not_called_local(configured, capsys) -> None:
+    from catalog import load_catalog
+    from catalog.chains import consolidation_plan
+    from catalog.keys import KeyStore
+
+    catalog = load_catalog(parsed(REMOTE), KeyStore(environ={}))
+    entry = catalog.get("llama3.2")
+    assert entry.description == (
+        "Your own model at 192.168.1.20 — not on this machine: transcripts are sent there"
+    )
+    lines = consolidation_plan(catalog).lines()
+    (line,) = [x for x in lines if "llama3.2" in x]
+    assert "your local model" not in line
+    assert "your own model at 192.168.1.20, not on this machine: transcripts are sent" in line
+    described = parsed(REMOTE + 'description = "The box in the hall"\n')
+    entry = load_catalog(described, KeyStore(environ={})).get("llama3.2")
+    assert entry.description == (
+        "The box in the hall (at 192.168.1.20, not on this machine: transcripts are sent there)"
+    )
+    # On this machine (loopback by name or address) it stays "local".
+    for url in ("http://127.0.0.1:8080/v1", "http://localhost:8080/v1", "http://[::1]:8/v1"):
+        here = load_catalog(parsed(REMOTE.replace("http://192.168.1.20:11434/v1", url)))
+        assert here.get("llama3.2").description == "Your own model on the local gateway"
+    # kept doctor's look at the gateways says it too.
+    from app.settings import config_path
+
+    config_path().write_text(REMOTE)
+    main(["doctor"])
+    out = capsys.readouterr().out
+    assert (
+        "gateway local: no key needed; at 192.168.1.20, not on this machine: transcripts "
+        "are sent there" in out
+    )

@@ -13,6 +13,7 @@ from textual.widgets.option_list import Option
 from app.screens.dialog import Dialog
 from app.widgets.status_bar import clip
 from catalog import Catalog
+from catalog.config import plain
 
 
 class ModelPicker(Dialog[str | None]):
@@ -25,14 +26,19 @@ class ModelPicker(Dialog[str | None]):
 
     def compose(self) -> ComposeResult:
         options = []
+        # A model of the user's whose label reads like another's (a built-in's, say) is
+        # marked as theirs, with its id: two rows never look the same.
+        labels = [plain(e.label) for e in self.catalog.visible()]
         for entry in self.catalog.visible():
+            alike = entry.user and labels.count(plain(entry.label)) > 1
             key = self.catalog.route(entry).key
             line = Text()
             # One line of at most 48 columns, so that "no key" never wraps at 60.
             line.append("● " if entry.id == self.current else "  ", style="bold")
             # Each column cut to leave a space before the next: a long label (a model
             # file's name) never runs into its tier.
-            line.append(f"{clip(entry.label, 21):22}", style="bold")
+            label = f"{clip(entry.label, 13)} (yours)" if alike else clip(entry.label, 21)
+            line.append(f"{label:22}", style="bold")
             line.append(f"{clip(entry.tier, 9):10}{clip(entry.gateway, 9):10}")
             if not self.catalog.route(entry).gateway.needs_key:
                 line.append("local", style="green")
@@ -40,7 +46,8 @@ class ModelPicker(Dialog[str | None]):
                 line.append(
                     "key ✓" if key.usable else "no key", style="green" if key.usable else "red"
                 )
-            line.append(f"\n  {entry.description}", style="dim")
+            mine = f"your config.toml model {entry.id!r}: " if alike else ""
+            line.append(f"\n  {mine}{entry.description}", style="dim")
             options.append(Option(line, id=entry.id))
         with Vertical(classes="dialog"):
             yield Label("Choose a model", classes="dialog-title")
