@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -35,8 +36,22 @@ def session_markdown(session: LiveSession | Journal, catalog: Catalog) -> str:
             lines += [f"## {label} — {when}", "", content, ""]
         elif role == "assistant":
             for call in message.get("tool_calls") or []:
-                lines += [f"*Searched history: `{call['function']['arguments']}`*", ""]
+                lines += [_tool_call_line(call), ""]
     return "\n".join(lines)
+
+
+def _tool_call_line(call: object) -> str:
+    """One tool call as the export shows it; a field an import left out is said missing."""
+    function = call.get("function") if isinstance(call, dict) else None
+    function = function if isinstance(function, dict) else {}
+    name = function.get("name")
+    arguments = function.get("arguments")
+    if isinstance(arguments, dict):
+        arguments = json.dumps(arguments, ensure_ascii=False)
+    shown = f"`{arguments}`" if isinstance(arguments, str) else "(no arguments)"
+    if name == "search_history":
+        return f"*Searched history: {shown}*"
+    return f"*Called {name if isinstance(name, str) else '(an unnamed tool)'}: {shown}*"
 
 
 def export_session(
