@@ -364,6 +364,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "func", None) is not _cmd_models and (problem := data_folder_problem()):
         print(problem, file=sys.stderr)
         return 2
+    if getattr(args, "func", None) not in (None, _cmd_models):
+        from memory import MemoryStore
+        from memory.sessions import discard_orphaned_private
+
+        # A private session a crash or a kill left behind goes before anything reads sessions.
+        discard_orphaned_private(MemoryStore())
     if getattr(args, "func", None) is None:
         from app.main import run
 

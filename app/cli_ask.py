@@ -4,7 +4,9 @@ the chat, streamed to stdout; the exchange is a session like any other."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -29,10 +31,26 @@ def _question(parts: list[str]) -> str:
                     "`-` reads the question from stdin, but nothing is piped "
                     "in: `echo text | kept ask -`"
                 )
-            pieces.append(sys.stdin.read())
+            pieces.append(_stdin_text())
         else:
             pieces.append(part)
     return "\n\n".join(p.strip() for p in pieces if p.strip())
+
+
+def _stdin_text() -> str:
+    """What is piped in, as bytes decoded from UTF-8: a byte that is not (a Latin-1 file in
+    a `git diff`) becomes U+FFFD rather than a traceback."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:  # a text stream with no bytes beneath it
+        return sys.stdin.read()
+    data = bytes(stream.read())
+    text = data.decode("utf-8", errors="replace")
+    if "\ufffd" in text and "\ufffd".encode() not in data:
+        print(
+            "kept ask: stdin is not all UTF-8; the bytes that are not were replaced by �.",
+            file=sys.stderr,
+        )
+    return text
 
 
 class Output:
@@ -302,9 +320,12 @@ def cmd_ask(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return USAGE
+    restore = _stop_on_signals() if session.private else {}
     try:
         return asyncio.run(_ask(session, catalog, model, question, args))
     except KeyboardInterrupt:
+        if session.private:
+            return _private_stopped(session, signal.SIGINT)
         # The reply was cancelled; what was shown of it is in the journal.
         print(
             "\nkept ask: cancelled; the question (and what was shown of the reply) is "
@@ -312,8 +333,48 @@ def cmd_ask(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 130
+    except _Stopped as stopped:
+        return _private_stopped(session, stopped.signum)
     finally:
+        for signum, handler in restore.items():
+            signal.signal(signum, handler)
         session.release()
+
+
+class _Stopped(BaseException):
+    """SIGTERM or SIGHUP (a logout, a closed terminal) during a private ask."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop_on_signals() -> dict[int, Any]:
+    """Make SIGTERM and SIGHUP stop a private ask as Ctrl+C does, so that its journal is
+    deleted rather than left behind; the handlers they replace, to put back."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise _Stopped(signum)
+
+    return {signum: signal.signal(signum, stop) for signum in (signal.SIGTERM, signal.SIGHUP)}
+
+
+def _private_stopped(session: LiveSession, signum: int) -> int:
+    """A private ask stopped by a signal: its journal is deleted first, then said (the
+    terminal may be gone: nothing said is lost)."""
+    try:
+        session.store.discard(session.journal)
+        said = "its journal is deleted, nothing of it is kept"
+    except OSError as exc:
+        said = (
+            f"its journal could not be deleted yet ({exc.strerror or exc}); the next "
+            "start of Kept deletes it"
+        )
+    session.release()
+    how = "cancelled" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
+    with contextlib.suppress(OSError):
+        print(f"\nkept ask: {how}; the question was private: {said}.", file=sys.stderr)
+    return 128 + signum
 
 
 def _answered(session: LiveSession) -> bool:
@@ -365,17 +426,21 @@ async def _ask(
         segment = session.close()  # a private session's journal is deleted here
         if segment is not None and not args.no_save:
             save_in_background(session.id)
-        kept = f"Your question is kept in session {session.id}."
+        kept = (
+            "The question was private: nothing of it is kept."
+            if session.private
+            else f"Your question is kept in session {session.id}."
+        )
     if turn.cut_off:  # what arrived is above, and in the journal marked as cut off
+        where = (
+            "was private: it is not kept" if session.private else f"is kept in session {session.id}"
+        )
         print(
-            f"\nkept ask: the reply was cut off ({turn.reason.rstrip('.')}); what arrived "
-            f"is kept in session {session.id}.",
+            f"\nkept ask: the reply was cut off ({turn.reason.rstrip('.')}); what arrived {where}.",
             file=sys.stderr,
         )
         return NO_ANSWER
     if not turn.ok:
-        if session.private:
-            kept = "Nothing was saved."
         print(
             _from_attempts(catalog, turn.attempts).sentences(catalog, model, kept), file=sys.stderr
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from contextlib import suppress
 from dataclasses import replace
 from datetime import datetime
 from functools import partial
@@ -79,6 +80,10 @@ class KeptApp(App[None]):
         # Every notice shown this run, in order: what a notice said stays readable after
         # its toast has gone.
         self.notices: list[str] = []
+        from memory.sessions import discard_orphaned_private
+
+        # Every private session a crash or a kill left behind, before resuming one.
+        discard_orphaned_private(self.store)
         self.set_reactive(KeptApp.session, LiveSession.resume_or_start(self.store, model))
         self.problems.extend(self.store.skipped.values())
         self.jobs = MemoryJobs(self)
@@ -123,7 +128,35 @@ class KeptApp(App[None]):
             wanted = DEFAULT_THEME
         self.theme = wanted
         self._theme_chosen = True
+        self._catch_signals(install=True)
         self.call_after_refresh(self._first_frame)
+
+    STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")  # Ctrl+C, a logout, a closed terminal
+
+    def _catch_signals(self, *, install: bool) -> None:
+        """Quit cleanly on a stop signal rather than die with a private journal on disk."""
+        import asyncio
+        import signal
+
+        loop = asyncio.get_running_loop()
+        for name in self.STOP_SIGNALS:
+            signum = getattr(signal, name, None)
+            if signum is None:
+                continue
+            # Not the main thread, or a platform without them: the default stays.
+            with suppress(ValueError, RuntimeError, NotImplementedError):
+                if install:
+                    loop.add_signal_handler(signum, self._stop_signal, signum)
+                else:
+                    loop.remove_signal_handler(signum)
+
+    def _stop_signal(self, signum: int) -> None:
+        """A private session's journal is deleted at once (the terminal may be gone, and
+        quitting may not get far), then Kept quits as with Ctrl+Q."""
+        if self.session.private:
+            with suppress(OSError):  # if it cannot be, the next start of Kept deletes it
+                self.store.discard(self.session.journal)
+        self.exit(return_code=128 + signum)
 
     def get_default_screen(self) -> Screen[None]:
         from app.screens.chat import ChatScreen
@@ -268,6 +301,7 @@ class KeptApp(App[None]):
             self.jobs.save(self.session.journal, segment)
 
     def on_unmount(self) -> None:
+        self._catch_signals(install=False)
         if self.session.private:  # a private session ends with the app
             self.session.close()
         else:
@@ -377,6 +411,15 @@ class KeptApp(App[None]):
             self.notify(
                 f"Could not export to {where}: {exc.strerror or exc}.",
                 severity="error",
+                markup=False,
+            )
+            return
+        if self.session.private:
+            self.notify(
+                f"This private session is exported to {path}, outside Kept's private "
+                "clean-up: that file stays until you delete it.",
+                title="Export",
+                severity="warning",
                 markup=False,
             )
             return

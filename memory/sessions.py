@@ -51,12 +51,13 @@ class SessionSummary:
 def said_in(store: MemoryStore, words: str) -> dict[str, set[str]]:
     """Each word of a filter (lower case) and the sessions whose messages say it, any case:
     the transcript search of /grep and `kept memory grep`, one pass over the journals per
-    word (a literal is found in the raw bytes; only matching lines are decoded)."""
+    word (a literal is found in the raw bytes; only matching lines are decoded). A private
+    session is never searched."""
     from memory.search import Pattern, grep
 
     found: dict[str, set[str]] = {}
     for word in dict.fromkeys(words.lower().split()):
-        matches = grep(store, Pattern(word, ignore_case=True), details=False)
+        matches = grep(store, Pattern(word, ignore_case=True), details=False, private=False)
         found[word] = {m.session for m in matches if m.session is not None}
     return found
 
@@ -271,3 +272,52 @@ def delete_session(store: MemoryStore, session_id: str, *, forget: bool = False)
             leftover.unlink(missing_ok=True)
     finally:
         lock.release()
+
+
+ORPHAN_GRACE = 60.0  # seconds a private journal with no lock file yet may be a new one
+
+
+def _is_private(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            header = json.loads(f.readline(1 << 16) or b"{}")
+    except (OSError, ValueError):
+        return False
+    return isinstance(header, dict) and header.get("private") is True
+
+
+def discard_orphaned_private(store: MemoryStore) -> int:
+    """Delete every private journal whose session no process has open any more (a crash,
+    a killed process): off the record means nothing of it stays on disk. A journal whose
+    `.ID.live` lock is held is another window's live session and is left alone. Returns
+    how many were deleted."""
+    import time
+
+    from memory.files import HeldLock
+
+    if not store.sessions_dir.is_dir():
+        return 0
+    deleted = 0
+    for path in sorted(store.sessions_dir.glob("*.jsonl")):
+        if not _is_private(path):
+            continue
+        lock_path = store.sessions_dir / f".{path.stem}.live"
+        try:
+            # A new session writes its journal, then takes its lock: a moment apart.
+            if not lock_path.exists() and time.time() - path.stat().st_mtime < ORPHAN_GRACE:
+                continue
+            lock = HeldLock(lock_path)
+            if not lock.acquire():
+                continue  # live in another process
+        except OSError:
+            continue
+        try:
+            path.unlink(missing_ok=True)
+            fsync_dir(path.parent)
+            lock_path.unlink(missing_ok=True)
+            deleted += 1
+        except OSError as exc:
+            log.warning("%s could not be deleted (%s).", path, exc.strerror or exc)
+        finally:
+            lock.release()
+    return deleted
