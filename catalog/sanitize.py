@@ -14,15 +14,26 @@ _ESCAPES = re.compile(
     r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
 )
 # C0 controls except tab and newline, DEL, C1 controls, and bidirectional overrides that
-# can make text display differently from what it says.
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# can make text display differently from what it says; and surrogates (half an emoji, from
+# JSON's `\ud83d` escapes), which no file or terminal can encode.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_SURROGATES = re.compile(r"[\ud800-\udfff]")
+
+
+def whole_characters(text: str) -> str:
+    """`text` with a surrogate pair given as two code points joined into its character and
+    a lone surrogate replaced by U+FFFD, so it can be written as UTF-8."""
+    if not _SURROGATES.search(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def clean_text(text: str) -> str:
-    """`text` without escape sequences or control characters; CRLF becomes LF."""
+    """`text` without escape sequences or control characters, surrogates made whole (or
+    U+FFFD); CRLF becomes LF."""
     if not _CONTROLS.search(text):  # the common case: nothing to strip, no copy made
         return text
-    text = text.replace("\r\n", "\n")
+    text = whole_characters(text).replace("\r\n", "\n")
     return _CONTROLS.sub("", _ESCAPES.sub("", text))
 
 

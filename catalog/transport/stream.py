@@ -9,7 +9,7 @@ from typing import Any
 
 from catalog.catalog import Catalog, Route
 from catalog.llm import litellm
-from catalog.sanitize import clean_text
+from catalog.sanitize import clean_text, whole_characters
 from catalog.transport.records import Reply, ToolCall
 
 
@@ -90,6 +90,9 @@ class Assembly:
         self.calls: dict[int, dict[str, Any]] = {}
         self.finish_reason: str | None = None
         self.usage: tuple[int, int] | None = None
+        # The first half of a character whose second half is in the next chunk: a
+        # provider may send an emoji as two escaped surrogates in two events.
+        self.half = ""
 
     def add(self, chunk: Any) -> str | None:
         """Take one chunk; the text it adds, if any."""
@@ -114,13 +117,20 @@ class Assembly:
                     slot["arguments"].append(
                         arguments if isinstance(arguments, str) else json.dumps(arguments)
                     )
-        piece = getattr(delta, "content", None)
+        piece, self.half = self.half + str(getattr(delta, "content", None) or ""), ""
+        if (
+            piece
+            and "\ud800" <= piece[-1] <= "\udbff"
+            and not getattr(choice, "finish_reason", None)
+        ):
+            piece, self.half = piece[:-1], piece[-1]  # shown with its other half
+        piece = whole_characters(piece)
         if piece:
             self.text.append(piece)
-        return str(piece) if piece else None
+        return piece or None
 
     def reply(self, route: Route, catalog: Catalog, messages: list[dict[str, Any]]) -> Reply:
-        text = "".join(self.text)
+        text = "".join(self.text) + whole_characters(self.half)
         calls = tuple(
             ToolCall(slot["id"], slot["name"], "".join(slot["arguments"]))
             for _, slot in sorted(self.calls.items())
