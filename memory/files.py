@@ -188,13 +188,16 @@ def atomic_write(path: Path, data: bytes | str, *, follow: bool = False) -> None
     fsync_dir(path.parent)
 
 
-def append_line(path: Path, line: str) -> None:
+def append_line(path: Path, line: str, *, create: bool = True) -> None:
     """Append one line and fsync it: a crash loses at most the line being written, and a
-    failed write (a full disk) is undone, so it never leaves a torn line behind."""
+    failed write (a full disk) is undone, so it never leaves a torn line behind. With
+    `create` False the file must exist (FileNotFoundError if not): an update to a file
+    another process just moved away never makes a new one in its place."""
     if "\n" in line:
         raise ValueError("a journal line cannot contain a newline")
+    flags = os.O_WRONLY | os.O_APPEND | NOFOLLOW | _BINARY | (os.O_CREAT if create else 0)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | NOFOLLOW | _BINARY, FILE_MODE)
+        fd = os.open(path, flags, FILE_MODE)
     except OSError as exc:
         raise _naming(exc, path) from exc
     try:

@@ -146,7 +146,11 @@ class Journal:
     # --- writing ---------------------------------------------------------------------------
 
     def _write(self, record: dict[str, Any]) -> None:
-        append_line(self.path, json.dumps(record, ensure_ascii=False, separators=(",", ":")))
+        """Append to the journal, which must exist: a journal another process moved to
+        done/ (or deleted) meanwhile raises FileNotFoundError, and the caller finds it
+        again, rather than a new one-line file taking its place."""
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        append_line(self.path, line, create=False)
 
     def append(self, message: dict[str, Any]) -> dict[str, Any]:
         """Add one message to the journal (fsynced before this returns)."""

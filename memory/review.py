@@ -5,7 +5,8 @@ you accept, edit or reject them.
 A proposal is one JSON file in `proposals/`, written atomically; its session stays pending
 meanwhile, so a quit or a crash loses nothing. Accepting it is an ordinary commit (versioned,
 crash-safe); a proposal made against a MEMORY.md that has changed since is dropped and the
-session consolidated again, so no edit is ever overwritten.
+session consolidated again, so no edit is ever overwritten. Accepting and rejecting hold
+the session's claim, as a consolidation does.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memory.files import atomic_write, ensure_dir
-from memory.journal import Segment
+from memory.files import atomic_write, ensure_dir, locked
+from memory.journal import Journal, Segment
 from memory.store import MemoryStore, MemoryText, Version
 from memory.versions import VersionKind
 
@@ -184,39 +185,59 @@ class StaleProposal(Exception):
     """MEMORY.md changed after the proposal was made: it is dropped, never applied."""
 
 
+def _claim(store: MemoryStore, session: str) -> Path:
+    """The lock a consolidation of `session` holds: accepting or rejecting holds it too, so
+    no two processes decide on, or move, one session's journal at once."""
+    return store.sessions_dir / f".{session}.claim"
+
+
 def accept(store: MemoryStore, proposal: Proposal, memory_text: str | None = None) -> None:
     """Commit the proposal, or the user's edit of its MEMORY.md (`memory_text`)."""
     from memory.commit import commit
     from memory.save_memory import SavedMemory
 
-    journal = store.find_session(proposal.session)
-    current = store.read_memory()
-    edited = memory_text is not None and memory_text != proposal.memory_update
-    text = memory_text if edited and memory_text is not None else proposal.memory_update
-    saved = SavedMemory(proposal.history_entry, text)
-    when = datetime.fromisoformat(proposal.when)
-    if current.digest != proposal.base_digest or not commit(
-        store,
-        journal,
-        proposal.segment,
-        saved,
-        current,
-        proposal.model,
-        when,
-        source=VersionKind.REVIEWED if edited else VersionKind.CONSOLIDATION,
-    ):
-        proposal.path.unlink(missing_ok=True)
-        raise StaleProposal(
-            "MEMORY.md changed after this change was proposed, so it was not "
-            "applied; the session will be consolidated again against it."
-        )
+    with locked(_claim(store, proposal.session)):
+        journal = store.find_session(proposal.session)
+        if proposal.segment not in journal.pending:  # decided in another window meanwhile
+            proposal.path.unlink(missing_ok=True)
+            raise StaleProposal(
+                "This change was already decided in another Kept window, so it was not "
+                "applied again."
+            )
+        current = store.read_memory()
+        edited = memory_text is not None and memory_text != proposal.memory_update
+        text = memory_text if edited and memory_text is not None else proposal.memory_update
+        saved = SavedMemory(proposal.history_entry, text)
+        when = datetime.fromisoformat(proposal.when)
+        if current.digest != proposal.base_digest or not commit(
+            store,
+            journal,
+            proposal.segment,
+            saved,
+            current,
+            proposal.model,
+            when,
+            source=VersionKind.REVIEWED if edited else VersionKind.CONSOLIDATION,
+        ):
+            proposal.path.unlink(missing_ok=True)
+            raise StaleProposal(
+                "MEMORY.md changed after this change was proposed, so it was not "
+                "applied; the session will be consolidated again against it."
+            )
     proposal.path.unlink(missing_ok=True)
+
+
+def _close_rejected(store: MemoryStore, journal: Journal, proposal: Proposal) -> None:
+    if proposal.segment in journal.pending:
+        journal.mark_consolidated(proposal.segment, proposal.model, rejected=True)
+    store.settle(journal)
 
 
 def reject(store: MemoryStore, proposal: Proposal) -> None:
     """Nothing of the segment goes into memory: it is closed as rejected, journal kept."""
-    journal = store.find_session(proposal.session)
-    if proposal.segment in journal.pending:
-        journal.mark_consolidated(proposal.segment, proposal.model, rejected=True)
-    store.settle(journal)
+    with locked(_claim(store, proposal.session)):
+        try:
+            _close_rejected(store, store.find_session(proposal.session), proposal)
+        except FileNotFoundError:  # moved to done/ as it was read: find it again
+            _close_rejected(store, store.find_session(proposal.session), proposal)
     proposal.path.unlink(missing_ok=True)
