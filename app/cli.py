@@ -365,11 +365,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(problem, file=sys.stderr)
         return 2
     if getattr(args, "func", None) not in (None, _cmd_models):
-        from memory import MemoryStore
-        from memory.sessions import discard_orphaned_private
+        from memory.files import data_dir
+        from memory.orphans import discard_orphaned_private
 
         # A private session a crash or a kill left behind goes before anything reads sessions.
-        discard_orphaned_private(MemoryStore())
+        discard_orphaned_private(data_dir() / "sessions")
     if getattr(args, "func", None) is None:
         from app.main import run
 

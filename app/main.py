@@ -80,10 +80,10 @@ class KeptApp(App[None]):
         # Every notice shown this run, in order: what a notice said stays readable after
         # its toast has gone.
         self.notices: list[str] = []
-        from memory.sessions import discard_orphaned_private
+        from memory.orphans import discard_orphaned_private
 
         # Every private session a crash or a kill left behind, before resuming one.
-        discard_orphaned_private(self.store)
+        discard_orphaned_private(self.store.sessions_dir)
         self.set_reactive(KeptApp.session, LiveSession.resume_or_start(self.store, model))
         self.problems.extend(self.store.skipped.values())
         self.jobs = MemoryJobs(self)
