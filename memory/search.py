@@ -166,15 +166,15 @@ def grep(
     since: str = "",
     until: str = "",
     exclude: tuple[str, ...] = (),
-    private: bool = True,
+    private: bool = False,
     seconds: float | None = None,
     cancelled: Callable[[], bool] | None = None,
 ) -> Iterator[Match]:
     """Every line of history, and every message of a session, that matches: newest first
     (files by date, the last line of each first). Without `details`, history matches carry
     no spans or entry dates (the command line prints neither). `since`/`until` keep
-    matches dated within them; `exclude` names sessions not to search; without `private`,
-    private sessions' journals are not searched (what the model may be shown).
+    matches dated within them; `exclude` names sessions not to search; private sessions'
+    journals are searched only with `private` (never for what a user or model is shown).
 
     A regular expression is searched in a child process, stopped after `seconds`
     (REGEX_SECONDS by default) or as soon as `cancelled()` says so; a search stopped for
