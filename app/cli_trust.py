@@ -83,7 +83,10 @@ def cmd_review(args: argparse.Namespace) -> int:
     from memory.review import StaleProposal, accept, proposals, reject, unified
 
     store = _store()
-    waiting = proposals(store)
+    problems: list[str] = []
+    waiting = proposals(store, problems)
+    for problem in problems:  # a proposal file edited past what Kept writes: set aside
+        print(f"kept memory review: {problem}", file=sys.stderr)
     chosen = args.accept or args.reject
     if chosen:
         mine = [p for p in waiting if p.session == chosen]
@@ -96,7 +99,11 @@ def cmd_review(args: argparse.Namespace) -> int:
             return 2
         for proposal in mine:
             if args.reject:
-                reject(store, proposal)
+                try:
+                    reject(store, proposal)
+                except LookupError as exc:  # its journal was deleted meanwhile
+                    print(f"kept memory review: {exc}", file=sys.stderr)
+                    return 1
                 print(
                     f"Rejected: session {proposal.session} [{proposal.segment}] leaves "
                     "memory unchanged."
@@ -104,7 +111,7 @@ def cmd_review(args: argparse.Namespace) -> int:
                 continue
             try:
                 accept(store, proposal)
-            except StaleProposal as exc:
+            except (StaleProposal, LookupError) as exc:
                 print(f"kept memory review: {exc}", file=sys.stderr)
                 return 1
             print(f"Accepted: session {proposal.session} [{proposal.segment}] ({proposal.change}).")

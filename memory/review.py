@@ -5,22 +5,30 @@ you accept, edit or reject them.
 A proposal is one JSON file in `proposals/`, written atomically; its session stays pending
 meanwhile, so a quit or a crash loses nothing. Accepting it is an ordinary commit (versioned,
 crash-safe); a proposal made against a MEMORY.md that has changed since is dropped and the
-session consolidated again, so no edit is ever overwritten. Accepting and rejecting hold
-the session's claim, as a consolidation does.
+session consolidated again, so no edit is ever overwritten. A proposal file is checked when
+read, like a model's reply: one edited on disk past what Kept writes is set aside, never
+applied. Accepting and rejecting hold the session's claim, as a consolidation does.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
+import logging
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from memory.files import atomic_write, ensure_dir, locked
+from memory.files import atomic_write, digest, ensure_dir, locked
 from memory.journal import Journal, Segment
+from memory.sanitize import clean_text
 from memory.store import MemoryStore, MemoryText, Version
 from memory.versions import VersionKind
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -128,47 +136,125 @@ def propose(
         "history_entry": history_entry,
     }
     atomic_write(path, json.dumps(record, ensure_ascii=False))
-    return _load(path)
+    return _load(path, store)
 
 
-def _load(path: Path) -> Proposal:
-    record = json.loads(path.read_bytes().decode("utf-8", errors="replace"))
+class BadProposal(ValueError):
+    """A proposal file that is not what Kept writes: it is set aside, never applied."""
+
+
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+_SHORT = 500  # the most a model id or a time in a proposal may hold
+
+
+def _text(record: dict[str, Any], name: str) -> str:
+    """A text field of the record, lone surrogates replaced and control characters out."""
+    value = record.get(name)
+    if not isinstance(value, str):
+        raise ValueError(f"its {name} is missing or not text")
+    return clean_text(value.encode("utf-8", "surrogatepass").decode("utf-8", "replace"))
+
+
+def _check(path: Path, record: object, store: MemoryStore) -> Proposal:
+    """The record as a Proposal, checked like a reply; ValueError says what is wrong."""
+    if not isinstance(record, dict):
+        raise ValueError("it is not a JSON object")
+    settings = store.settings
+    session, model, made, when = (_text(record, n) for n in ("session", "model", "made", "when"))
+    start, end = record.get("start"), record.get("end")
+    if type(start) is not int or type(end) is not int or not 0 <= start < end:
+        raise ValueError("its start and end are not a range of messages")
+    if path.name != f"{session}.{start}-{end}.json":
+        raise ValueError(f"it names session {session} [{start}-{end}], not its file's")
+    if any(len(v) > _SHORT or "\n" in v for v in (model, made, when)):
+        raise ValueError("its model or times are not one short line")
+    try:
+        datetime.fromisoformat(when)
+    except ValueError:
+        raise ValueError("its when is not a date and time") from None
+    base_digest = _text(record, "base_digest")
+    if not _DIGEST.fullmatch(base_digest):
+        raise ValueError("its base_digest is not a digest")
+    entry = " ".join(_text(record, "history_entry").split())
+    if not entry or len(entry) > settings.history_entry_max_chars:
+        raise ValueError(
+            f"its history entry is {len(entry):,} characters, not 1 to "
+            f"{settings.history_entry_max_chars:,}"
+        )
+    base_text, update = _text(record, "base_text"), _text(record, "memory_update")
+    budget = settings.memory_max_chars
+    # A MEMORY.md the user made longer than the budget stays theirs: a proposal made from
+    # it (the base, or MEMORY.md as it is now) may be as long as it.
+    if (
+        len(base_text) > budget
+        and digest(base_text.encode("utf-8")) != base_digest
+        and base_text != store.read_memory().text
+    ):
+        raise ValueError(f"its base_text is over the {budget:,} budget")
+    if len(update) > max(budget, len(base_text)):
+        raise ValueError(
+            f"its memory_update is {len(update):,} characters, over the {budget:,} budget"
+        )
     return Proposal(
-        str(record["session"]),
-        Segment(int(record["start"]), int(record["end"])),
-        str(record["model"]),
-        str(record["made"]),
-        str(record["when"]),
-        str(record["base_digest"]),
-        str(record["base_text"]),
-        str(record["memory_update"]),
-        str(record["history_entry"]),
+        session,
+        Segment(start, end),
+        model,
+        made,
+        when,
+        base_digest,
+        base_text,
+        update,
+        entry,
         path,
     )
 
 
-def proposal_for(store: MemoryStore, session: str, segment: Segment) -> Proposal | None:
-    path = _path(store, session, segment)
+def _load(path: Path, store: MemoryStore) -> Proposal:
+    """The proposal in `path`; BadProposal, the file set aside as `.damaged` for the user
+    to look at, when it is not one Kept could have written. OSError when it cannot be read
+    (FileNotFoundError: decided meanwhile)."""
+    raw = path.read_bytes()
     try:
-        return _load(path)
-    except FileNotFoundError:
-        return None
-    except (ValueError, KeyError, TypeError):
-        path.rename(path.with_suffix(".damaged"))  # the session is consolidated again
+        return _check(path, json.loads(raw.decode("utf-8", errors="replace")), store)
+    except (ValueError, RecursionError) as exc:
+        why = str(exc) if not isinstance(exc, json.JSONDecodeError) else "it is not JSON"
+        damaged = path.with_suffix(".damaged")
+        with contextlib.suppress(OSError):  # a folder Kept may not write: it stays as it is
+            path.rename(damaged)
+        problem = BadProposal(
+            f"{clean_text(str(path))} is not a change Kept can apply ({why}): it is set "
+            f"aside as {clean_text(damaged.name)} for you to look at, and the session "
+            "will be saved again."
+        )
+        log.warning("%s", problem)
+        raise problem from None
+
+
+def proposal_for(store: MemoryStore, session: str, segment: Segment) -> Proposal | None:
+    """The proposal waiting for this segment; None when there is none (or it was bad, and
+    is set aside: the session is consolidated again)."""
+    try:
+        return _load(_path(store, session, segment), store)
+    except (FileNotFoundError, BadProposal):
         return None
 
 
-def proposals(store: MemoryStore) -> list[Proposal]:
+def proposals(store: MemoryStore, problems: list[str] | None = None) -> list[Proposal]:
     """Proposals waiting for a decision, oldest first. One whose session was settled
-    meanwhile (accepted just before a crash) is cleared."""
+    meanwhile (accepted just before a crash) is cleared; a bad one is set aside, and the
+    sentence saying so goes to `problems`."""
     folder = _folder(store)
     if not folder.is_dir():
         return []
     found = []
     for path in sorted(folder.glob("*.json")):
         try:
-            proposal = _load(path)
-        except (OSError, ValueError, KeyError, TypeError):
+            proposal = _load(path, store)
+        except BadProposal as exc:
+            if problems is not None:
+                problems.append(str(exc))
+            continue
+        except OSError:
             continue
         try:
             journal = store.find_session(proposal.session)

@@ -5,15 +5,17 @@ applied, and never printed raw."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 import pytest
 
+from app.cli import main
 from memory import MemorySettings, MemoryStore
 from memory.files import append_line, locked
 from memory.journal import load
 from memory.prompt import consolidation_messages, system_prompt, transcript_lines
-from memory.review import accept, proposals, propose, reject
+from memory.review import accept, proposal_for, proposals, propose, reject
 from memory.settings import Review
 from tests.support import pending_session
 
@@ -154,3 +156,76 @@ def test_accept_holds_the_sessions_claim(held, monkeypatch: pytest.MonkeyPatch) 
     accept(store, waiting)
     assert seen and seen[0] is False
     assert store.memory_path.read_text() == NEW
+
+
+# --- a proposal edited on disk ------------------------------------------------------------------
+
+
+def _edit(store: MemoryStore, journal, **fields) -> None:
+    (segment,) = store.find_session(journal.id).pending
+    proposal = proposal_for(store, journal.id, segment)
+    assert proposal is not None
+    record = json.loads(proposal.path.read_text())
+    record.update(fields)
+    proposal.path.write_text(json.dumps(record))
+
+
+@pytest.mark.parametrize(
+    ("fields", "why"),
+    [
+        ({"memory_update": "- " + "x" * 3_000_000 + "\n"}, "over the 16,000 budget"),
+        ({"when": "not a date"}, "its when is not a date and time"),
+        ({"start": "0"}, "its start and end are not a range of messages"),
+        ({"history_entry": ["a list"]}, "its history_entry is missing or not text"),
+        ({"model": None}, "its model is missing or not text"),
+    ],
+)
+def test_an_edited_proposal_is_set_aside_never_applied(held, capsys, fields, why) -> None:
+    store, journal = held
+    _edit(store, journal, **fields)
+    assert main(["memory", "review", "--accept", journal.id]) == 2
+    err = capsys.readouterr().err
+    assert why in err and "set aside as" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 2  # one sentence, then "no change waits"
+    assert store.memory_path.read_text() == OLD and store.history_entries() == []
+    assert list((store.root / "proposals").glob("*.damaged"))  # kept for the user
+    assert store.find_session(journal.id).state == "pending"  # saved again later
+
+
+def test_a_proposal_with_terminal_escapes_is_printed_clean(held, capsys) -> None:
+    store, journal = held
+    _edit(
+        store,
+        journal,
+        memory_update=NEW + "- \x1b]0;pwned\x07\x1b[2Jcleared\n",
+        history_entry="Intro \x1b[31mred\x1b[0m.",
+        model="m\x1b[2J",
+    )
+    assert main(["memory", "review"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "+- cleared" in out and "history entry: Intro red." in out
+    (waiting,) = proposals(store)
+    accept(store, waiting)
+    assert "\x1b" not in store.memory_path.read_text()
+
+
+def test_a_proposal_within_an_over_budget_memory_of_the_users_own_is_kept() -> None:
+    store = MemoryStore(settings=MemorySettings(review=Review.BEFORE, memory_max_chars=500))
+    store.ensure()
+    big = "# Me\n" + "".join(f"- fact number {n}\n" for n in range(60))  # over 500
+    store.write_memory(big)
+    journal = pending_session(store)
+    (segment,) = journal.pending
+    propose(
+        store,
+        journal.id,
+        segment,
+        "The user introduced themselves.",
+        big.replace("- fact number 7\n", ""),
+        store.read_memory(),
+        "m",
+        datetime(2026, 11, 20, tzinfo=UTC),
+    )
+    (waiting,) = proposals(store)
+    assert "fact number 7\n" not in waiting.memory_update
