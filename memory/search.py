@@ -20,7 +20,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
@@ -553,15 +553,20 @@ def run_search_tool(
             raise ValueError
     except (ValueError, KeyError, TypeError):
         return 'Error: call search_history with {"pattern": "a word or phrase"}.'
+    from memory.redact import redact
+
     result = search_history(store, pattern.strip(), exclude=exclude)
     if not result.entries and not result.messages:
-        return f"No earlier session mentions {pattern.strip()!r}."
+        return f"No earlier session mentions {redact(pattern.strip())!r}."
+    # Whichever provider asks, a credential said in an earlier session does not reach it:
+    # each text is redacted whole, before it is cut to fit.
     lines, used = [], 0
     for entry in result.entries:
-        if used + len(entry.text) > max_chars // 2:
+        text = redact(entry.text)
+        if used + len(text) > max_chars // 2:
             break
-        lines.append(entry.text)
-        used += len(entry.text)
+        lines.append(text)
+        used += len(text)
     more = result.total - len(lines)
     tail = (
         f"\n({more} older matching summaries not shown; search with a narrower phrase.)"
@@ -570,7 +575,7 @@ def run_search_tool(
     )
     said: list[str] = []
     for match in result.messages:
-        line = describe_message(match)
+        line = describe_message(replace(match, text=redact(match.text)))
         if used + len(line) > max_chars:
             break
         said.append(line)
