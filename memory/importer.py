@@ -25,8 +25,11 @@ def import_transcript(store: MemoryStore, path: str | Path) -> tuple[Journal, li
     """Copy the messages of `path` into a new, closed, pending session.
 
     Header and mark lines are ignored; damaged lines are skipped and reported by file and
-    line. Raises ValueError when the file holds no message at all, or is another tool's
-    export (the sentence names the `--from` that imports it).
+    line. A `system` message is left out, and said so: it was another tool's instructions
+    to its model, and imported it would become Kept's own instructions when the session
+    is continued (and an order in the transcript memory is made from). Raises ValueError
+    when the file holds no message at all, or is another tool's export (the sentence
+    names the `--from` that imports it).
     """
     from memory.imports import export_source, suggestion
 
@@ -43,6 +46,12 @@ def import_transcript(store: MemoryStore, path: str | Path) -> tuple[Journal, li
             if "kept" in record or "mark" in record:
                 continue
             message = clean_message(record)
+            if message["role"] == "system":
+                warnings.append(
+                    f"{path}:{number}: a system message was left out (another tool's "
+                    "instructions to its model are not part of the conversation)."
+                )
+                continue
             if (
                 message["role"] in ("user", "assistant")
                 and not (message["content"] or "").strip()

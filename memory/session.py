@@ -142,10 +142,13 @@ class LiveSession:
         return self.journal.messages[max(self.journal.compacted_through, self._dropped) :]
 
     def context(self) -> list[dict[str, Any]]:
-        """The messages sent to the model, in OpenAI shape."""
+        """The messages sent to the model, in OpenAI shape. A `system` message in the
+        journal (an import from before they were left out, a hand edit) is not sent: the
+        only system message is Kept's own prompt."""
         return [
             {k: m[k] for k in CONTEXT_KEYS if m.get(k) is not None or k == "content"}
             for m in self.live_messages()
+            if m.get("role") != "system"
         ]
 
     def append(self, message: dict[str, Any]) -> dict[str, Any]:
