@@ -3,8 +3,10 @@
 
 Each conversation becomes an ordinary journal, closed and pending, with its original times;
 only its header says where it came from. Its session id is made from its original start
-time and its id in the export, so importing the same export again (after a crash, a
-Ctrl+C or a damaged conversation) skips what is already there: nothing is imported twice.
+time (its first message's when the export has none) and its id in the export (its content
+when it has none), so importing the same export again (after a crash, a Ctrl+C or a damaged
+conversation) skips what is already there: nothing is imported twice. Two different
+conversations under one id and time both are: the second's id also holds its content.
 Each journal is written whole and renamed into place, so none is ever half there.
 
 Exports run to hundreds of megabytes: JSON exports are read one conversation at a time
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -29,6 +32,10 @@ from memory.sanitize import clean_text
 from memory.store import MemoryStore
 
 READ_SIZE = 1 << 20  # characters read at a time from a JSON export
+# The start of time stands for a conversation that says nothing of when it was held: its
+# session id must be the same at every import.
+UNKNOWN_TIME = datetime(1970, 1, 1, tzinfo=UTC)
+TOO_DEEP = object()  # what json_array yields for an element nested too deeply to decode
 
 
 class Source(StrEnum):
@@ -119,11 +126,32 @@ class ImportReport:
 # --- reading a large JSON array ------------------------------------------------------------
 
 
+# A string (whole), a bracket, or the start of a string not yet read to its end.
+_TOKENS = re.compile(r'"(?:[^"\\]+|\\.)*"|[\[\]{}]|"', re.S)
+
+
+def _value_end(buffer: str, start: int) -> int | None:
+    """Where the array or object at `start` ends, found without recursion (it is nested
+    past what the decoder can); None when `buffer` does not hold its end yet."""
+    depth = 0
+    for token in _TOKENS.finditer(buffer, start):
+        found = token.group()
+        if found == '"':
+            return None
+        if found[0] == '"':
+            continue
+        depth += 1 if found in "[{" else -1
+        if depth <= 0:
+            return token.end()
+    return None
+
+
 def json_array(stream: TextIO, name: str) -> Iterator[tuple[int, Any]]:
     """The elements of the JSON array `stream` holds, one at a time: (index, value).
 
     Only one element (and one read) is in memory at a time. Raises ExportError naming the
-    element that is not valid JSON; the elements before it have been yielded.
+    element that is not valid JSON; the elements before it have been yielded. An element
+    nested too deeply to decode is skipped and yielded as TOO_DEEP.
     """
     decoder = json.JSONDecoder()
     buffer, position, eof = "", 0, False
@@ -171,6 +199,18 @@ def json_array(stream: TextIO, name: str) -> Iterator[tuple[int, Any]]:
             try:
                 value, end = decoder.raw_decode(buffer, position)
                 break
+            except RecursionError:
+                skipped = _value_end(buffer, position)
+                if skipped is not None:
+                    value, end = TOO_DEEP, skipped
+                    break
+                if eof:
+                    raise ExportError(
+                        f"{name} ends in the middle of conversation {index + 1} (the file "
+                        "is cut short)."
+                    ) from None
+                want = min(want * 2, 1 << 28)
+                fill()
             except json.JSONDecodeError as exc:
                 # Invalid, or only cut off by the end of what was read? Read more: an error
                 # that stays where it was is real (a long string is only unterminated yet).
@@ -226,34 +266,64 @@ def _message(
 
 def _described(index: int, item: Any) -> str:
     title = item.get("title") or item.get("name") if isinstance(item, dict) else None
-    return f"conversation {index + 1}" + (f" ({str(title)[:60]!r})" if title else "")
+    return f"conversation {index + 1}" + (f" ({clean_text(str(title))[:60]!r})" if title else "")
+
+
+def _text(value: Any) -> str:
+    """An id, a title or a model name from an export, cleaned like any text from outside."""
+    return clean_text(str(value)) if value else ""
+
+
+def _node(mapping: dict[Any, Any], node_id: Any) -> dict[str, Any]:
+    node = mapping[node_id]
+    if not isinstance(node, dict):
+        raise ValueError(f"node {_text(node_id)!r} is not an object")
+    return node
 
 
 def chatgpt_conversation(item: dict[str, Any]) -> Conversation:
     """The branch the user last saw (from `current_node` up to the root): edits and
-    regenerated replies left on other branches are not part of the conversation."""
+    regenerated replies left on other branches are not part of the conversation.
+
+    Both walks are loops over a seen-set: a tree that loops back on itself ends, and one
+    thousands of nodes deep costs no recursion."""
     mapping = item.get("mapping")
     if not isinstance(mapping, dict):
         raise ValueError("it has no 'mapping' of messages")
-    created = _when(item.get("create_time")) or datetime.now(UTC)
     node_id = item.get("current_node")
-    if node_id not in mapping:  # no pointer to the last message: follow the first children
+    seen: set[object] = set()
+    if not isinstance(node_id, str) or node_id not in mapping:
+        # No pointer to the last message: follow the last children down from the root.
         node_id = next(
             (k for k, n in mapping.items() if isinstance(n, dict) and not n.get("parent")), None
         )
-        while node_id in mapping and mapping[node_id].get("children"):
-            node_id = mapping[node_id]["children"][-1]
+        while node_id in mapping and node_id not in seen:
+            seen.add(node_id)
+            children = _node(mapping, node_id).get("children") or []
+            if not isinstance(children, list):
+                raise ValueError(f"the children of node {_text(node_id)!r} are not a list")
+            if not children or not isinstance(children[-1], str):
+                break
+            node_id = children[-1]
+        seen = set()
     path: list[dict[str, Any]] = []
-    seen: set[object] = set()
-    while node_id in mapping and node_id not in seen:
+    while isinstance(node_id, str) and node_id in mapping and node_id not in seen:
         seen.add(node_id)
-        node = mapping[node_id]
-        if not isinstance(node, dict):
-            raise ValueError(f"node {node_id!r} is not an object")
+        node = _node(mapping, node_id)
         path.append(node)
         node_id = node.get("parent")
     messages, model = [], None
-    for node in reversed(path):
+    path.reverse()
+    created = _when(item.get("create_time")) or next(
+        (
+            when
+            for node in path
+            if isinstance(node.get("message"), dict)
+            and (when := _when(node["message"].get("create_time")))
+        ),
+        _when(item.get("update_time")) or UNKNOWN_TIME,
+    )
+    for node in path:
         message = node.get("message")
         if not isinstance(message, dict):
             continue
@@ -272,21 +342,27 @@ def chatgpt_conversation(item: dict[str, Any]) -> Conversation:
         else:
             given = content.get("text")
             text = given if isinstance(given, str) else ""
-        model = metadata.get("model_slug") or model
-        found = _message(
-            role, text, _when(message.get("create_time")), created, metadata.get("model_slug")
-        )
+        slug = _text(metadata.get("model_slug")) or None
+        model = slug or model
+        found = _message(role, text, _when(message.get("create_time")), created, slug)
         if found:
             messages.append(found)
-    source_id = str(item.get("conversation_id") or item.get("id") or "")
-    return Conversation(source_id, str(item.get("title") or ""), created, model, tuple(messages))
+    source_id = _text(item.get("conversation_id") or item.get("id"))
+    return Conversation(source_id, _text(item.get("title")), created, model, tuple(messages))
 
 
 def claude_conversation(item: dict[str, Any]) -> Conversation:
     chat = item.get("chat_messages")
     if not isinstance(chat, list):
         raise ValueError("it has no list of 'chat_messages'")
-    created = _when(item.get("created_at")) or datetime.now(UTC)
+    created = _when(item.get("created_at")) or next(
+        (
+            when
+            for entry in chat
+            if isinstance(entry, dict) and (when := _when(entry.get("created_at")))
+        ),
+        _when(item.get("updated_at")) or UNKNOWN_TIME,
+    )
     messages = []
     for entry in chat:
         if not isinstance(entry, dict):
@@ -310,7 +386,7 @@ def claude_conversation(item: dict[str, Any]) -> Conversation:
         if found:
             messages.append(found)
     return Conversation(
-        str(item.get("uuid") or ""), str(item.get("name") or ""), created, None, tuple(messages)
+        _text(item.get("uuid")), _text(item.get("name")), created, None, tuple(messages)
     )
 
 
@@ -320,16 +396,23 @@ def json_conversations(path: Path, source: Source) -> Iterator[tuple[str, Conver
     with open(path, encoding="utf-8", errors="replace", newline="") as stream:
         for index, item in json_array(stream, path.name):
             where = _described(index, item)
+            if item is TOO_DEEP:
+                yield where, Damaged(where, "it is nested too deeply to read")
+                continue
             if not isinstance(item, dict):
                 yield where, Damaged(where, "it is not a JSON object")
                 continue
             try:
                 conversation = parse(item)
-            except (ValueError, TypeError, AttributeError) as exc:
-                yield where, Damaged(where, str(exc) or type(exc).__name__)
+                if not conversation.source_id:  # an id is what makes a second import a no-op
+                    digest = hashlib.sha256(json.dumps(item, sort_keys=True).encode()).hexdigest()
+            except (ValueError, TypeError, AttributeError, KeyError) as exc:
+                yield where, Damaged(where, clean_text(str(exc)) or type(exc).__name__)
                 continue
-            if not conversation.source_id:  # an id is what makes a second import a no-op
-                digest = hashlib.sha256(json.dumps(item, sort_keys=True).encode()).hexdigest()
+            except RecursionError:
+                yield where, Damaged(where, "it is nested too deeply to read")
+                continue
+            if not conversation.source_id:
                 conversation = Conversation(
                     digest[:32],
                     conversation.title,
@@ -357,7 +440,7 @@ def llm_conversations(path: Path) -> Iterator[tuple[str, Conversation | Damaged]
                 "ORDER BY coalesce(r.conversation_id, r.id), r.datetime_utc, r.rowid"
             )
         except sqlite3.DatabaseError as exc:
-            raise ExportError(f"{path} is not llm's logs.db ({exc}).") from None
+            raise ExportError(_llm_problem(path, exc, "is not llm's logs.db")) from None
         current: list[tuple[Any, ...]] = []
         key = None
         count = 0
@@ -372,7 +455,7 @@ def llm_conversations(path: Path) -> Iterator[tuple[str, Conversation | Damaged]
                 current.append(row)
         except sqlite3.DatabaseError as exc:
             raise ExportError(
-                f"{path}: reading stopped after {count} conversations ({exc})."
+                _llm_problem(path, exc, f"stopped being read after {count} conversations")
             ) from None
         if current:
             yield _llm_conversation(count + 1, current)
@@ -380,11 +463,22 @@ def llm_conversations(path: Path) -> Iterator[tuple[str, Conversation | Damaged]
         db.close()
 
 
+def _llm_problem(path: Path, exc: sqlite3.DatabaseError, otherwise: str) -> str:
+    """Why llm's database could not be read: locked by a program writing to it (llm
+    itself, most likely), or what `otherwise` says."""
+    if "locked" in str(exc) or "busy" in str(exc):
+        return (
+            f"{path} is locked by a program writing to it (llm itself, most likely): "
+            "import it again when that is done."
+        )
+    return f"{path} {otherwise} ({exc})."
+
+
 def _llm_conversation(
     number: int, rows: list[tuple[Any, ...]]
 ) -> tuple[str, Conversation | Damaged]:
     first = rows[0]
-    title = str(first[2] or "")
+    title = _text(first[2])
     where = (
         f"conversation {number}"
         + (f" ({title[:60]!r})" if title else "")
@@ -398,10 +492,12 @@ def _llm_conversation(
         when = _when(stamp) or created
         for role, text in (("user", prompt), ("assistant", response)):
             if isinstance(text, str):
-                found = _message(role, text, when, created, model)
+                found = _message(role, text, when, created, _text(model) or None)
                 if found:
                     messages.append(found)
-    return where, Conversation(str(first[1] or first[0]), title, created, first[3], tuple(messages))
+    return where, Conversation(
+        _text(first[1] or first[0]), title, created, _text(first[3]) or None, tuple(messages)
+    )
 
 
 def conversations(path: Path, source: Source) -> Iterator[tuple[str, Conversation | Damaged]]:
@@ -413,20 +509,60 @@ def conversations(path: Path, source: Source) -> Iterator[tuple[str, Conversatio
 # --- writing -------------------------------------------------------------------------------
 
 
-def session_id_for(source: Source, conversation: Conversation) -> str:
-    """The same conversation of the same tool always gets the same session id."""
-    tag = hashlib.sha256(f"{source}:{conversation.source_id}".encode()).hexdigest()[:6]
+def content_digest(conversation: Conversation) -> str:
+    """What the conversation says, in a few characters: who said what, in order."""
+    said = [(m["role"], m["content"]) for m in conversation.messages]
+    return hashlib.sha256(json.dumps(said, ensure_ascii=False).encode()).hexdigest()[:16]
+
+
+def session_id_for(source: Source, conversation: Conversation, digest: str = "") -> str:
+    """The same conversation of the same tool always gets the same session id; `digest`
+    (its content) tells apart two conversations that share an id and a time."""
+    key = f"{source}:{conversation.source_id}" + (f":{digest}" if digest else "")
+    tag = hashlib.sha256(key.encode()).hexdigest()[:6]
     return conversation.created.strftime("%Y%m%d-%H%M%S-") + tag
 
 
-def already_imported(store: MemoryStore, session_id: str) -> bool:
-    name = f"{session_id}.jsonl"
-    return (store.sessions_dir / name).exists() or (store.done_dir / name).exists()
+def _header(store: MemoryStore, session_id: str) -> dict[str, Any] | None:
+    """The first line of the session's journal; None when there is no such session (a
+    journal whose header cannot be read counts as there: never imported twice)."""
+    for folder in (store.sessions_dir, store.done_dir):
+        try:
+            with open(folder / f"{session_id}.jsonl", encoding="utf-8", errors="replace") as f:
+                first = json.loads(f.readline())
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError, RecursionError):
+            return {}
+        return first if isinstance(first, dict) else {}
+    return None
 
 
-def write_session(store: MemoryStore, source: Source, conversation: Conversation) -> str:
+def new_session_id(store: MemoryStore, source: Source, conversation: Conversation) -> str | None:
+    """The session id to import the conversation as, or None when it was imported before.
+
+    Its id and time name it; a session already there under that name that came from
+    another conversation (the same id and time, different words) makes the id hold the
+    content as well. Sessions imported before digests were kept count as the same."""
+    digest = content_digest(conversation)
+    imported = f"{source}:{conversation.source_id}"
+    first = session_id_for(source, conversation)
+    header = _header(store, first)
+    if header is None:
+        return first
+    if not header or (
+        header.get("imported") == imported and header.get("digest") in (None, digest)
+    ):
+        return None
+    second = session_id_for(source, conversation, digest)
+    return second if _header(store, second) is None else None
+
+
+def write_session(
+    store: MemoryStore, source: Source, conversation: Conversation, session_id: str | None = None
+) -> str:
     """The conversation as a closed, pending journal, written whole then renamed in."""
-    session_id = session_id_for(source, conversation)
+    session_id = session_id or session_id_for(source, conversation)
     header: dict[str, Any] = {
         "kept": HEADER_KIND,
         "version": FORMAT_VERSION,
@@ -434,6 +570,7 @@ def write_session(store: MemoryStore, source: Source, conversation: Conversation
         "created": conversation.created.isoformat(timespec="seconds"),
         "model": conversation.model,
         "imported": f"{source}:{conversation.source_id}",
+        "digest": content_digest(conversation),
     }
     if conversation.title:
         header["title"] = clean_text(conversation.title)
@@ -478,10 +615,10 @@ def import_export(
                 report.damaged.append(found)  # type: ignore[union-attr]
             elif not found.messages:
                 report.empty += 1
-            elif already_imported(store, session_id_for(source, found)):
+            elif (session_id := new_session_id(store, source, found)) is None:
                 report.already += 1
             else:
-                write_session(store, source, found)
+                write_session(store, source, found, session_id)
                 report.imported += 1
                 report.messages += len(found.messages)
             if on_progress is not None:
