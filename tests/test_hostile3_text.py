@@ -95,6 +95,23 @@ def test_an_emoji_streamed_as_two_escaped_halves_is_shown_and_journaled_whole(
     assert journal.messages[-1]["content"] == f"a{SMILE}b"
 
 
+def test_the_chat_shows_and_journals_an_emoji_streamed_in_two_halves(fake) -> None:
+    from app.widgets.message import MessageView
+    from tests.support import make_app, send
+
+    fake.default = text("a\ud83d\ude00b", chunks=2)
+
+    async def scenario() -> None:
+        app = make_app(fake)
+        async with app.run_test() as pilot:
+            await send(pilot, "Smile?")
+            reply = list(app.screen.query(MessageView))[-1]
+            assert reply.text == f"a{SMILE}b" and "went wrong" not in reply.text
+            assert app.session.messages[-1]["content"] == f"a{SMILE}b"
+
+    asyncio.run(scenario())
+
+
 def test_a_stream_ending_on_half_an_emoji_keeps_the_reply(configured, monkeypatch) -> None:
     configured.script("gpt-4.1-mini", text("ok \ud83d", chunks=2))
     out = strict_stdout(monkeypatch)
@@ -110,7 +127,7 @@ def test_a_non_utf8_pipe_is_read_with_its_bad_bytes_replaced(configured, capsys,
     monkeypatch.setattr("sys.stdin", piped)
     assert main(["ask", "-", "Review?", "--no-save"]) == 0
     out, err = capsys.readouterr()
-    assert out == "Read it.\n" and "Traceback" not in err
+    assert out == "Read it.\n" and "Traceback" not in err and "not all UTF-8" in err
     sent = configured.requests[0].body["messages"][-1]["content"]
     assert sent == "diff --git caf\ufffd\n+ok\n\nReview?"
 
