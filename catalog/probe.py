@@ -100,7 +100,17 @@ def _llama_server_window(root: str, timeout: float) -> int | None:
         return None
     settings = props.get("default_generation_settings") if isinstance(props, dict) else None
     window = settings.get("n_ctx") if isinstance(settings, dict) else None
-    return window if isinstance(window, int) and window > 0 else None
+    return _plausible(window)
+
+
+def _plausible(window: object) -> int | None:
+    """A window a server said, if it is one a model can have (a hostile or broken server
+    must not size requests to 2**63 tokens)."""
+    from catalog.config import MAX_WINDOW, MIN_WINDOW
+
+    if isinstance(window, int) and not isinstance(window, bool):
+        return window if MIN_WINDOW <= window <= MAX_WINDOW else None
+    return None
 
 
 def _is_ollama(root: str, timeout: float) -> bool:
@@ -136,7 +146,7 @@ def _ollama_window(root: str, model: str, timeout: float) -> int | None:
         if len(words := line.split()) == 2 and words[0] == "num_ctx" and words[1].isdigit()
     ]
     window = asked[-1] if asked and asked[-1] > 0 else OLLAMA_WINDOW
-    return min(window, trained[0]) if trained else window
+    return _plausible(min(window, trained[0]) if trained else window)
 
 
 def _said(

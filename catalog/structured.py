@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from catalog.config import MIN_WINDOW
+from catalog.config import MAX_WINDOW, MIN_WINDOW
 
 if TYPE_CHECKING:
     from catalog.catalog import Catalog, Route
@@ -68,7 +68,7 @@ def refused_dialect(route: Route, dialect: str, exc: BaseException) -> bool:
 
 def learn_window(litellm_model: str, window: int) -> None:
     """The model's server said its context window: every later request is sized to it."""
-    if window >= MIN_WINDOW:  # a figure no server runs with is a misreading
+    if MIN_WINDOW <= window <= MAX_WINDOW:  # a figure no server runs with is a misreading
         _windows[litellm_model] = window
 
 

@@ -256,3 +256,15 @@ def test_a_keyless_model_at_another_host_is_not_called_local(configured, capsys)
         "gateway local: no key needed; at 192.168.1.20, not on this machine: transcripts "
         "are sent there" in out
     )
+
+
+@pytest.mark.parametrize("said", [2**63 - 1, 12, True])
+def test_a_window_a_server_says_past_any_model_is_not_taken(fake, said) -> None:
+    from catalog.probe import probe_server
+    from catalog.structured import learn_window, learned_window
+
+    fake.served, fake.n_ctx = ["smollm2"], said
+    probe = probe_server(fake.base_url("local"))
+    assert [(m.id, m.context_window) for m in probe.models] == [("smollm2", None)]
+    learn_window("openai/hostile-window", 2**63 - 1)
+    assert learned_window("openai/hostile-window") is None
