@@ -12,7 +12,12 @@ from dataclasses import dataclass
 
 from catalog import Attempt, Catalog, RetryPolicy, complete
 from memory.consolidation import _policy, consolidation_chain, rewrite_budget
-from memory.prompt import REWRITE_MEMORY_SCHEMA, REWRITE_MEMORY_TOOL, SAVE_MEMORY_CHOICE
+from memory.prompt import (
+    REWRITE_MEMORY_SCHEMA,
+    REWRITE_MEMORY_TOOL,
+    SAVE_MEMORY_CHOICE,
+    inert,
+)
 from memory.save_memory import parse_rewrite
 from memory.store import MemoryStore, MemoryText
 from memory.versions import VersionKind
@@ -65,7 +70,10 @@ async def tidy(
         return Tidy(base, reason=problem)
     messages = [
         {"role": "system", "content": TIDY_SYSTEM.format(budget=settings.memory_max_chars)},
-        {"role": "user", "content": f"<current_memory>\n{base.text.strip()}\n</current_memory>"},
+        {
+            "role": "user",
+            "content": f"<current_memory>\n{inert(base.text.strip())}\n</current_memory>",
+        },
     ]
     result = await complete(
         catalog,
