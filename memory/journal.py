@@ -327,6 +327,9 @@ def records(path: Path) -> Iterator[tuple[int, dict[str, Any] | ValueError]]:
         except (UnicodeDecodeError, ValueError) as exc:
             yield number, ValueError(str(exc))
             continue
+        except RecursionError:  # a line nested thousands deep: no message is
+            yield number, ValueError("nested too deeply to read")
+            continue
         yield number, record if isinstance(record, dict) else ValueError("not a JSON object")
 
 

@@ -255,6 +255,8 @@ def transcript_lines(messages: list[dict[str, Any]]) -> list[str]:
     lines: list[str] = []
     previous = ""
     for message in messages:
+        if message.get("role") == "system":  # another tool's orders (an old import): not said
+            continue
         role = str(message.get("role", "?")).upper()
         if message.get("model") and role == "ASSISTANT":
             role += f" ({message['model']})"
