@@ -155,6 +155,22 @@ def _header_title(path: Path) -> str | None:
     return first_sentence(title) if isinstance(title, str) and title.strip() else None
 
 
+_FIELDS = {"id": str, "started": str, "title": str, "model": str, "messages": int, "state": str}
+
+
+def _cached(known: object, mtime: int, size: int) -> SessionSummary | None:
+    """The cache's row for a journal of this time and size; None when it has none, or one
+    that is damaged or of the wrong types (the journal is read again instead)."""
+    if not isinstance(known, dict) or known.get("mtime") != mtime or known.get("size") != size:
+        return None
+    row = known.get("summary")
+    if not isinstance(row, dict) or set(row) != set(_FIELDS):
+        return None
+    if not all(type(row[k]) is t for k, t in _FIELDS.items()):  # bool is not an int here
+        return None
+    return SessionSummary(**row)
+
+
 def list_sessions(store: MemoryStore) -> list[SessionSummary]:
     """Every session on disk except private ones, newest first."""
     titles = _Titles(store)
@@ -165,8 +181,8 @@ def list_sessions(store: MemoryStore) -> list[SessionSummary]:
         index = json.loads(read_text(index_path)[0] or "{}")
         if index.get("version") == INDEX_VERSION and isinstance(index.get("sessions"), dict):
             cached = index["sessions"]
-    except (ValueError, AttributeError):
-        cached = {}  # damaged: rebuilt below
+    except (OSError, ValueError, AttributeError):
+        cached = {}  # missing, damaged or not an index: rebuilt below
     fresh: dict[str, dict[str, Any]] = {}
     changed = False
     done = sorted(store.done_dir.glob("*.jsonl")) if store.done_dir.is_dir() else []
@@ -176,15 +192,11 @@ def list_sessions(store: MemoryStore) -> list[SessionSummary]:
         except FileNotFoundError:
             continue
         known = cached.get(path.name)
-        if known and known.get("mtime") == stat.st_mtime_ns and known.get("size") == stat.st_size:
-            try:
-                summary = SessionSummary(**known["summary"])
-            except (TypeError, KeyError):
-                summary = None
-            if summary is not None:
-                found[summary.id] = summary
-                fresh[path.name] = known
-                continue
+        summary = _cached(known, stat.st_mtime_ns, stat.st_size)
+        if summary is not None and known is not None:
+            found[summary.id] = summary
+            fresh[path.name] = known
+            continue
         try:
             journal = journals.load(path)
         except FileNotFoundError:

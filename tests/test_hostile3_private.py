@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -238,3 +239,79 @@ def test_export_of_an_imported_tool_call_without_arguments(configured, tmp_path)
     text = session_markdown(journal, load_catalog())
     assert "*Searched history: (no arguments)*" in text
     assert "*Called other: (no arguments)*" in text
+
+
+# --- 14. the sessions list cache -------------------------------------------------------------
+
+
+def saved_journal(store: MemoryStore, text: str) -> Path:
+    """A finished journal in done/, as the sessions list caches it."""
+    journal = store.new_session("gpt-4.1-mini")
+    journal.append({"role": "user", "content": text})
+    done = store.done_dir / journal.path.name
+    os.replace(journal.path, done)
+    return done
+
+
+def summary_text(app) -> str:
+    """What the sessions screen says above its list ("Loading…" until it is drawn)."""
+    found = app.screen.query("#sessions-summary")
+    return str(found.first().render()) if found else "Loading sessions…"
+
+
+def test_a_wrong_typed_sessions_cache_is_rebuilt_and_f2_ends_loading(configured) -> None:
+    from memory.sessions import INDEX, INDEX_VERSION, list_sessions
+
+    store = MemoryStore().ensure()
+    done = saved_journal(store, "About quokkas.")
+    stat = done.stat()
+    row = {
+        "id": done.stem,
+        "started": "2026-01-01 10:00",
+        "title": "About quokkas.",
+        "model": "",
+        "messages": 1,
+        "state": "pending",
+    }
+    same = {"mtime": stat.st_mtime_ns, "size": stat.st_size}
+    wrong = [
+        "oops",
+        ["a", "list"],
+        {**same, "summary": "oops"},
+        {**same, "summary": {**row, "title": 5}},
+        {**same, "summary": {**row, "messages": "1"}},
+        {**same, "summary": {**row, "extra": 1}},
+    ]
+    index = store.root / INDEX
+    for entry in wrong:
+        index.write_text(json.dumps({"version": INDEX_VERSION, "sessions": {done.name: entry}}))
+        assert [s.title for s in list_sessions(store)] == ["About quokkas."], entry
+        rebuilt = json.loads(index.read_text())["sessions"][done.name]
+        assert rebuilt["summary"]["title"] == "About quokkas."
+    index.write_text(json.dumps({"version": INDEX_VERSION, "sessions": {done.name: "oops"}}))
+
+    async def scenario() -> None:
+        app = make_app(configured)
+        async with app.run_test() as pilot:
+            await settle(pilot)
+            app.action_sessions()
+            await until(pilot, lambda: "Loading" not in summary_text(app), "the list")
+            assert summary_text(app).startswith("2 sessions")  # this one and the live one
+
+    asyncio.run(scenario())
+
+
+def test_f2_ends_loading_with_a_sentence_when_the_list_cannot_be_read(configured) -> None:
+    store = MemoryStore().ensure()
+    (store.done_dir / "20260101-100000-abcdef.jsonl").mkdir()  # not a file: unreadable
+
+    async def scenario() -> None:
+        app = make_app(configured)
+        async with app.run_test() as pilot:
+            await settle(pilot)
+            app.action_sessions()
+            await until(pilot, lambda: "Loading" not in summary_text(app), "the list")
+            said = app.notices[-1]
+            assert said.startswith("The sessions could not be listed (") and said.count(". ") == 0
+
+    asyncio.run(scenario())

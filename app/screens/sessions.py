@@ -110,8 +110,24 @@ class SessionsScreen(Screen[None]):
         """Read in a thread: the screen is up at once, whatever the number of sessions."""
         from memory.sessions import list_sessions
 
-        sessions = list_sessions(self.app.store)
+        try:
+            sessions = list_sessions(self.app.store)
+        except Exception as exc:  # whatever it is, the list ends loading and says why
+            self.app.call_from_thread(self.failed, exc)
+            return
         self.app.call_from_thread(self.show, sessions)
+
+    def failed(self, exc: Exception) -> None:
+        why = (getattr(exc, "strerror", None) or str(exc) or type(exc).__name__).rstrip(".")
+        self.query_one("#sessions-summary", Static).update(
+            f"The sessions could not be listed ({why}); nothing was changed."
+        )
+        self.app.notify(
+            f"The sessions could not be listed ({why}); nothing was changed.",
+            title="Sessions",
+            severity="error",
+            markup=False,
+        )
 
     def show(self, sessions: list[SessionSummary]) -> None:
         live = self.app.session.id
