@@ -66,7 +66,10 @@ class MemoryReview:
         from memory.review import proposals
 
         store = self.app.store
-        waiting = await asyncio.to_thread(proposals, store)
+        problems: list[str] = []
+        waiting = await asyncio.to_thread(proposals, store, problems)
+        for problem in problems:  # an edited or damaged proposal file, set aside
+            self._say(problem, "warning")
         if waiting:
             self._review(waiting[0], len(waiting) - 1)
             return
@@ -118,7 +121,9 @@ class MemoryReview:
     def _review(self, proposal: Proposal, more: int) -> None:
         from memory.review import StaleProposal, accept, reject, unified
 
-        note = f"Session {proposal.session} · {proposal.model}\n{proposal.history_entry}"
+        note = (
+            f"Session {proposal.session} · {self._label(proposal.model)}\n{proposal.history_entry}"
+        )
         if more:
             note += f"\n({more} more waiting after this one)"
 
@@ -136,7 +141,7 @@ class MemoryReview:
                         "Memory change rejected: MEMORY.md and HISTORY.md are "
                         "unchanged; the session's journal is kept."
                     )
-            except StaleProposal as exc:
+            except (StaleProposal, LookupError) as exc:  # decided elsewhere, or deleted
                 self._say(str(exc), "warning")
                 self.app.jobs.retry_now()
             self.app.jobs.refresh_status()

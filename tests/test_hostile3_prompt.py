@@ -245,3 +245,25 @@ def test_a_memory_that_ends_its_block_stays_inside_it_when_tidied(fake) -> None:
     asyncio.run(tidy(store, fake_catalog(fake), policy=FAST_POLICY))
     sent = fake.requests[0].body["messages"][-1]["content"]
     assert sent.count("</current_memory>") == 1 and sent.endswith("</current_memory>")
+
+
+def test_ctrl_r_says_an_edited_proposal_was_set_aside(held, fake) -> None:
+    import asyncio
+
+    from tests.support import make_app, until
+
+    store, journal = held
+    _edit(store, journal, when="not a date")
+
+    async def scenario() -> None:
+        app = make_app(fake)
+        async with app.run_test() as pilot:
+            await pilot.press("ctrl+r")
+            await until(
+                pilot,
+                lambda: any("its when is not a date and time" in n for n in app.notices),
+                "the notice that the proposal was set aside",
+            )
+            assert store.memory_path.read_text() == OLD
+
+    asyncio.run(scenario())
