@@ -85,6 +85,9 @@ class MemoryJobs:
         self._last: MemoryStatus | None = None
         self._counts: _Counts | None = None
         self._asked: set[tuple[str, str]] = set()  # held segments the user was told about
+        # Long sessions whose estimate the user was shown: the retry every minute finds
+        # them again, and says nothing new.
+        self._estimated: set[tuple[str, str]] = set()
 
     @property
     def running(self) -> int:
@@ -224,6 +227,10 @@ class MemoryJobs:
 
     def _report(self, result: Consolidation) -> None:
         if result.estimate:
+            told = (result.session, str(result.segment))
+            if told in self._estimated:
+                return
+            self._estimated.add(told)
             self.app.notify(
                 f"Session {result.session} is long: {result.estimate} with "
                 "Retry pending memory (or Retry now in /log). It stays pending, "

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from catalog import Attempt, Catalog, Chain, Reply, RetryPolicy, complete
 from catalog.catalog import UnknownModelError
@@ -259,6 +260,14 @@ async def consolidate(
         when = _segment_time(journal, segment)
         began = session_started(journal.id) or when  # imported sessions: their own start
         health = store.health()
+        if max_parts is not None:  # a session already found too long is not measured again
+            known = await asyncio.to_thread(
+                _known_estimate, store, catalog, chain, settings, journal, segment, said, max_parts
+            )
+            if known:
+                return Consolidation(
+                    journal.id, segment, False, None, (), known, 0.0, estimate=known
+                )
         # Credentials said in the chat never leave for a model (the journal keeps them).
         blocks = await asyncio.to_thread(lambda: [redact(b) for b in transcript_lines(said)])
         reason, shrink, edits, first = "", 0, 0, True
@@ -276,7 +285,10 @@ async def consolidate(
 
             chunks = await asyncio.to_thread(cut)
             if first and max_parts is not None and len(chunks) > max_parts:
-                estimate = _estimate(catalog, head, chunks, memory_text)
+                estimate = _estimate(
+                    catalog, head, len(chunks), sum(len(c) for c in chunks), memory_text
+                )
+                _remember_estimate(journal, segment, head, estimate)
                 return Consolidation(
                     journal.id, segment, False, None, (), estimate, 0.0, estimate=estimate
                 )
@@ -417,18 +429,74 @@ async def _after_the_other(
     return None
 
 
-def _estimate(catalog: Catalog, head: str, chunks: list[str], memory_text: str) -> str:
+def _estimate(catalog: Catalog, head: str, parts: int, chars: int, memory_text: str) -> str:
     """What saving a long session would take, in a sentence (rough: ~3 characters a token,
     each request carrying the memory in and out)."""
     memory_tokens = len(memory_text) // 3 + 500
-    tokens_in = sum(len(c) for c in chunks) // 3 + len(chunks) * (memory_tokens + 700)
-    tokens_out = len(chunks) * memory_tokens
+    tokens_in = chars // 3 + parts * (memory_tokens + 700)
+    tokens_out = parts * memory_tokens
     pricing = catalog.pricing(catalog.get(head))
     cost = f", about ${pricing.cost(tokens_in, tokens_out):.2f} on {head}" if pricing else ""
     return (
-        f"saving it needs {len(chunks)} requests (about {tokens_in + tokens_out:,} "
+        f"saving it needs {parts} requests (about {tokens_in + tokens_out:,} "
         f"tokens{cost}, more if a fallback answers); confirm to go ahead"
     )
+
+
+# Beyond this many characters, a session's requests are counted from its size: tokenising
+# 19 MB held a core for minutes, and the estimate is rough anyway (~3 characters a token).
+COUNT_TOKENS_UP_TO = 1_000_000
+# The estimates made this run, by journal content (path, size, mtime), segment and model:
+# the automatic retry every minute asks again, and an unchanged session has the same answer.
+_ESTIMATES: dict[tuple[str, int, int, str, str], str] = {}
+
+
+def _content_key(
+    journal: Journal, segment: Segment, head: str
+) -> tuple[str, int, int, str, str] | None:
+    try:
+        stat = journal.path.stat()
+    except OSError:
+        return None
+    return (str(journal.path), stat.st_size, stat.st_mtime_ns, str(segment), head)
+
+
+def _remember_estimate(journal: Journal, segment: Segment, head: str, estimate: str) -> None:
+    key = _content_key(journal, segment, head)
+    if key is not None:
+        if len(_ESTIMATES) > 256:
+            _ESTIMATES.clear()
+        _ESTIMATES[key] = estimate
+
+
+def _known_estimate(
+    store: MemoryStore,
+    catalog: Catalog,
+    chain: Chain,
+    settings: MemorySettings,
+    journal: Journal,
+    segment: Segment,
+    said: list[dict[str, Any]],
+    max_parts: int,
+) -> str:
+    """The estimate of a session too long to save unasked, without tokenising it: the one
+    made before for the same content, or, for a huge session, one from its size. Empty
+    when the session must be measured (by tokens) or is short enough."""
+    head = chain.models[0].id
+    key = _content_key(journal, segment, head)
+    if key is not None and key in _ESTIMATES:
+        return _ESTIMATES[key]
+    chars = sum(len(str(m.get("content") or "")) for m in said)
+    if chars <= COUNT_TOKENS_UP_TO:
+        return ""
+    memory_text = store.read_memory().text
+    budget = transcript_budget(catalog, chain, settings, memory_text, 0)
+    parts = -(-chars // max(1, budget * 3))
+    if parts <= max_parts:
+        return ""
+    estimate = _estimate(catalog, head, parts, chars, memory_text)
+    _remember_estimate(journal, segment, head, estimate)
+    return estimate
 
 
 def held(journal: Journal, segment: Segment) -> bool:

@@ -8,16 +8,18 @@ from __future__ import annotations
 import asyncio
 import json
 import multiprocessing
+from dataclasses import replace
 
 import pytest
 from textual.widgets import Checkbox, Input, Static
 
 from app.cli import main
 from app.screens.search import SearchScreen
-from memory import MemoryStore
+from catalog import MODEL_CATALOG, ModelEntry
+from memory import MemorySettings, MemoryStore, consolidate_pending
 from memory.redact import REDACTED, redact
 from memory.search import Pattern, grep, run_search_tool
-from tests.support import make_app, until
+from tests.support import FAST_POLICY, fake_catalog, make_app, pending_session, settle, until
 
 # 34 "a"s and then no end of the text: `(a+)+$` backtracks 2**34 times on it.
 CATASTROPHIC = "(a+)+$"
@@ -214,3 +216,88 @@ def test_remember_writes_no_credential_into_memory(store) -> None:
     memory = store.memory_path.read_text()
     assert "My OpenAI key is [redacted secret]" in memory
     assert KEY[:30] not in memory and KEY[30:] not in memory
+
+
+# --- a long pending session's estimate -----------------------------------------------------
+
+SMALL = "tiny-window"
+POLICY = replace(FAST_POLICY, retries=0, attempt_deadline=5.0)
+
+
+def tiny_entries() -> tuple[ModelEntry, ...]:
+    tiny = ModelEntry(
+        SMALL,
+        "Tiny",
+        "local",
+        "a small window",
+        "openai",
+        context_window=2000,
+        input_per_mtok=1.0,
+        output_per_mtok=2.0,
+    )
+    return (*MODEL_CATALOG, tiny)
+
+
+def small_store() -> MemoryStore:
+    return MemoryStore(
+        settings=MemorySettings(attempt_deadline=5.0, consolidation_model=SMALL)
+    ).ensure()
+
+
+def measured(monkeypatch) -> list[int]:
+    """The sizes of the transcripts cut into parts by tokens (tokenising them)."""
+    import memory.consolidation
+
+    calls: list[int] = []
+    real = memory.consolidation.chunk_transcript
+
+    def spy(blocks, budget, *args, **kwargs):
+        calls.append(sum(len(b) for b in blocks))
+        return real(blocks, budget, *args, **kwargs)
+
+    monkeypatch.setattr(memory.consolidation, "chunk_transcript", spy)
+    return calls
+
+
+def test_an_unchanged_long_session_is_not_tokenised_again(fake, monkeypatch) -> None:
+    store = small_store()
+    words = " ".join(f"word{i}" for i in range(6000))
+    pending_session(store, [{"role": "user", "content": words}])
+    calls = measured(monkeypatch)
+    catalog = fake_catalog(fake, entries=tiny_entries())
+    (first,) = asyncio.run(consolidate_pending(store, catalog, policy=POLICY, max_parts=3))
+    (again,) = asyncio.run(consolidate_pending(store, catalog, policy=POLICY, max_parts=3))
+    assert first.estimate and again.estimate == first.estimate
+    assert len(calls) == 1  # measured once; the second look used what it found
+    assert fake.count() == 0
+
+
+@pytest.mark.timeout(120)
+def test_a_huge_session_is_estimated_from_its_size_without_tokenising(fake, monkeypatch) -> None:
+    store = small_store()
+    huge = "\n".join(f"line {i} of a very long paste" for i in range(60_000))  # ~1.8 MB
+    pending_session(store, [{"role": "user", "content": huge}])
+    calls = measured(monkeypatch)
+    catalog = fake_catalog(fake, entries=tiny_entries())
+    (result,) = asyncio.run(consolidate_pending(store, catalog, policy=POLICY, max_parts=5))
+    assert not result.saved and "requests" in result.estimate and "$" in result.estimate
+    assert calls == []  # never tokenised
+    assert fake.count() == 0
+
+
+def test_the_app_says_a_long_session_s_estimate_once(fake) -> None:
+    store = small_store()
+    words = " ".join(f"word{i}" for i in range(6000))
+    pending_session(store, [{"role": "user", "content": words}])
+
+    async def scenario() -> None:
+        app = make_app(fake, memory_settings=store.settings, entries=tiny_entries())
+        async with app.run_test(size=(120, 32)) as pilot:
+            await settle(pilot)
+            for _ in range(2):  # the retry every minute finds it again
+                app.jobs.retry_due()
+                await settle(pilot)
+            said = [n for n in app._notifications if " is long: " in n.message]
+            assert len(said) == 1
+
+    asyncio.run(scenario())
