@@ -260,6 +260,8 @@ def forget_entry(store: MemoryStore, session_id: str) -> bool:
         preamble = "".join(lines[:first]).rstrip()
         kept = [e.text for e in parse_entries(text, entry.file) if e.line != entry.line]
         atomic_write(entry.file, (preamble + "\n\n" if preamble else "") + join_entries(kept))
+        # The version records name the entry their consolidation wrote: forgotten there too.
+        store.forget_version_entry(entry.text)
     return True
 
 

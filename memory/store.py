@@ -249,6 +249,22 @@ class MemoryStore:
         atomic_write(self.versions_dir / f"{number:06d}.json", json.dumps(meta))
         return number
 
+    def forget_version_entry(self, entry: str) -> int:
+        """Remove a forgotten history entry's text from every version record that keeps
+        it (the version, and the MEMORY.md it holds, stay; each record stays valid JSON).
+        The caller holds the lock. Returns how many records changed."""
+        changed = 0
+        for meta_path in sorted(self.versions_dir.glob("*.json")):
+            try:
+                meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(meta, dict) and meta.get("entry") == entry:
+                del meta["entry"]
+                atomic_write(meta_path, json.dumps(meta))
+                changed += 1
+        return changed
+
     def version_text(self, number: int) -> bytes:
         path = self.versions_dir / f"{number:06d}.md"
         try:

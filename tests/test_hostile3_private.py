@@ -315,3 +315,27 @@ def test_f2_ends_loading_with_a_sentence_when_the_list_cannot_be_read(configured
             assert said.startswith("The sessions could not be listed (") and said.count(". ") == 0
 
     asyncio.run(scenario())
+
+
+# --- 17. "Forget it too" and the version records ----------------------------------------------
+
+
+def test_forget_removes_the_history_entry_from_the_version_records_too(configured) -> None:
+    from memory.sessions import delete_session
+    from tests.test_sessions import saved_session
+
+    store = MemoryStore().ensure()
+    tea = saved_session(store, "green tea", 2)
+    saved_session(store, "Lisbon", 5)
+
+    def records() -> list[str]:
+        return [p.read_text() for p in sorted(store.versions_dir.glob("*.json"))]
+
+    assert any("Ana asked about green tea." in r for r in records())
+    count = len(store.versions())
+    delete_session(store, tea, forget=True)
+    assert "green tea" not in store.history_path.read_text()
+    assert not any("green tea" in r for r in records())
+    assert all(isinstance(json.loads(r), dict) for r in records())  # each still valid
+    assert any("Ana asked about Lisbon." in r for r in records())  # the other stays
+    assert len(store.versions()) == count and all(v.path.exists() for v in store.versions())
