@@ -156,3 +156,11 @@ def test_the_local_server_can_be_changed_in_keys(fake: FakeProvider) -> None:
     assert saved.count(f'id = "{PATH}"') == 1
     assert "context_window = 4096" in saved and "context_window = 3000" not in saved
     assert 'model = "' + PATH + '"' in saved
+
+
+def test_a_server_on_another_machine_is_said_to_receive_the_transcripts() -> None:
+    from app.widgets.local_server import elsewhere
+
+    assert "gpu-box.lan is not this machine" in elsewhere("http://gpu-box.lan:8000/v1")
+    assert elsewhere("http://127.0.0.1:8000/v1") == ""
+    assert elsewhere("http://localhost:11434") == ""

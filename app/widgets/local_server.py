@@ -127,6 +127,7 @@ class LocalServerForm(Vertical):
             if unsaid
             else ""
         )
+        window += elsewhere(probe.base_url)
         if not probe.models:
             self.say(
                 f"{probe.base_url} answers but lists no models: pull or load one, or "
@@ -222,3 +223,11 @@ class LocalServerForm(Vertical):
         )
         self.say(f"Chatting with {label} on {probe.base_url}, in a {window:,}-token window.")
         self.post_message(self.Saved(model, probe.base_url))
+
+
+def elsewhere(base_url: str | None) -> str:
+    """The sentence that says a server is not on this machine ("" when it is)."""
+    from catalog.config import remote_host
+
+    host = remote_host(base_url)
+    return f" {host} is not this machine: your transcripts are sent there." if host else ""
