@@ -14,7 +14,9 @@ REGEX_SECONDS. A literal needs none of this: it is found in linear time.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import multiprocessing
 import os
 import re
@@ -264,7 +266,13 @@ def _grep_in_child(
     receive, send = context.Pipe(duplex=False)
     child = context.Process(
         target=_child_main,
-        args=(send, str(store.root), pattern.text, pattern.ignore_case, options),
+        args=(
+            send,
+            str(store.root),
+            pattern.text,
+            pattern.ignore_case,
+            {**options, "seconds": seconds},
+        ),
         daemon=True,
     )
     child.start()
@@ -307,7 +315,14 @@ def _grep_in_child(
 def _child_main(
     send: Connection, root: str, text: str, ignore_case: bool, options: dict[str, Any]
 ) -> None:
-    """The child's side: the same search, over the same folder, sent back in batches."""
+    """The child's side: the same search, over the same folder, sent back in batches. It
+    bounds itself too: should its parent be killed before it could end the child, the
+    kernel ends it once it has used its CPU time (no lock held by `re` can stop that)."""
+    with contextlib.suppress(ImportError, ValueError, OSError):  # not on Windows
+        import resource
+
+        limit = math.ceil(options.pop("seconds")) + 2
+        resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 1))
     pattern = Pattern(text, regex=True, ignore_case=ignore_case)
     errors: list[str] = []
     batch: list[Match] = []

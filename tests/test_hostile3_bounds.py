@@ -8,6 +8,9 @@ from __future__ import annotations
 import asyncio
 import json
 import multiprocessing
+import subprocess
+import sys
+import time
 from dataclasses import replace
 
 import pytest
@@ -57,6 +60,48 @@ def test_a_backtracking_regex_is_stopped_after_its_time_with_a_sentence(store) -
     found = list(grep(store, Pattern(r"and mo\w+", regex=True)))
     assert [(m.line, m.text, m.spans) for m in found] == [(2, "and more after it.", ((0, 8),))]
     assert multiprocessing.active_children() == []
+
+
+ORPHAN = """
+import multiprocessing, os, sys
+from pathlib import Path
+from memory.search import Pattern, Places, grep
+
+def cancelled():
+    children = multiprocessing.active_children()
+    if children:  # the search runs: this process dies at once, as under kill -9
+        print(children[0].pid, flush=True)
+        os._exit(0)
+    return False
+
+list(grep(Places(Path(sys.argv[1])), Pattern("(a+)+$", regex=True), seconds=1,
+          cancelled=cancelled))
+"""
+
+
+def ended(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")  # a zombie is done
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+@pytest.mark.timeout(120)
+def test_a_search_child_left_by_a_killed_app_ends_on_its_own(store) -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", ORPHAN, str(store.root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    pid = int(out.stdout.split()[0])
+    deadline = time.monotonic() + 60  # its CPU limit is 3 s; the box may be busy
+    while not ended(pid):
+        assert time.monotonic() < deadline, "the orphaned search child still runs"
+        time.sleep(0.2)
 
 
 @pytest.mark.timeout(120)
