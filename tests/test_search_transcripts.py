@@ -158,4 +158,5 @@ def test_the_search_history_tool_never_quotes_a_private_session(store) -> None:
     private.append({"role": "user", "content": "my secret quokka plan"})
     answer = run_search_tool(store, json.dumps({"pattern": "secret quokka"}))
     assert answer == "No earlier session mentions 'secret quokka'."
-    assert [m.session for m in grep(store, Pattern("secret quokka"))] == [private.id]
+    assert list(grep(store, Pattern("secret quokka"))) == []  # nor the user's own search
+    assert [m.session for m in grep(store, Pattern("secret quokka"), private=True)] == [private.id]
