@@ -17,22 +17,24 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import multiprocessing
 import os
+import pickle
+import queue
 import re
+import subprocess
+import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from memory.history import STAMP_AT, STAMP_AT_BYTES
 
 if TYPE_CHECKING:  # not imported at run time: `kept memory grep` loads only what it needs
-    from multiprocessing.connection import Connection
-
     from memory.history import HistoryEntry
     from memory.store import MemoryStore
 
@@ -248,6 +250,11 @@ def _grep_here(
 
 REGEX_SECONDS = 30.0  # a regular expression's whole search, at most
 _BATCH = 100  # matches sent from the child at a time
+# The child: its arguments come pickled on stdin, its matches go pickled to stdout.
+_CHILD = (
+    "import pickle, sys; args = pickle.load(sys.stdin.buffer); sys.path[:] = args[0]; "
+    "from memory.search import _child_main; _child_main(*args[1:])"
+)
 
 
 def _grep_in_child(
@@ -259,26 +266,25 @@ def _grep_in_child(
     errors: list[str] | None,
     **options: Any,
 ) -> Iterator[Match]:
-    """grep with a regex in a child process (spawned: forking a threaded app is unsafe),
+    """grep with a regex in a child Python (a plain subprocess: forking a threaded app is
+    unsafe, and multiprocessing needs a real stderr, which a running Textual app has not),
     its matches streamed back in batches; the child is killed when the caller stops
     reading, cancels, or the time is up."""
-    context = multiprocessing.get_context("spawn")
-    receive, send = context.Pipe(duplex=False)
-    child = context.Process(
-        target=_child_main,
-        args=(
-            send,
-            str(store.root),
-            pattern.text,
-            pattern.ignore_case,
-            {**options, "seconds": seconds},
-        ),
-        daemon=True,
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CHILD],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
     )
-    child.start()
-    send.close()
+    assert child.stdin is not None and child.stdout is not None
+    arguments = (list(sys.path), str(store.root), pattern.text, pattern.ignore_case, seconds)
+    inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
+    reader = threading.Thread(target=_receive, args=(child.stdout, inbox), daemon=True)
+    reader.start()
     deadline = time.monotonic() + seconds
     try:
+        with contextlib.suppress(OSError), child.stdin:  # it died at once: said below
+            pickle.dump((*arguments, options), child.stdin)
         while True:
             if cancelled is not None and cancelled():
                 return
@@ -289,31 +295,40 @@ def _grep_in_child(
                         f"{seconds:g} s and was stopped; try a simpler one, or a plain word"
                     )
                 return
-            if not receive.poll(0.1):
-                continue
             try:
-                message = receive.recv()
-            except EOFError:  # the child died without a word
-                if errors is not None:
-                    errors.append("the search stopped unexpectedly")
-                return
-            kind, value = message
+                kind, value = inbox.get(timeout=0.1)
+            except queue.Empty:
+                continue
             if kind == "matches":
                 yield from value
             elif kind == "errors":
                 if errors is not None:
                     errors.extend(value)
-            else:  # "done"
+            elif kind == "done":
+                return
+            else:  # the child died without a word
+                if errors is not None:
+                    errors.append("the search stopped unexpectedly")
                 return
     finally:
-        if child.is_alive():
+        if child.poll() is None:
             child.kill()
-        child.join(5)
-        receive.close()
+        child.wait()
+        reader.join(5)
+        child.stdout.close()
+
+
+def _receive(stream: IO[bytes], inbox: queue.Queue[tuple[str, Any]]) -> None:
+    """The child's messages, one pickle each, until it ends."""
+    try:
+        while True:
+            inbox.put(pickle.load(stream))
+    except (EOFError, OSError, pickle.UnpicklingError):
+        inbox.put(("ended", None))
 
 
 def _child_main(
-    send: Connection, root: str, text: str, ignore_case: bool, options: dict[str, Any]
+    root: str, text: str, ignore_case: bool, seconds: float, options: dict[str, Any]
 ) -> None:
     """The child's side: the same search, over the same folder, sent back in batches. It
     bounds itself too: should its parent be killed before it could end the child, the
@@ -321,8 +336,14 @@ def _child_main(
     with contextlib.suppress(ImportError, ValueError, OSError):  # not on Windows
         import resource
 
-        limit = math.ceil(options.pop("seconds")) + 2
+        limit = math.ceil(seconds) + 2
         resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 1))
+    out = sys.stdout.buffer
+
+    def send(kind: str, value: object) -> None:
+        pickle.dump((kind, value), out)
+        out.flush()
+
     pattern = Pattern(text, regex=True, ignore_case=ignore_case)
     errors: list[str] = []
     batch: list[Match] = []
@@ -339,11 +360,11 @@ def _child_main(
     for match in found:
         batch.append(match)
         if len(batch) >= _BATCH:
-            send.send(("matches", batch))
+            send("matches", batch)
             batch = []
-    send.send(("matches", batch))
-    send.send(("errors", errors))
-    send.send(("done", None))
+    send("matches", batch)
+    send("errors", errors)
+    send("done", None)
 
 
 def _read(path: Path) -> bytes:

@@ -84,16 +84,19 @@ class SearchScreen(Screen[None]):
         total = 0
         started, drawn = time.monotonic(), False
         worker = get_current_worker()
-        for match in grep(
-            self.app.store, compiled, errors=errors, cancelled=lambda: worker.is_cancelled
-        ):
-            total += 1
-            if len(found) < LIMIT:
-                found.append(match)
-            # The newest matches go on screen at once; the rest follow when all is searched.
-            if not drawn and (len(found) >= 50 or time.monotonic() - started > FIRST):
-                drawn = True
-                self.app.call_from_thread(self.show, list(found), "Searching…")
+        try:
+            for match in grep(
+                self.app.store, compiled, errors=errors, cancelled=lambda: worker.is_cancelled
+            ):
+                total += 1
+                if len(found) < LIMIT:
+                    found.append(match)
+                # The newest matches go on screen at once; the rest when all is searched.
+                if not drawn and (len(found) >= 50 or time.monotonic() - started > FIRST):
+                    drawn = True
+                    self.app.call_from_thread(self.show, list(found), "Searching…")
+        except OSError as exc:  # a regex's child process could not start
+            errors.append(f"the search could not run: {exc.strerror or exc}")
         shown = f" (first {LIMIT} shown)" if total > LIMIT else ""
         noun = "line matches" if total == 1 else "lines match"
         summary = f"{total:,} {noun}{shown}" if total else "No match."
