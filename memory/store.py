@@ -33,6 +33,7 @@ from memory.history import (
     parse_entries,
 )
 from memory.journal import Journal, JournalState
+from memory.redact import redact
 from memory.settings import MemorySettings
 from memory.versions import VersionKind
 
@@ -372,7 +373,8 @@ class MemoryStore:
 
         from memory.sanitize import clean_text
 
-        line = " ".join(clean_text(line).split())
+        # Redacted before the spaces are joined: a key wrapped onto a second line is one.
+        line = " ".join(redact(clean_text(line)).split())
         if not line:
             raise ValueError(
                 "Nothing to remember: write it after the command, e.g. "

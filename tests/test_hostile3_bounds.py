@@ -274,7 +274,6 @@ def test_search_history_never_returns_a_credential_to_the_model(store) -> None:
     assert KEY not in answer and "hunter2" not in answer
 
 
-@pytest.mark.xfail(strict=True, reason="needs remember to redact")
 def test_remember_writes_no_credential_into_memory(store) -> None:
     store.remember(f"My OpenAI key is {KEY[:30]}\n{KEY[30:]}AbCdEf12")
     memory = store.memory_path.read_text()
