@@ -91,7 +91,10 @@ def _print_matches(
 
     found = False
     write = sys.stdout.write
-    for match in grep(store, pattern, details=False, errors=errors, since=since, until=until):
+    # A regular expression is matched only in the search's child process (one can run for
+    # ever): its spans come back with the match instead of being searched for again here.
+    in_child = colour and pattern.regex
+    for match in grep(store, pattern, details=in_child, errors=errors, since=since, until=until):
         found = True
         name = names.get(match.file)
         if name is None:
@@ -100,7 +103,10 @@ def _print_matches(
         said = f"[{match.stamp}] {match.role}: " if match.role else ""
         text = clean_text(match.text) if colour else match.text
         if colour:
-            spans = pattern.spans(text)
+            if not in_child:
+                spans = pattern.spans(text)
+            else:  # cleaning moved the characters: the line is shown unhighlighted
+                spans = match.spans if text == match.text else ()
             write(
                 f"{MAGENTA}{name}{RESET}:{GREEN}{match.line}{RESET}:{DIM}{said}{RESET}"
                 f"{_highlight(text, spans)}\n"

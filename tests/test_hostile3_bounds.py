@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import json
 import os
 import subprocess
@@ -364,3 +365,21 @@ def test_the_app_says_a_long_session_s_estimate_once(fake) -> None:
             assert len(said) == 1
 
     asyncio.run(scenario())
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:  # colour on, as in a terminal
+        return True
+
+
+@pytest.mark.timeout(120)
+def test_kept_memory_grep_in_colour_never_matches_a_regex_on_its_own_process(
+    monkeypatch,
+) -> None:
+    # "b" matches at once; highlighting the line would then try `(a+)+$` from each "a".
+    store = MemoryStore().ensure()
+    store.history_path.write_text(f"[2026-11-20 10:00] b{LINE}!\n\n")
+    monkeypatch.setattr("memory.search.REGEX_SECONDS", 1.0)
+    monkeypatch.setattr(sys, "stdout", _Terminal())
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert main(["memory", "grep", "-E", "b|(a+)+$"]) == 2
