@@ -213,3 +213,21 @@ async def until(pilot, condition, what: str, timeout: float = 60.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         await pilot.pause(0.05)
+
+
+SMALL = "tiny-window"  # a model whose 2,000-token window a long session overflows
+
+
+def small_window_entries() -> tuple[ModelEntry, ...]:
+    """The built-in catalog plus SMALL, on the fake's OpenAI gateway."""
+    tiny = ModelEntry(
+        SMALL,
+        "Tiny",
+        "local",
+        "a small window",
+        "openai",
+        context_window=2000,
+        input_per_mtok=1.0,
+        output_per_mtok=2.0,
+    )
+    return (*MODEL_CATALOG, tiny)

@@ -14,6 +14,7 @@ from memory import MemorySettings, MemoryStore, consolidate_pending
 from tests.fakes.provider import FakeProvider, http_error, text, tool_call
 from tests.support import (
     FAST_POLICY,
+    SMALL,
     fake_catalog,
     make_app,
     nothing_new,
@@ -647,23 +648,10 @@ def on_loop() -> bool:
     return True
 
 
-SMALL = "tiny-window"
-
-
 def small_window_catalog(fake: FakeProvider):
-    from catalog import MODEL_CATALOG, ModelEntry
+    from tests.support import small_window_entries
 
-    tiny = ModelEntry(
-        SMALL,
-        "Tiny",
-        "local",
-        "a small window",
-        "openai",
-        context_window=2000,
-        input_per_mtok=1.0,
-        output_per_mtok=2.0,
-    )
-    return fake_catalog(fake, entries=(*MODEL_CATALOG, tiny))
+    return fake_catalog(fake, entries=small_window_entries())
 
 
 def big_session(store: MemoryStore):

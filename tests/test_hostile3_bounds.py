@@ -21,11 +21,19 @@ from textual.widgets import Checkbox, Input, Static
 
 from app.cli import main
 from app.screens.search import SearchScreen
-from catalog import MODEL_CATALOG, ModelEntry
 from memory import MemorySettings, MemoryStore, consolidate_pending
 from memory.redact import REDACTED, redact
 from memory.search import Pattern, grep, run_search_tool
-from tests.support import FAST_POLICY, fake_catalog, make_app, pending_session, settle, until
+from tests.support import (
+    FAST_POLICY,
+    SMALL,
+    fake_catalog,
+    make_app,
+    pending_session,
+    settle,
+    small_window_entries,
+    until,
+)
 
 LINUX = pytest.mark.skipif(sys.platform != "linux", reason="finds processes in /proc")
 
@@ -284,22 +292,7 @@ def test_remember_writes_no_credential_into_memory(store) -> None:
 
 # --- a long pending session's estimate -----------------------------------------------------
 
-SMALL = "tiny-window"
 POLICY = replace(FAST_POLICY, retries=0, attempt_deadline=5.0)
-
-
-def tiny_entries() -> tuple[ModelEntry, ...]:
-    tiny = ModelEntry(
-        SMALL,
-        "Tiny",
-        "local",
-        "a small window",
-        "openai",
-        context_window=2000,
-        input_per_mtok=1.0,
-        output_per_mtok=2.0,
-    )
-    return (*MODEL_CATALOG, tiny)
 
 
 def small_store() -> MemoryStore:
@@ -328,7 +321,7 @@ def test_an_unchanged_long_session_is_not_tokenised_again(fake, monkeypatch) -> 
     words = " ".join(f"word{i}" for i in range(6000))
     pending_session(store, [{"role": "user", "content": words}])
     calls = measured(monkeypatch)
-    catalog = fake_catalog(fake, entries=tiny_entries())
+    catalog = fake_catalog(fake, entries=small_window_entries())
     (first,) = asyncio.run(consolidate_pending(store, catalog, policy=POLICY, max_parts=3))
     (again,) = asyncio.run(consolidate_pending(store, catalog, policy=POLICY, max_parts=3))
     assert first.estimate and again.estimate == first.estimate
@@ -342,7 +335,7 @@ def test_a_huge_session_is_estimated_from_its_size_without_tokenising(fake, monk
     huge = "\n".join(f"line {i} of a very long paste" for i in range(60_000))  # ~1.8 MB
     pending_session(store, [{"role": "user", "content": huge}])
     calls = measured(monkeypatch)
-    catalog = fake_catalog(fake, entries=tiny_entries())
+    catalog = fake_catalog(fake, entries=small_window_entries())
     (result,) = asyncio.run(consolidate_pending(store, catalog, policy=POLICY, max_parts=5))
     assert not result.saved and "requests" in result.estimate and "$" in result.estimate
     assert calls == []  # never tokenised
@@ -355,7 +348,7 @@ def test_the_app_says_a_long_session_s_estimate_once(fake) -> None:
     pending_session(store, [{"role": "user", "content": words}])
 
     async def scenario() -> None:
-        app = make_app(fake, memory_settings=store.settings, entries=tiny_entries())
+        app = make_app(fake, memory_settings=store.settings, entries=small_window_entries())
         async with app.run_test(size=(120, 32)) as pilot:
             await settle(pilot)
             for _ in range(2):  # the retry every minute finds it again
