@@ -3,7 +3,7 @@ field; a mistake is a sentence and the default stands in for it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -20,6 +20,22 @@ class Review(StrEnum):
     AFTER = "after"
     BEFORE = "before"
     AUTO = "auto"
+
+
+@with_config(STRICT)
+@dataclass(frozen=True)
+class AttachmentLimits:
+    """[attachments]: the largest file Kept attaches, per kind (bytes), and a PDF's pages.
+    Images default to 5 MB, the most Anthropic takes per image."""
+
+    text_max_bytes: Annotated[int, Field(ge=1_000, le=100_000_000, strict=True)] = 2_000_000
+    pdf_max_bytes: Annotated[int, Field(ge=1_000, le=500_000_000, strict=True)] = 32_000_000
+    pdf_max_pages: Annotated[int, Field(ge=1, le=10_000, strict=True)] = 500
+    image_max_bytes: Annotated[int, Field(ge=1_000, le=100_000_000, strict=True)] = 5_000_000
+
+    @property
+    def largest(self) -> int:
+        return max(self.text_max_bytes, self.pdf_max_bytes, self.image_max_bytes)
 
 
 @with_config(STRICT)
@@ -55,9 +71,16 @@ class MemorySettings:
     ] = field(default_factory=dict)
     # A model late past its usual time (p95) has the next one asked beside it; see README.
     hedge: Annotated[bool, Field(strict=True)] = True
+    # The [attachments] table (a table of its own in config.toml; see parse_memory_settings).
+    attachments: AttachmentLimits = field(default_factory=AttachmentLimits)
 
 
 def parse_memory_settings(data: dict[str, Any], where: str) -> tuple[MemorySettings, list[str]]:
-    """The [memory] table of a parsed config.toml, with a sentence for each mistake."""
+    """The [memory] and [attachments] tables of a parsed config.toml, with a sentence for
+    each mistake."""
     settings, problems = parse_table(MemorySettings, data.get("memory", {}), f"{where}: [memory]")
-    return settings or MemorySettings(), problems
+    limits, more = parse_table(
+        AttachmentLimits, data.get("attachments", {}), f"{where}: [attachments]"
+    )
+    settings = replace(settings or MemorySettings(), attachments=limits or AttachmentLimits())
+    return settings, problems + more
