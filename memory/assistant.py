@@ -11,10 +11,13 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
-from catalog import Attempt, Catalog, Kind, Reply, ReplyRejected, RetryPolicy, complete
+from catalog import Attempt, Catalog, Kind, Outcome, Reply, ReplyRejected, RetryPolicy, complete
+from catalog.catalog import Chain
 from catalog.health import HealthBook, State
 from catalog.models import short_label
+from memory.attachments import can_take, expand, kinds_of, vision_model_sentence
 from memory.prompt import system_prompt
 from memory.sanitize import clean_text
 from memory.search import SEARCH_HISTORY_TOOL, run_search_tool
@@ -110,12 +113,21 @@ async def answer(
                 now=now,
                 instructions=instructions,
             )
-            messages = [{"role": "system", "content": prompt}, *session.context()]
+            # Off the loop: a PDF's text may have to be read again from the data folder.
+            context, chain, refused = await asyncio.to_thread(
+                _with_attachments, session, catalog, model
+            )
+            if refused is not None:
+                attempt(refused)
+                turn.reason = refused.reason
+                return turn
+            messages = [{"role": "system", "content": prompt}, *context]
             try:
                 result = await complete(
                     catalog,
                     model,
                     messages,
+                    chain=chain,
                     tools=[SEARCH_HISTORY_TOOL],
                     stream=True,
                     accept=_not_empty,
@@ -193,6 +205,45 @@ async def answer(
                 {"role": "assistant", "content": clean_text("".join(shown)), "model": last}
             )
         raise
+
+
+def _with_attachments(
+    session: LiveSession, catalog: Catalog, model: str
+) -> tuple[list[dict[str, Any]], Chain | None, Attempt | None]:
+    """The context with each message's attachments as content parts, and the chain that can
+    take them: with an image in the window, fallbacks that cannot see are left out. A model
+    that cannot see the image of the message it answers is not asked (an Attempt says why,
+    once, rather than each model of the chain failing on it); older images it is shown as
+    mentions."""
+    context = session.context()
+    journaled = [m for m in session.live_messages() if m.get("role") != "system"]
+    if len(journaled) != len(context) or not kinds_of(journaled):
+        return context, None, None
+    chain = None
+    sees = True
+    if "image" in kinds_of(journaled):
+        sees = can_take(model, {"image"}, catalog)
+        last: dict[str, Any] = next((m for m in reversed(journaled) if m.get("role") == "user"), {})
+        if not sees and "image" in kinds_of([last]):
+            label = catalog.get(model).label if model in catalog else model
+            gateway = catalog.get(model).gateway if model in catalog else ""
+            reason = vision_model_sentence(catalog, model).removeprefix(f"{label} ")
+            return (
+                context,
+                None,
+                Attempt(model, gateway, Outcome.SKIPPED, Kind.BAD_REQUEST, reason=reason),
+            )
+        if sees:
+            whole = catalog.chain(model)
+            chain = Chain(
+                tuple(m for m in whole.models if can_take(m.id, {"image"}, catalog)),
+                f"{whole.end}; models that cannot see images are left out",
+            )
+    expanded = [
+        expand(session.store, source, sent, images=sees)
+        for source, sent in zip(journaled, context, strict=True)
+    ]
+    return expanded, chain, None
 
 
 def _why_unavailable(model: str, attempts: list[Attempt], health: HealthBook) -> str:

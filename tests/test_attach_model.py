@@ -1,0 +1,205 @@
+"""What the model is sent of attachments, per wire format, and who is asked at all: the fake
+provider records each request as it arrived."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from catalog import MODEL_CATALOG, Catalog, ModelEntry, Outcome
+from catalog.capabilities import learn_vision
+from memory import LiveSession, MemoryStore
+from memory import journal as journals
+from memory.assistant import Turn, answer, failure_notice
+from memory.attachments import Attachment, keep, read_attachment
+from tests.attach_files import png, text_pdf
+from tests.fakes.provider import FakeProvider, http_error
+from tests.support import FAST_POLICY, fake_catalog, local_catalog
+
+
+@pytest.fixture(autouse=True)
+def journal_keeps_attachments(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A journal message keeps its "attachments" list (memory.journal's MESSAGE_KEYS)."""
+    if "attachments" not in journals.MESSAGE_KEYS:
+        monkeypatch.setattr(journals, "MESSAGE_KEYS", journals.MESSAGE_KEYS | {"attachments"})
+
+
+def files(tmp_path: Path) -> dict[str, Attachment]:
+    (tmp_path / "notes.txt").write_text("The launch code word is PERIWINKLE.\n")
+    (tmp_path / "report.pdf").write_bytes(text_pdf(["Revenue rose nine percent", None]))
+    (tmp_path / "shot.png").write_bytes(png())
+    return {p: read_attachment(tmp_path / p) for p in ("notes.txt", "report.pdf", "shot.png")}
+
+
+def ask(
+    store: MemoryStore,
+    catalog: Catalog,
+    model: str,
+    attachments: list[Attachment],
+    before: list[dict[str, Any]] = (),  # type: ignore[assignment]
+) -> Turn:
+    session = LiveSession.start(store, model)
+    for message in before:
+        session.append(message)
+    records = [keep(store, a) for a in attachments]
+    session.append({"role": "user", "content": "What do these say?", "attachments": records})
+
+    async def run() -> Turn:
+        async with asyncio.timeout(120):
+            return await answer(session, catalog, model, policy=FAST_POLICY)
+
+    return asyncio.run(run())
+
+
+def last_user_content(body: dict[str, Any]) -> list[dict[str, Any]]:
+    user = [m for m in body["messages"] if m["role"] == "user"]
+    content = user[-1]["content"]
+    assert isinstance(content, list), content
+    return content
+
+
+def test_openai_gets_text_blocks_and_an_image_url_part(fake: FakeProvider, tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "data")
+    found = files(tmp_path)
+    turn = ask(store, fake_catalog(fake), "gpt-4.1-mini", list(found.values()))
+    assert turn.ok, turn.reason
+    (request,) = fake.requests
+    assert request.gateway == "openai"
+    parts = last_user_content(request.body)
+    assert parts[0] == {"type": "text", "text": "What do these say?"}
+    assert parts[1]["type"] == "text"
+    assert parts[1]["text"].startswith('<file name="notes.txt">\nThe launch code word')
+    assert parts[2]["type"] == "text" and "Revenue rose nine percent" in parts[2]["text"]
+    assert parts[2]["text"].startswith('<file name="report.pdf">')
+    assert parts[3]["type"] == "image_url"
+    url = parts[3]["image_url"]["url"]
+    assert url == "data:image/png;base64," + base64.b64encode(png()).decode()
+
+
+def test_anthropic_gets_text_blocks_and_a_base64_image(fake: FakeProvider, tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "data")
+    found = files(tmp_path)
+    turn = ask(
+        store, fake_catalog(fake), "claude-haiku-4-5", [found["notes.txt"], found["shot.png"]]
+    )
+    assert turn.ok, turn.reason
+    (request,) = fake.requests
+    assert request.gateway == "anthropic"
+    parts = last_user_content(request.body)
+    texts = [p["text"] for p in parts if p["type"] == "text"]
+    assert any("PERIWINKLE" in t and 'name="notes.txt"' in t for t in texts)
+    (image,) = [p for p in parts if p["type"] == "image"]
+    assert image["source"] == {
+        "type": "base64",
+        "media_type": "image/png",
+        "data": base64.b64encode(png()).decode(),
+    }
+
+
+def chain_entries() -> tuple[ModelEntry, ...]:
+    """sees → blind → sees-too: the middle fallback cannot see images."""
+    return (
+        *MODEL_CATALOG,
+        ModelEntry(
+            "sees", "Sees", "fast", "", "openai", fallback="blind", api_model="gpt-4.1-mini"
+        ),
+        ModelEntry(
+            "blind",
+            "Blind",
+            "fast",
+            "",
+            "groq",
+            fallback="sees-too",
+            api_model="llama-3.1-8b-instant",
+        ),
+        ModelEntry("sees-too", "Sees too", "fast", "", "anthropic", api_model="claude-haiku-4-5"),
+    )
+
+
+def test_fallbacks_that_cannot_see_an_image_are_skipped(fake: FakeProvider, tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "data")
+    fake.set_default("gpt-4.1-mini", http_error(500))
+    catalog = fake_catalog(fake, entries=chain_entries())
+    turn = ask(store, catalog, "sees", [files(tmp_path)["shot.png"]])
+    assert turn.ok and turn.model == "sees-too", turn.reason
+    assert fake.count(model="llama-3.1-8b-instant") == 0
+    assert fake.count(model="claude-haiku-4-5") == 1
+
+
+def test_without_an_image_every_fallback_is_asked(fake: FakeProvider, tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "data")
+    fake.set_default("gpt-4.1-mini", http_error(500))
+    catalog = fake_catalog(fake, entries=chain_entries())
+    turn = ask(store, catalog, "sees", [files(tmp_path)["notes.txt"]])
+    assert turn.ok and turn.model == "blind", turn.reason
+
+
+def test_a_local_model_with_an_image_fails_once_with_a_sentence(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    store = MemoryStore(tmp_path / "data")
+    catalog = local_catalog(fake)
+    turn = ask(store, catalog, "smollm2", [files(tmp_path)["shot.png"]])
+    assert not turn.ok
+    assert fake.requests == []  # no request, so no retries and no walk down a chain
+    (attempt,) = turn.attempts
+    assert attempt.outcome is Outcome.SKIPPED
+    assert turn.reason.startswith("cannot see images; /model ")
+    notice = failure_notice(catalog, "smollm2", turn.attempts)
+    assert "smollm2 cannot see images; /model " in notice
+    # The message is kept whatever happened.
+    (journal,) = store.open_sessions()
+    assert journal.messages[-1]["attachments"][0]["name"] == "shot.png"
+
+
+def test_a_local_model_its_server_says_sees_gets_the_image(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    store = MemoryStore(tmp_path / "data")
+    catalog = local_catalog(fake)
+    learn_vision(catalog.route(catalog.get("smollm2")).api_base, "smollm2", True)
+    try:
+        turn = ask(store, catalog, "smollm2", [files(tmp_path)["shot.png"]])
+    finally:
+        learn_vision(catalog.route(catalog.get("smollm2")).api_base, "smollm2", False)
+    assert turn.ok, turn.reason
+    assert last_user_content(fake.requests[0].body)[1]["type"] == "image_url"
+
+
+def test_an_earlier_image_is_a_mention_to_a_model_that_cannot_see(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    store = MemoryStore(tmp_path / "data")
+    found = files(tmp_path)
+    earlier = {
+        "role": "user",
+        "content": "Look at this",
+        "attachments": [keep(store, found["shot.png"])],
+    }
+    answered = {"role": "assistant", "content": "A red square."}
+    turn = ask(store, local_catalog(fake), "smollm2", [found["notes.txt"]], [earlier, answered])
+    assert turn.ok, turn.reason
+    (request,) = fake.requests
+    first = next(m for m in request.body["messages"] if m["role"] == "user")["content"]
+    assert [p["type"] for p in first] == ["text", "text"]
+    assert first[1]["text"].startswith("[attached: shot.png, ")
+    assert "image_url" not in str(request.body)
+
+
+def test_a_kept_file_removed_by_hand_is_said_not_sent(fake: FakeProvider, tmp_path: Path) -> None:
+    from memory.attachments import stored_path
+
+    store = MemoryStore(tmp_path / "data")
+    found = files(tmp_path)
+    record = keep(store, found["shot.png"])
+    stored_path(store, record).unlink()
+    earlier = {"role": "user", "content": "Look", "attachments": [record]}
+    answered = {"role": "assistant", "content": "A red square."}
+    turn = ask(store, fake_catalog(fake), "gpt-4.1-mini", [found["notes.txt"]], [earlier, answered])
+    assert turn.ok, turn.reason
+    first = next(m for m in fake.requests[0].body["messages"] if m["role"] == "user")["content"]
+    assert first[1]["text"] == "[attached: shot.png, 73 bytes] (the file is no longer in Kept)"
