@@ -4,12 +4,16 @@ from (best effort, by the words they share)."""
 
 from __future__ import annotations
 
+import bisect
 import difflib
+import json
+import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from memory.edits import normal
+from memory.files import digest, ensure_dir
 from memory.grounding import telling
 from memory.history import HistoryEntry
 from memory.journal import session_started
@@ -40,38 +44,150 @@ def _lines(raw: bytes) -> list[str]:
     return raw.decode("utf-8", errors="replace").splitlines()
 
 
-def _carry(
-    base: list[tuple[str, Version | None]], lines: list[str], version: Version | None
-) -> list[tuple[str, Version | None]]:
-    """`lines` attributed: a line unchanged from `base` keeps its writer; others are
-    `version`'s."""
-    matcher = difflib.SequenceMatcher(None, [t for t, _ in base], lines, autojunk=False)
-    out: list[tuple[str, Version | None]] = []
+def _carry(base: list[str], writers: list[int], lines: list[str], writer: int) -> list[int]:
+    """Who wrote each of `lines`: a line unchanged from `base` keeps its writer (`writers`
+    runs beside `base`); the others are `writer`'s."""
+    matcher = difflib.SequenceMatcher(None, base, lines, autojunk=False)
+    out: list[int] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
-            out.extend(base[i1:i2])
+            out.extend(writers[i1:i2])
         else:
-            out.extend((line, version) for line in lines[j1:j2])
+            out.extend([writer] * (j2 - j1))
     return out
+
+
+class _Blame:
+    """Blame computed version by version, each version's result kept in the store's
+    blame_dir: versions are never rewritten, so a version's writers, once known, stay
+    known. A new version costs one diff against its base; a hand edit of MEMORY.md only
+    the last diff, made every time. A cache file that is missing, damaged, or made for
+    another text or base is computed again (and so is every later one that needs it)."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+        self.numbers = store.version_numbers()
+        self.records: dict[int, Version | None] = {}
+        self.writers: dict[int, list[int]] = {0: []}  # 0: MEMORY.md before any version
+        self.tried: set[int] = set()
+
+    def version(self, number: int) -> Version | None:
+        if number not in self.records:
+            self.records[number] = self.store.version(number)
+        return self.records[number]
+
+    def text(self, number: int) -> tuple[list[str], str] | None:
+        """A version's lines and the digest of its text, or None when it cannot be read."""
+        version = self.version(number) if number else None
+        if version is None:
+            return None
+        try:
+            raw = version.path.read_bytes()
+        except OSError:
+            return None
+        return _lines(raw), digest(raw)
+
+    def kept(self, number: int) -> bool:
+        """Was version `number` MEMORY.md (and can it be read)? Others are passed over."""
+        version = self.version(number)
+        return (
+            version is not None
+            and version.kind is not VersionKind.NOT_KEPT
+            and self.text(number) is not None
+        )
+
+    def last_kept(self, below: int) -> int:
+        """The newest version under `below` that was MEMORY.md; 0 when there is none."""
+        for number in reversed(self.numbers[: bisect.bisect_left(self.numbers, below)]):
+            if self.kept(number):
+                return number
+        return 0
+
+    def base(self, number: int) -> int:
+        """The version whose lines `number` was written over: the one a restore or an undo
+        brought back, else the one before it."""
+        version = self.version(number)
+        restored = version.restored if version else None
+        if restored is not None and (restored == 0 or (restored < number and self.kept(restored))):
+            return restored
+        return self.last_kept(number)
+
+    def _cached(self, number: int, base: int, text: tuple[list[str], str]) -> list[int] | None:
+        path = self.store.blame_dir / f"{number:06d}.json"
+        try:
+            cached = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(cached, dict):
+            return None
+        writers = cached.get("writers")
+        lines, text_digest = text
+        if (
+            cached.get("digest") != text_digest
+            or cached.get("base") != base
+            or not isinstance(writers, list)
+            or len(writers) != len(lines)
+            or not all(type(w) is int and 0 < w <= number for w in writers)
+        ):
+            return None
+        return writers
+
+    def _keep(self, number: int, base: int, text_digest: str, writers: list[int]) -> None:
+        record = json.dumps({"digest": text_digest, "base": base, "writers": writers})
+        folder = self.store.blame_dir
+        try:
+            ensure_dir(folder)
+            # A cache: no fsync. A file torn by a crash is found damaged and made again.
+            tmp = folder / f".{number:06d}.{os.getpid()}.tmp"
+            tmp.write_text(record, encoding="utf-8")
+            os.replace(tmp, folder / f"{number:06d}.json")
+        except OSError:
+            pass  # a folder Kept cannot write: blame is computed, just not kept
+
+    def of(self, number: int) -> list[int]:
+        """The writer of each line of version `number` (a version that was MEMORY.md)."""
+        stack = [number]
+        while stack:
+            top = stack[-1]
+            if top in self.writers:
+                stack.pop()
+                continue
+            base = self.base(top)
+            text = self.text(top)
+            if text is None:  # gone since it was listed: nothing of it to attribute
+                self.writers[top] = []
+                stack.pop()
+                continue
+            if top not in self.tried:
+                self.tried.add(top)
+                cached = self._cached(top, base, text)
+                if cached is not None:
+                    self.writers[top] = cached
+                    stack.pop()
+                    continue
+            if base not in self.writers:
+                stack.append(base)  # base < top: the walk ends at 0
+                continue
+            base_text = self.text(base)
+            base_lines = base_text[0] if base_text else []
+            writers = _carry(base_lines, self.writers[base], text[0], top)
+            self._keep(top, base, text[1], writers)
+            self.writers[top] = writers
+            stack.pop()
+        return self.writers[number]
 
 
 def blame(store: MemoryStore) -> list[BlameLine]:
     """Each line of MEMORY.md now, with the version that last wrote it."""
-    by_number: dict[int, list[tuple[str, Version | None]]] = {0: []}
-    current: list[tuple[str, Version | None]] = []
-    for version in store.versions():
-        if version.kind is VersionKind.NOT_KEPT:
-            continue
-        try:
-            lines = _lines(version.path.read_bytes())
-        except OSError:
-            continue
-        # A restore or an undo brings back lines whose writers are already known.
-        base = by_number.get(version.restored, current) if version.restored is not None else current
-        current = by_number[version.number] = _carry(base, lines, version)
+    state = _Blame(store)
+    last = state.last_kept(max(state.numbers, default=0) + 1)
+    base_text = state.text(last)
+    base_lines = base_text[0] if base_text else []
     now = _lines(store.read_memory().raw)
+    writers = _carry(base_lines, state.of(last), now, 0)
     return [
-        BlameLine(n, text, v) for n, (text, v) in enumerate(_carry(current, now, None), start=1)
+        BlameLine(n, text, state.version(writer) if writer else None)
+        for n, (text, writer) in enumerate(zip(now, writers, strict=True), start=1)
     ]
 
 

@@ -35,7 +35,7 @@ from memory.history import (
 from memory.journal import Journal, JournalState
 from memory.redact import redact
 from memory.settings import MemorySettings
-from memory.versions import VersionKind
+from memory.versions import VersionKind, version_numbers
 
 
 class MemoryProblem(OSError):
@@ -187,37 +187,57 @@ class MemoryStore:
 
     # --- versions --------------------------------------------------------------------------
 
-    def versions(self) -> list[Version]:
-        found: list[Version] = []
-        if not self.versions_dir.is_dir():
-            return found
-        for meta_path in sorted(self.versions_dir.glob("*.json")):
-            try:
-                meta = json.loads(meta_path.read_text(encoding="utf-8"))
-                number = int(meta_path.stem)
-            except (OSError, ValueError):
-                continue
-            restored = meta.get("restored")
-            found.append(
-                Version(
-                    number,
-                    str(meta.get("time", "")),
-                    str(meta.get("source", "")),
-                    meta.get("session"),
-                    meta.get("model"),
-                    meta_path.with_suffix(".md"),
-                    restored if isinstance(restored, int) else None,
-                    meta.get("entry"),
-                )
-            )
-        return found
+    @property
+    def blame_dir(self) -> Path:
+        """Derived, per machine: each version's lines with the version that wrote each
+        (memory.provenance keeps it; delete it whenever you like, it is rebuilt)."""
+        return self.root / "index.blame"
+
+    def version(self, number: int) -> Version | None:
+        """Version `number` as its record says, or None when it has no readable record."""
+        meta_path = self.versions_dir / f"{number:06d}.json"
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(meta, dict):
+            return None
+        restored = meta.get("restored")
+        session, model, entry = meta.get("session"), meta.get("model"), meta.get("entry")
+        return Version(
+            number,
+            str(meta.get("time", "")),
+            str(meta.get("source", "")),
+            session if isinstance(session, str) else None,
+            model if isinstance(model, str) else None,
+            meta_path.with_suffix(".md"),
+            restored if isinstance(restored, int) and not isinstance(restored, bool) else None,
+            entry if isinstance(entry, str) else None,
+        )
+
+    def version_numbers(self) -> list[int]:
+        """Every version's number, oldest first, from the records' names alone."""
+        return version_numbers(self.versions_dir)
+
+    def versions(self, numbers: list[int] | None = None) -> list[Version]:
+        """Every version (or those `numbers` name) with a readable record, oldest first."""
+        found = (self.version(n) for n in (self.version_numbers() if numbers is None else numbers))
+        return [v for v in found if v is not None]
+
+    def latest_version(self) -> Version | None:
+        """The newest version with a readable record: the records are read newest first,
+        and only until one can be read."""
+        for number in reversed(self.version_numbers()):
+            if (version := self.version(number)) is not None:
+                return version
+        return None
 
     def latest_version_digest(self) -> str | None:
-        versions = self.versions()
-        if not versions:
+        latest = self.latest_version()
+        if latest is None:
             return None
         try:
-            return digest(versions[-1].path.read_bytes())
+            return digest(latest.path.read_bytes())
         except OSError:
             return None
 
@@ -234,7 +254,7 @@ class MemoryStore:
     ) -> int:
         """Keep one MEMORY.md text as a numbered version (content first, then metadata)."""
         ensure_dir(self.versions_dir)
-        number = max((v.number for v in self.versions()), default=0) + 1
+        number = max(self.version_numbers(), default=0) + 1
         atomic_write(self.versions_dir / f"{number:06d}.md", raw)
         meta: dict[str, Any] = {
             "time": time,
@@ -255,9 +275,15 @@ class MemoryStore:
         it (the version, and the MEMORY.md it holds, stay; each record stays valid JSON).
         The caller holds the lock. Returns how many records changed."""
         changed = 0
-        for meta_path in sorted(self.versions_dir.glob("*.json")):
+        # A record is parsed only when its text holds the entry as JSON writes it.
+        wanted = {json.dumps(entry)[1:-1], json.dumps(entry, ensure_ascii=False)[1:-1]}
+        for number in self.version_numbers():
+            meta_path = self.versions_dir / f"{number:06d}.json"
             try:
-                meta = json.loads(meta_path.read_text(encoding="utf-8"))
+                text = meta_path.read_text(encoding="utf-8")
+                if not any(form in text for form in wanted):
+                    continue
+                meta = json.loads(text)
             except (OSError, ValueError):
                 continue
             if isinstance(meta, dict) and meta.get("entry") == entry:
@@ -336,10 +362,12 @@ class MemoryStore:
     def previous_version(self, number: int) -> Version | None:
         """The version that was MEMORY.md just before version `number` was written (None:
         MEMORY.md was empty). An edit the user chose not to keep was never MEMORY.md."""
-        earlier = [
-            v for v in self.versions() if v.number < number and v.kind is not VersionKind.NOT_KEPT
-        ]
-        return earlier[-1] if earlier else None
+        # Newest first, and only back to the first that was MEMORY.md: not every record.
+        for earlier in reversed([n for n in self.version_numbers() if n < number]):
+            version = self.version(earlier)
+            if version is not None and version.kind is not VersionKind.NOT_KEPT:
+                return version
+        return None
 
     def undo(self, number: int) -> int:
         """Put back the MEMORY.md that version `number` replaced; the undo is itself a new
@@ -534,6 +562,54 @@ class MemoryStore:
             raise ValueError(f"session {journal.id} is not private; Kept never deletes it")
         journal.path.unlink(missing_ok=True)
         fsync_dir(journal.path.parent)
+        journals.unmark_open(journal.path)
+
+    def active_sessions(self) -> list[Journal]:
+        """The active sessions, oldest first, as `open_sessions` would find them, read from
+        the few journals that have an open mark (journal.open_marks), not from every one."""
+        found = []
+        skipped: dict[Path, str] = {}
+        for path in journals.marked_open(self.sessions_dir):
+            try:
+                journal = journals.load(path)
+            except FileNotFoundError:
+                self._drop_open_mark(path)
+                continue
+            except OSError as exc:
+                skipped[path] = self._unreadable(path, exc)
+                continue
+            if journal.state is JournalState.ACTIVE:
+                found.append(journal)
+            else:
+                self._drop_open_mark(path)
+        self.skipped = skipped
+        return found
+
+    def _drop_open_mark(self, path: Path) -> None:
+        """Remove a stale open mark, under the session's lock: whoever reopens a session
+        holds it, so a mark made meanwhile is never the one removed."""
+        from memory.files import HeldLock
+
+        lock = HeldLock(self.sessions_dir / f".{path.stem}.live")
+        try:
+            if not lock.acquire():
+                return
+        except OSError:
+            return
+        try:
+            if not path.exists() or journals.is_closed(path):
+                journals.unmark_open(path)
+        except OSError:
+            pass  # unreadable now: the mark stays, and the next look reads it again
+        finally:
+            lock.release()
+
+    @staticmethod
+    def _unreadable(path: Path, exc: OSError) -> str:
+        return (
+            f"{path} could not be read ({exc.strerror or exc}); Kept "
+            "skips it. Fix its owner or mode, or move it away."
+        )
 
     def open_sessions(self) -> list[Journal]:
         """Active and pending sessions, oldest first."""
@@ -547,10 +623,7 @@ class MemoryStore:
             except FileNotFoundError:
                 continue  # another Kept process just moved it to done/
             except OSError as exc:  # one bad file must not lock the user out of the rest
-                skipped[path] = (
-                    f"{path} could not be read ({exc.strerror or exc}); Kept "
-                    "skips it. Fix its owner or mode, or move it away."
-                )
+                skipped[path] = self._unreadable(path, exc)
         self.skipped = skipped
         return found
 
@@ -572,6 +645,10 @@ class MemoryStore:
         one locks a settled session again, and they would pile up otherwise."""
         if not self.sessions_dir.is_dir():
             return
+        marks = journals.open_marks(self.sessions_dir)
+        for mark in marks.glob("[!.]*") if marks.is_dir() else []:
+            if not (self.sessions_dir / f"{mark.name}.jsonl").exists():
+                self._drop_open_mark(self.sessions_dir / f"{mark.name}.jsonl")
         for lock in [*self.sessions_dir.glob(".*.live"), *self.sessions_dir.glob(".*.claim")]:
             session_id = lock.name[1:].rsplit(".", 1)[0]
             if not (self.sessions_dir / f"{session_id}.jsonl").exists():

@@ -1,8 +1,11 @@
-"""What wrote each version of MEMORY.md, named once."""
+"""What wrote each version of MEMORY.md, named once; and the versions' numbers, read from
+their file names (NNNNNN.json) so that nothing grows with history until a record is asked for."""
 
 from __future__ import annotations
 
+import os
 from enum import StrEnum
+from pathlib import Path
 
 
 class VersionKind(StrEnum):
@@ -31,3 +34,19 @@ class VersionKind(StrEnum):
             if prose == kind.value or prose.startswith(f"{kind.value} of version "):
                 return kind
         return cls.OTHER
+
+
+def version_numbers(folder: Path) -> list[int]:
+    """The number of every version record in `folder` (NNNNNN.json), oldest first: one
+    listing of the folder, no record read. A damaged record still holds its number, so a
+    new version never takes it."""
+    try:
+        with os.scandir(folder) as entries:
+            names = [entry.name for entry in entries]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return sorted(
+        int(name[:-5])
+        for name in names
+        if name.endswith(".json") and name[:-5].isascii() and name[:-5].isdigit()
+    )
