@@ -488,9 +488,15 @@ def _stored_text(store: MemoryStore, record: dict[str, Any]) -> str:
     return text
 
 
+def _name(record: dict[str, Any]) -> str:
+    """A record's file name on one line, without quotes: a journal may be edited by hand,
+    and the name goes into prompts."""
+    return " ".join(str(record.get("name") or "file").replace('"', "'").split())[:200]
+
+
 def mention(record: dict[str, Any]) -> str:
     """`[attached: report.pdf, 12 pages, 31 KB]`: what memory sees instead of the file."""
-    parts = [str(record.get("name", "a file"))]
+    parts = [_name(record)]
     pages = record.get("pages")
     if isinstance(pages, int):
         parts.append(f"{pages} page{'s' if pages != 1 else ''}")
@@ -527,7 +533,7 @@ def expand(
     if sent.get("content"):
         parts.append({"type": "text", "text": str(sent["content"])})
     for record in records:
-        name = str(record.get("name", "file"))
+        name = _name(record)
         try:
             if record.get("kind") == "image":
                 if not images:

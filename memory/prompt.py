@@ -7,6 +7,8 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from memory.attachments import mention, records_of
+
 SEARCH_HISTORY_TOOL = "search_history"
 
 # The tags that frame what Kept pastes into its prompts. Pasted text (MEMORY.md, a
@@ -266,7 +268,10 @@ def transcript_lines(messages: list[dict[str, Any]]) -> list[str]:
         head = f"[{stamp}] {role}:" if stamp != previous else f"{role}:"
         previous = stamp
         content = message.get("content") or ""
-        parts = [f"{head} {content}".rstrip()]
+        # Memory hears of a file, not its payload: a budget guard (the words said about it
+        # are in the conversation).
+        content = " ".join([str(content), *(mention(r) for r in records_of(message))])
+        parts = [f"{head} {content.strip()}".rstrip()]
         for call in message.get("tool_calls") or []:
             function = call.get("function") if isinstance(call, dict) else None
             function = function if isinstance(function, dict) else {}

@@ -203,3 +203,27 @@ def test_a_kept_file_removed_by_hand_is_said_not_sent(fake: FakeProvider, tmp_pa
     assert turn.ok, turn.reason
     first = next(m for m in fake.requests[0].body["messages"] if m["role"] == "user")["content"]
     assert first[1]["text"] == "[attached: shot.png, 73 bytes] (the file is no longer in Kept)"
+
+
+def test_consolidation_gets_a_mention_not_the_payload(fake: FakeProvider, tmp_path: Path) -> None:
+    import json
+
+    from memory import consolidate_pending
+    from tests.fakes.provider import text
+    from tests.support import nothing_new, pending_session
+
+    store = MemoryStore(tmp_path / "data")
+    found = files(tmp_path)
+    records = [keep(store, found["report.pdf"]), keep(store, found["notes.txt"])]
+    messages = [
+        {"role": "user", "content": "Summarise my report", "attachments": records},
+        {"role": "assistant", "content": "Revenue rose.", "model": "gpt-4.1-mini"},
+    ]
+    pending_session(store, messages)
+    fake.responder = lambda body: text(json.dumps(nothing_new()))
+    (result,) = asyncio.run(consolidate_pending(store, local_catalog(fake)))
+    assert result.model == "smollm2", result
+    sent = str(fake.requests[0].body["messages"])
+    assert "Summarise my report [attached: report.pdf, 2 pages, " in sent
+    assert "[attached: notes.txt, 36 bytes]" in sent
+    assert "PERIWINKLE" not in sent and "nine percent" not in sent
