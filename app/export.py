@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from catalog import Catalog
 from memory import Journal, LiveSession
+from memory.attachments import display_name, mention, records_of, stored_path
 from memory.files import atomic_write, ensure_dir
 
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
@@ -18,7 +20,10 @@ def last_code_block(text: str) -> str | None:
     return blocks[-1] if blocks else None
 
 
-def session_markdown(session: LiveSession | Journal, catalog: Catalog) -> str:
+def session_markdown(
+    session: LiveSession | Journal, catalog: Catalog, files: dict[str, str] | None = None
+) -> str:
+    """The session in Markdown; `files` links each attachment (by digest) to its copy."""
     lines = [f"# Kept session {session.id}", ""]
     for message in session.messages:
         role = message.get("role")
@@ -26,6 +31,9 @@ def session_markdown(session: LiveSession | Journal, catalog: Catalog) -> str:
         when = str(message.get("time", ""))[:16].replace("T", " ")
         if role == "user":
             lines += [f"## You — {when}", "", content, ""]
+            lines += [
+                _attachment_line(r, (files or {}).get(r["sha256"])) for r in records_of(message)
+            ]
         elif role == "assistant" and content:
             model = message.get("model")
             label = (
@@ -38,6 +46,54 @@ def session_markdown(session: LiveSession | Journal, catalog: Catalog) -> str:
             for call in message.get("tool_calls") or []:
                 lines += [_tool_call_line(call), ""]
     return "\n".join(lines)
+
+
+def _attachment_line(record: dict[str, Any], link: str | None) -> str:
+    """`Attached: [report.pdf](<kept-ID_files/report.pdf>) (2 pages, 31 KB)`"""
+    name = display_name(record)
+    rest = mention(record).removeprefix(f"[attached: {name}").removesuffix("]").lstrip(", ")
+    shown = f"[{_escape(name)}](<{link}>)" if link else f"{_escape(name)} (no longer in Kept)"
+    return f"*Attached: {shown}{f' ({rest})' if rest else ''}*\n"
+
+
+def _escape(text: str) -> str:
+    return re.sub(r"([\\`*_\[\]<>])", r"\\\1", text)
+
+
+def _copy_attachments(session: LiveSession | Journal, root: Path, folder: Path) -> dict[str, str]:
+    """Copy every attachment of the session that Kept still has into `folder` (created
+    only when there is one), each under its own name (made unique); links by digest."""
+    links: dict[str, str] = {}
+    taken: set[str] = set()
+    for message in session.messages:
+        for record in records_of(message):
+            digest = record["sha256"]
+            source = stored_path(root, record)
+            if digest in links or not source.is_file():
+                continue
+            name = _unique(Path(str(record.get("name") or "attachment")).name, taken)
+            atomic_write(ensure_dir(folder) / name, source.read_bytes())
+            links[digest] = f"{folder.name}/{name}"
+    return links
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    name = re.sub(r"[<>\x00-\x1f]", "_", name).lstrip(".") or "attachment"
+    stem, dot, suffix = name.rpartition(".") if "." in name else (name, "", "")
+    candidate, number = name, 1
+    while candidate in taken:
+        number += 1
+        candidate = f"{stem}-{number}{dot}{suffix}"
+    taken.add(candidate)
+    return candidate
+
+
+def _data_root(session: LiveSession | Journal) -> Path:
+    """The data folder a session's attachments are kept in."""
+    if isinstance(session, LiveSession):
+        return session.store.root
+    folder = session.path.parent  # sessions/, or sessions/done/
+    return folder.parent.parent if folder.name == "done" else folder.parent
 
 
 def _tool_call_line(call: object) -> str:
@@ -62,5 +118,8 @@ def export_session(
     path = Path(target).expanduser() if target else ensure_dir(exports)
     if path.is_dir():
         path = path / f"kept-{session.id}.md"
-    atomic_write(path, session_markdown(session, catalog), follow=True)  # the user's choice
+    # The attachments go beside the Markdown, in a folder named after it (as browsers save
+    # a page with its files), and the Markdown links them.
+    files = _copy_attachments(session, _data_root(session), path.parent / f"{path.stem}_files")
+    atomic_write(path, session_markdown(session, catalog, files), follow=True)  # user's choice
     return path

@@ -398,9 +398,9 @@ def vision_model_sentence(catalog: Catalog, model_id: str | None = None) -> str:
 # --- storing ---------------------------------------------------------------------------------
 
 
-def stored_path(store: MemoryStore, record: dict[str, Any]) -> Path:
-    """Where a record's file is kept in the data folder."""
-    folder = store.root / FOLDER
+def stored_path(store: MemoryStore | Path, record: dict[str, Any]) -> Path:
+    """Where a record's file is kept in the data folder (a store, or its root)."""
+    folder = (store if isinstance(store, Path) else store.root) / FOLDER
     if record.get("private") is True:
         folder = folder / PRIVATE
     return folder / str(record.get("sha256", ""))
@@ -488,7 +488,7 @@ def _stored_text(store: MemoryStore, record: dict[str, Any]) -> str:
     return text
 
 
-def _name(record: dict[str, Any]) -> str:
+def display_name(record: dict[str, Any]) -> str:
     """A record's file name on one line, without quotes: a journal may be edited by hand,
     and the name goes into prompts."""
     return " ".join(str(record.get("name") or "file").replace('"', "'").split())[:200]
@@ -496,7 +496,7 @@ def _name(record: dict[str, Any]) -> str:
 
 def mention(record: dict[str, Any]) -> str:
     """`[attached: report.pdf, 12 pages, 31 KB]`: what memory sees instead of the file."""
-    parts = [_name(record)]
+    parts = [display_name(record)]
     pages = record.get("pages")
     if isinstance(pages, int):
         parts.append(f"{pages} page{'s' if pages != 1 else ''}")
@@ -533,7 +533,7 @@ def expand(
     if sent.get("content"):
         parts.append({"type": "text", "text": str(sent["content"])})
     for record in records:
-        name = _name(record)
+        name = display_name(record)
         try:
             if record.get("kind") == "image":
                 if not images:

@@ -8,24 +8,16 @@ import base64
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from catalog import MODEL_CATALOG, Catalog, ModelEntry, Outcome
 from catalog.capabilities import learn_vision
 from memory import LiveSession, MemoryStore
-from memory import journal as journals
 from memory.assistant import Turn, answer, failure_notice
 from memory.attachments import Attachment, keep, read_attachment
-from tests.attach_files import png, text_pdf
+from tests.attach_files import journal_keeps_attachments, png, text_pdf
 from tests.fakes.provider import FakeProvider, http_error
 from tests.support import FAST_POLICY, fake_catalog, local_catalog
 
-
-@pytest.fixture(autouse=True)
-def journal_keeps_attachments(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A journal message keeps its "attachments" list (memory.journal's MESSAGE_KEYS)."""
-    if "attachments" not in journals.MESSAGE_KEYS:
-        monkeypatch.setattr(journals, "MESSAGE_KEYS", journals.MESSAGE_KEYS | {"attachments"})
+__all__ = ["journal_keeps_attachments"]  # an autouse fixture
 
 
 def files(tmp_path: Path) -> dict[str, Attachment]:
