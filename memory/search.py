@@ -97,15 +97,21 @@ def _session_day(path: Path) -> str:
     return f"{name[:4]}-{name[4:6]}-{name[6:8]}" if name[:8].isdigit() else ""
 
 
+def _journals(folder: Path, *, reverse: bool = False) -> list[str]:
+    """The names in `folder` that end in .jsonl, sorted (as its glob would list them; a
+    listing is quicker, and thousands of journals are listed per search)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return sorted((n for n in names if n.endswith(".jsonl")), reverse=reverse)
+
+
 def searched_files(store: MemoryStore | Places, since: str = "", until: str = "") -> list[Path]:
     """Newest first: open sessions (live and pending), HISTORY.md, then finished sessions
     and monthly archives by date. Files that cannot hold a line between `since` and
     `until` ("YYYY-MM-DD" or a prefix of it) are left out."""
-    open_ = (
-        sorted(store.sessions_dir.glob("*.jsonl"), reverse=True)
-        if store.sessions_dir.is_dir()
-        else []
-    )
+    open_ = [store.sessions_dir / name for name in _journals(store.sessions_dir, reverse=True)]
     files: list[Path] = [p for p in open_ if not until or _session_day(p)[: len(until)] <= until]
     if store.history_path.exists():
         files.append(store.history_path)
@@ -115,12 +121,12 @@ def searched_files(store: MemoryStore | Places, since: str = "", until: str = ""
         if (since and month < since[:7]) or (until and month > until[:7]):
             continue
         dated.append((f"{month}-99", path))  # after every session of its month
-    if store.done_dir.is_dir():
-        for path in store.done_dir.glob("*.jsonl"):
-            day = _session_day(path)
-            if until and day[: len(until)] > until:
-                continue  # begun after `until`: none of its messages is earlier
-            dated.append((day + path.name, path))
+    done = store.done_dir
+    for name in _journals(done):
+        day = f"{name[:4]}-{name[4:6]}-{name[6:8]}" if name[:8].isdigit() else ""
+        if until and day[: len(until)] > until:
+            continue  # begun after `until`: none of its messages is earlier
+        dated.append((day + name, done / name))
     dated.sort(reverse=True)
     return files + [path for _, path in dated]
 
@@ -160,6 +166,30 @@ class Pattern:
     def spans(self, line: str) -> tuple[tuple[int, int], ...]:
         return tuple(m.span() for m in self.compiled.finditer(line))
 
+    def trigrams(self) -> dict[str, list[str]] | None:
+        """What the search index is asked, per file suffix (a journal holds the literal
+        JSON-escaped); None when it cannot help: a regex, or too short a literal."""
+        if self.regex:
+            return None
+        from memory.index import trigrams
+
+        if self.json_literal is None:  # matched by re.IGNORECASE, in the decoded text
+            grams = trigrams(self.text, unicode_case=True)
+            needles = {".md": grams, ".jsonl": grams}
+        else:  # found in the bytes, ASCII folded at most
+            escaped = json.dumps(self.text, ensure_ascii=False)[1:-1]
+            needles = {".md": trigrams(self.text), ".jsonl": trigrams(escaped)}
+        return needles if any(needles.values()) else None
+
+
+@dataclass
+class Route:
+    """How a search was answered: which files the search index ruled out unread, and
+    whether it was ready (if not, many files were read one by one, and a build started)."""
+
+    skipped: int = 0
+    ready: bool = True
+
 
 def grep(
     store: MemoryStore | Places,
@@ -173,6 +203,7 @@ def grep(
     private: bool = False,
     seconds: float | None = None,
     cancelled: Callable[[], bool] | None = None,
+    route: Route | None = None,
 ) -> Iterator[Match]:
     """Every line of history, and every message of a session, that matches: newest first
     (files by date, the last line of each first). Without `details`, history matches carry
@@ -182,7 +213,10 @@ def grep(
 
     A regular expression is searched in a child process, stopped after `seconds`
     (REGEX_SECONDS by default) or as soon as `cancelled()` says so; a search stopped for
-    its time is said in `errors`, in a sentence."""
+    its time is said in `errors`, in a sentence.
+
+    A literal asks the search index (memory.index) which files cannot hold it, and reads
+    only the others; `route` is told how that went."""
     if pattern.regex:
         yield from _grep_in_child(
             store,
@@ -197,7 +231,29 @@ def grep(
             private=private,
         )
         return
-    yield from _grep_here(store, pattern, details, errors, since, until, exclude, private)
+    files = searched_files(store, since, until)
+    skip = _ruled_out(store, files, pattern, route)
+    yield from _grep_here(
+        store, pattern, details, errors, since, until, exclude, private, files, skip
+    )
+
+
+def _ruled_out(
+    store: MemoryStore | Places, files: list[Path], pattern: Pattern, route: Route | None
+) -> frozenset[Path]:
+    """The files the search index says cannot hold the literal. When many files are not in
+    it yet, a background process is started to index them: this search reads them all."""
+    needles = pattern.trigrams()
+    if needles is None:
+        return frozenset()
+    from memory import index
+
+    found = index.lookup(store.root, files, needles)
+    if not found.ready:
+        index.build_in_background(store.root)
+    if route is not None:
+        route.skipped, route.ready = len(found.skip), found.ready
+    return found.skip
 
 
 def _grep_here(
@@ -209,10 +265,15 @@ def _grep_here(
     until: str,
     exclude: tuple[str, ...],
     private: bool,
+    files: list[Path] | None = None,
+    skip: frozenset[Path] = frozenset(),
 ) -> Iterator[Match]:
-    """grep in this process: linear for a literal; for a regex, only in a child."""
+    """grep in this process: linear for a literal; for a regex, only in a child. `files`
+    are those searched_files names, less `skip` (ruled out by the index)."""
     dated = details or bool(since or until)
-    for path in searched_files(store, since, until):
+    for path in searched_files(store, since, until) if files is None else files:
+        if path in skip:
+            continue
         journal = path.suffix == ".jsonl"
         if journal and path.stem in exclude:
             continue
@@ -538,7 +599,9 @@ def search_history(
     `pattern`, newest first. Raises re.error on a bad regex."""
     flags = re.IGNORECASE if ignore_case else 0
     matcher = re.compile(pattern if regex else re.escape(pattern), flags)
-    found = [e for e in store.all_history_entries() if matcher.search(e.text)]
+    found = [
+        e for e in _history_entries(store, pattern, regex, ignore_case) if matcher.search(e.text)
+    ]
     found.reverse()
     compiled = Pattern(pattern, regex=regex, ignore_case=ignore_case)
     messages: list[Match] = []
@@ -550,6 +613,24 @@ def search_history(
         if len(messages) < limit:
             messages.append(match)
     return SearchResult(tuple(found[:limit]), len(found), tuple(messages), total)
+
+
+def _history_entries(
+    store: MemoryStore, pattern: str, regex: bool, ignore_case: bool
+) -> list[HistoryEntry]:
+    """Every history entry, oldest first, less those in files the search index rules out
+    for a literal (an entry is matched with re, so its case rules are the index's too)."""
+    from memory import index
+
+    grams = [] if regex else index.trigrams(pattern, unicode_case=ignore_case)
+    paths = [*store.archive_files(), store.history_path]
+    skip = index.lookup(store.root, paths, {".md": grams}).skip if grams else frozenset()
+    if not skip:
+        return store.all_history_entries()
+    from memory.files import read_text
+    from memory.history import parse_entries
+
+    return [e for p in paths if p not in skip for e in parse_entries(read_text(p)[0], p)]
 
 
 SEARCH_HISTORY_TOOL = {

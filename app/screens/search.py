@@ -53,8 +53,17 @@ class SearchScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#pattern", Input).focus()
+        self.index_files()
         if self.initial:
             self.search()
+
+    @work(thread=True, group="search-index", exit_on_error=False)
+    def index_files(self) -> None:
+        """A search index missing many files is built by a process of its own meanwhile:
+        searches read the files it lacks, and say so."""
+        from memory.index import build_if_needed
+
+        build_if_needed(self.app.store.root)
 
     @on(Input.Submitted, "#pattern")
     @on(Checkbox.Changed)
@@ -72,7 +81,7 @@ class SearchScreen(Screen[None]):
         """Search in a thread: a large history must not freeze the screen. A regex runs in
         a child process (memory.search), ended when this search is cancelled: by a new
         search, by Esc, or by quitting."""
-        from memory.search import Pattern, grep
+        from memory.search import Pattern, Route, grep
 
         try:
             compiled = Pattern(pattern, regex=regex, ignore_case=ignore_case)
@@ -84,9 +93,14 @@ class SearchScreen(Screen[None]):
         total = 0
         started, drawn = time.monotonic(), False
         worker = get_current_worker()
+        route = Route()
         try:
             for match in grep(
-                self.app.store, compiled, errors=errors, cancelled=lambda: worker.is_cancelled
+                self.app.store,
+                compiled,
+                errors=errors,
+                cancelled=lambda: worker.is_cancelled,
+                route=route,
             ):
                 total += 1
                 if len(found) < LIMIT:
@@ -102,6 +116,11 @@ class SearchScreen(Screen[None]):
         summary = f"{total:,} {noun}{shown}" if total else "No match."
         if errors:
             summary = f"{summary} {errors[-1][0].upper()}{errors[-1][1:]}."
+        if not route.ready:
+            summary = (
+                f"{summary.rstrip('.')}. Many files are not in the search index yet"
+                " (it is being built), so they were read one by one."
+            )
         if not worker.is_cancelled:
             self.app.call_from_thread(self.show, found, summary)
 
