@@ -9,6 +9,7 @@ import re
 import signal
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,8 @@ if TYPE_CHECKING:
     from catalog import Attempt, Catalog
     from catalog.gateways import Gateway
     from memory import LiveSession, MemoryStore
+    from memory.attachments import Attachment
+    from memory.settings import AttachmentLimits
 
 USAGE, NO_ANSWER = 2, 1
 LAST_ASK = "last-ask"  # in the data folder: the session `kept ask --continue` goes on with
@@ -35,6 +38,44 @@ def _question(parts: list[str]) -> str:
         else:
             pieces.append(part)
     return "\n\n".join(p.strip() for p in pieces if p.strip())
+
+
+def _attachments(paths: list[str], limits: AttachmentLimits) -> list[Attachment]:
+    """Each `-a PATH` read and measured (`-` is stdin); raises AttachmentError."""
+    from pathlib import Path
+
+    from memory.attachments import AttachmentError, read_attachment, read_stdin_bytes
+
+    found = []
+    for path in paths:
+        if path != "-":
+            found.append(read_attachment(Path(path).expanduser(), limits))
+            continue
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None or sys.stdin.isatty():
+            raise AttachmentError(
+                "`-a -` attaches what is piped in, but nothing is: `cat file | kept ask -a - …`."
+            )
+        found.append(read_stdin_bytes(bytes(stream.read()), "stdin", limits))
+    return found
+
+
+def _cannot_send(
+    catalog: Catalog, model: str, attachments: list[Attachment], question: str
+) -> str | None:
+    """Why the attachments cannot go to `model`: past its window, or an image it cannot see."""
+    from memory.attachments import can_take, does_not_fit, vision_model_sentence
+
+    if not attachments:
+        return None
+    pricing = catalog.pricing(catalog.get(model))
+    if pricing is not None and pricing.context_window:
+        too_big = does_not_fit(attachments, question, pricing.context_window)
+        if too_big is not None:
+            return too_big.replace("/model", "-m MODEL")
+    if not can_take(model, {a.kind for a in attachments}, catalog):
+        return vision_model_sentence(catalog, model).replace("/model ", "-m ")
+    return None
 
 
 def _stdin_text() -> str:
@@ -284,6 +325,12 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from app.cli import _memory_context
     from catalog import UnknownModelError
 
+    if "-" in args.question and "-" in (args.attach or ()):
+        print(
+            "kept ask: stdin is read once: `-` as the question or `-a -`, not both.",
+            file=sys.stderr,
+        )
+        return USAGE
     try:
         question = _question(args.question)
     except ValueError as exc:
@@ -308,6 +355,17 @@ def cmd_ask(args: argparse.Namespace) -> int:
     except UnknownModelError as exc:
         print(f"kept ask: {exc}", file=sys.stderr)
         return USAGE
+    from memory.attachments import AttachmentError
+
+    try:
+        attachments = _attachments(args.attach or [], settings.memory.attachments)
+    except AttachmentError as exc:
+        print(f"kept ask: {exc}", file=sys.stderr)
+        return USAGE
+    refused = _cannot_send(catalog, model, attachments, question)
+    if refused is not None:
+        print(f"kept ask: {refused}", file=sys.stderr)
+        return USAGE
     blocked = untriable(catalog, model)
     if blocked is not None:
         print(blocked.sentences(catalog, model, "Nothing was saved."), file=sys.stderr)
@@ -322,7 +380,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         return USAGE
     restore = _stop_on_signals() if session.private else {}
     try:
-        return asyncio.run(_ask(session, catalog, model, question, args))
+        return asyncio.run(_ask(session, catalog, model, question, args, attachments))
     except KeyboardInterrupt:
         if session.private:
             return _private_stopped(session, signal.SIGINT)
@@ -339,6 +397,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
         for signum, handler in restore.items():
             signal.signal(signum, handler)
         session.release()
+        if session.private and attachments:
+            from memory.attachments import collect
+
+            collect(store, grace=0, private_only=True)  # its files go with its journal
 
 
 class _Stopped(BaseException):
@@ -395,12 +457,23 @@ def _forget(session: LiveSession) -> bool:
 
 
 async def _ask(
-    session: LiveSession, catalog: Catalog, model: str, question: str, args: argparse.Namespace
+    session: LiveSession,
+    catalog: Catalog,
+    model: str,
+    question: str,
+    args: argparse.Namespace,
+    attachments: Sequence[Attachment] = (),
 ) -> int:
     from catalog import Outcome
     from memory.assistant import answer
+    from memory.attachments import keep
 
-    session.append({"role": "user", "content": question})
+    message: dict[str, Any] = {"role": "user", "content": question}
+    if attachments:
+        message["attachments"] = [
+            keep(session.store, a, private=session.private) for a in attachments
+        ]
+    session.append(message)
     output = Output()
 
     def on_attempt(attempt: Attempt) -> None:
@@ -460,6 +533,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="the question; `-` reads it from stdin (both: stdin's text, then the words)",
     )
     ask.add_argument("-m", "--model", help="the model to ask (default: the chat model)")
+    ask.add_argument(
+        "-a",
+        "--attach",
+        action="append",
+        metavar="PATH",
+        help="attach a file: text, a PDF or an image (repeatable; `-` for stdin)",
+    )
     ask.add_argument(
         "--continue",
         dest="continue_",

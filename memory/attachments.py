@@ -424,10 +424,11 @@ def keep(store: MemoryStore, attachment: Attachment, *, private: bool = False) -
     return record
 
 
-def collect(store: MemoryStore, *, grace: float = COLLECT_GRACE) -> int:
+def collect(store: MemoryStore, *, grace: float = COLLECT_GRACE, private_only: bool = False) -> int:
     """Delete every kept attachment no session journal names any more (a deleted session's,
     an ended private session's); one stored in the last `grace` seconds is spared, since its
-    message may not be journaled yet. Returns how many were deleted."""
+    message may not be journaled yet. With `private_only`, only private sessions' files are
+    looked at. Returns how many were deleted."""
     folder = store.root / FOLDER
     if not folder.is_dir():
         return 0
@@ -439,7 +440,7 @@ def collect(store: MemoryStore, *, grace: float = COLLECT_GRACE) -> int:
             return 0  # a journal that cannot be read may name any of them: delete nothing
     deleted = 0
     now = time.time()
-    for sub in (folder, folder / PRIVATE):
+    for sub in (folder / PRIVATE,) if private_only else (folder, folder / PRIVATE):
         if not sub.is_dir():
             continue
         for path in sub.iterdir():
