@@ -21,14 +21,16 @@ def journal_keeps_attachments(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def text_pdf(pages: list[str | None]) -> bytes:
     """A minimal PDF written by hand: each page shows its string with Helvetica (a text
-    layer), or nothing when it is None (as a scan without OCR has no text)."""
+    layer), a line per line of it, or nothing when it is None (as a scan without OCR has
+    no text)."""
     objects: list[bytes] = []
     kids = []
     font = 3 + 2 * len(pages)
     for i, words in enumerate(pages):
         page, content = 3 + 2 * i, 4 + 2 * i
         kids.append(f"{page} 0 R")
-        stream = b"" if words is None else f"BT /F1 12 Tf 72 720 Td ({words}) Tj ET".encode()
+        shown = " T* ".join(f"({_escaped(line)}) Tj" for line in (words or "").split("\n"))
+        stream = b"" if words is None else f"BT /F1 10 Tf 12 TL 72 760 Td {shown} ET".encode()
         objects.append(
             f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {content} 0 R "
             f"/Resources << /Font << /F1 {font} 0 R >> >> >>".encode()
@@ -40,6 +42,10 @@ def text_pdf(pages: list[str | None]) -> bytes:
         f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(pages)} >>".encode(),
     ]
     return _assemble(head + objects)
+
+
+def _escaped(line: str) -> str:
+    return line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
 def bomb_pdf(expanded: int = 120_000_000) -> bytes:
