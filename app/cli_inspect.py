@@ -145,32 +145,33 @@ def cmd_restore(args: argparse.Namespace) -> int:
 def cmd_log(args: argparse.Namespace) -> int:
     from memory.consolidation import held, retry_note
     from memory.log import figures, model_health, sessions
-    from memory.review import proposal_for
+    from memory.pending import pending
+    from memory.review import proposals
 
     store = _store()
     logs = sessions(store)
     if not logs:
         print("No consolidation has run yet.")
+    out = sys.stdout.write  # thousands of lines: one call each, not print's several
     for log in logs:
         mark = "saved" if log.saved else "pending"
-        print(f"{log.session} [{log.segment}] {mark}: {log.chain()}")
-    pending = [(j, s) for j in store.pending_sessions() for s in j.pending]
+        out(f"{log.session} [{log.segment}] {mark}: {log.chain()}\n")
+    waiting = [(s, part) for s in pending(store) for part in s.parts]
     for sentence in store.skipped.values():
         print(f"warning: {sentence}", file=sys.stderr)
-    if pending:
+    if waiting:
+        proposed = {(p.session, p.segment) for p in proposals(store)}
         print("\nPending:")
-        for journal, segment in pending:
+        for session, part in waiting:
+            segment, journal = part.segment, session.marks
             when = retry_note(journal, segment)
-            if proposal_for(store, journal.id, segment) is not None:
+            if (session.id, segment) in proposed:
                 when = "awaiting your review (`kept memory review`)"
             elif held(journal, segment):
                 when = "refused by every model again and again: retried only by hand"
             failures = journal.failures.get(segment, [])
             last = f"; last failure: {failures[-1].reason}" if failures else ""
-            print(
-                f"  {journal.id} [{segment}] {len(journal.segment_messages(segment))} "
-                f"messages, {when}{last}"
-            )
+            out(f"  {session.id} [{segment}] {part.messages} messages, {when}{last}\n")
         print("  (`kept consolidate` retries them now)")
     rows = figures(store)
     if rows:
@@ -268,8 +269,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if plan is None or not plan.can_answer:
         problems += 1
         print(f"  problem: {plan.fix if plan else problem}")
-    pending = store.pending_sessions()
-    print(f"pending sessions: {len(pending)}" + (" (`kept log` says why)" if pending else ""))
+    from memory.pending import pending
+
+    waiting = pending(store)
+    print(f"pending sessions: {len(waiting)}" + (" (`kept log` says why)" if waiting else ""))
     for sentence in store.skipped.values():
         problems += 1
         print(f"  problem: {sentence}")

@@ -648,23 +648,24 @@ def estimate_pending(
 ) -> Estimate:
     """A rough figure (about 4 characters a token; memory taken at half its budget or its
     size now, whichever is more), made without a request or a tokenizer."""
-    from memory.review import proposal_for
+    from memory.pending import pending
+    from memory.review import proposals
 
     settings = store.settings
     memory_tokens = max(len(store.read_memory().text), settings.memory_max_chars // 2) // 4
     sessions = segments = messages = tokens_in = tokens_out = 0
-    for journal in store.pending_sessions():
-        waiting = [s for s in journal.pending if proposal_for(store, journal.id, s) is None]
+    # The journals' marks and sizes, not their messages: 10,000 imported sessions are
+    # counted in a fraction of a second (memory.pending).
+    proposed = {(p.session, p.segment) for p in proposals(store)}
+    for session in pending(store):
+        waiting = [part for part in session.parts if (session.id, part.segment) not in proposed]
         if not waiting:
             continue
         sessions += 1
-        for segment in waiting:
-            part = journal.segment_messages(segment)
+        for part in waiting:
             segments += 1
-            messages += len(part)
-            tokens_in += (
-                600 + memory_tokens + sum(len(str(m.get("content") or "")) for m in part) // 4
-            )
+            messages += part.messages
+            tokens_in += 600 + memory_tokens + part.chars // 4
             tokens_out += memory_tokens + 150
     chain, _ = consolidation_chain(catalog, settings, chat_model)
     head = chain.models[0] if chain is not None and chain.models else None
