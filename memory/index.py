@@ -42,13 +42,15 @@ _BATCH_BYTES = 8 * 2**20  # written per transaction
 _MOST_TRIGRAMS = 16  # asked of the index per literal: any subset of them is still exact
 _USER_VERSION = 0x6B657031  # "kep1": a file that says otherwise is not this index
 _SCHEMA = {
-    # `indexed` is the text as indexed, compressed: a contentless table forgets a document
-    # only when told its words again, and what a deleted transcript said must not linger.
     "files": (
         "CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, "
         "size INTEGER NOT NULL, mtime INTEGER NOT NULL, ctime INTEGER NOT NULL, "
-        "inode INTEGER NOT NULL, indexed BLOB NOT NULL)"
+        "inode INTEGER NOT NULL)"
     ),
+    # The text as indexed, compressed (a table of its own: `files` is read whole by every
+    # search): a contentless table forgets a document only when told its words again, and
+    # what a deleted transcript said must not linger.
+    "texts": "CREATE TABLE texts(id INTEGER PRIMARY KEY, indexed BLOB NOT NULL)",
     "words": (
         "CREATE VIRTUAL TABLE words USING fts5(body, tokenize='trigram', detail='none', "
         "content='', columnsize=0)"
@@ -190,7 +192,7 @@ def _check(db: sqlite3.Connection) -> None:
     import sqlite3
 
     tables = dict(
-        db.execute("SELECT name, sql FROM sqlite_master WHERE name IN (?, ?)", (*_SCHEMA,))
+        db.execute("SELECT name, sql FROM sqlite_master WHERE name IN (?, ?, ?)", (*_SCHEMA,))
     )
     version = db.execute("PRAGMA user_version").fetchone()[0]
     if tables != _SCHEMA or version != _USER_VERSION:
@@ -265,7 +267,7 @@ def _refresh(root: Path, cancelled: Callable[[], bool] | None) -> int:
         if forget:
             db.execute("BEGIN IMMEDIATE")
             for id_ in forget:
-                (indexed,) = db.execute("SELECT indexed FROM files WHERE id = ?", (id_,)).fetchone()
+                (indexed,) = db.execute("SELECT indexed FROM texts WHERE id = ?", (id_,)).fetchone()
                 try:
                     body = zlib.decompress(indexed).decode()
                 except (zlib.error, UnicodeDecodeError, TypeError) as exc:
@@ -274,6 +276,7 @@ def _refresh(root: Path, cancelled: Callable[[], bool] | None) -> int:
                     "INSERT INTO words(words, rowid, body) VALUES ('delete', ?, ?)", (id_, body)
                 )
                 db.execute("DELETE FROM files WHERE id = ?", (id_,))
+                db.execute("DELETE FROM texts WHERE id = ?", (id_,))
             db.execute("COMMIT")
             db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # no old page left in the WAL
         done = written = 0
@@ -289,10 +292,11 @@ def _refresh(root: Path, cancelled: Callable[[], bool] | None) -> int:
                 continue  # off the record: not a word of it is kept anywhere else
             body = data.decode("utf-8", errors="replace").replace("\x00", "\ufffd")
             row = db.execute(
-                "INSERT INTO files(path, size, mtime, ctime, inode, indexed) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (relative, *key, zlib.compress(body.encode(), 1)),
+                "INSERT INTO files(path, size, mtime, ctime, inode) VALUES (?, ?, ?, ?, ?)",
+                (relative, *key),
             )
+            indexed = zlib.compress(body.encode(), 1)
+            db.execute("INSERT INTO texts VALUES (?, ?)", (row.lastrowid, indexed))
             db.execute("INSERT INTO words(rowid, body) VALUES (?, ?)", (row.lastrowid, body))
             done, written = done + 1, written + len(data)
             if written >= _BATCH_BYTES:

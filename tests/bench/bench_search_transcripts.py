@@ -1,5 +1,6 @@
 """Searching every word: `kept memory grep` over history and finished transcripts beside
-`grep -rF` over the same files in the same run, and the time to the first results in /grep.
+`grep -r` over the same files in the same run (with the search index, and with none), and
+the time to the first results in /grep.
 
 KEPT_BENCH_MB sets the size (default 200: years of heavy use); half is history, half is
 session journals of about 40 KB each.
@@ -12,14 +13,11 @@ import json
 import os
 import random
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from tests.bench.bench_search import WORDS, timed
-
-RUNS = 5
+from tests.bench.bench_search import CASES, RUNS, WORDS, kept_against_grep
 
 
 def build(root: Path, size: int) -> int:
@@ -119,9 +117,8 @@ def first_results(root: Path, pattern: str) -> tuple[float, float]:
 
 def main() -> None:
     size = int(float(os.environ.get("KEPT_BENCH_MB", "200")) * 2**20)
-    kept = [str(Path(sys.executable).with_name("kept")), "memory", "grep"]
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
+        root = Path(tmp) / "data"
         started = time.perf_counter()
         files = build(root, size)
         total = sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) / 2**20
@@ -129,32 +126,15 @@ def main() -> None:
             f"{total:.0f} MB in {files:,} files (built in {time.perf_counter() - started:.0f}"
             f" s; KEPT_BENCH_MB sets the size); median of {RUNS} runs, each a new process"
         )
-        env = {**os.environ, "KEPT_DATA_DIR": tmp, "KEPT_CONFIG_DIR": str(root / "config")}
-        print(
-            f"{'search':34} {'grep lines':>10} {'kept lines':>10} {'grep -rF':>9} "
-            f"{'kept':>9} {'ratio':>7}  (goal ≤ x1.5)"
-        )
-        out = root / "out.txt"
-        targets = [str(root / "history"), str(root / "sessions")]
-        for label, flags, pattern in (
-            ("rare literal (quokka)", [], "quokka"),
-            ("rare literal, ignore case (QUOKKA)", ["-i"], "QUOKKA"),
-            ("common literal (piano museum)", [], "piano museum"),
-        ):
-            base, _, expected = timed(["grep", "-rF", *flags, pattern, *targets], env, out)
-            ours, code, lines = timed([*kept, *flags, pattern], env, out)
-            assert code == 0, code
-            print(
-                f"{label:34} {expected:10,} {lines:10,} {base:8.3f}s {ours:8.3f}s "
-                f"{ours / base:6.2f}x"
-            )
-        os.environ["KEPT_DATA_DIR"] = tmp
+        kept_against_grep(root, [str(root / "history"), str(root / "sessions")], CASES)
+        os.environ["KEPT_DATA_DIR"] = str(root)
         os.environ["KEPT_CONFIG_DIR"] = str(root / "config")
         for pattern in ("quokka", "piano museum"):
             first, last = first_results(root, pattern)
             print(
                 f"/grep {pattern!r}: first results on screen {first * 1000:.0f} ms, search "
-                f"done {last * 1000:.0f} ms (goal: first ≤ 200 ms)"
+                f"done {last * 1000:.0f} ms (goal: first ≤ 100 ms; from the search's start "
+                "in the screen to its list showing a match, in the app)"
             )
 
 
