@@ -219,3 +219,29 @@ def test_consolidation_gets_a_mention_not_the_payload(fake: FakeProvider, tmp_pa
     assert "Summarise my report [attached: report.pdf, 2 pages, " in sent
     assert "[attached: notes.txt, 36 bytes]" in sent
     assert "PERIWINKLE" not in sent and "nine percent" not in sent
+
+
+def test_gemini_gets_text_parts_and_inline_image_data(fake: FakeProvider, tmp_path: Path) -> None:
+    from catalog import KeyStore
+    from catalog.config import CatalogConfig
+    from tests.support import fake_keys
+
+    store = MemoryStore(tmp_path / "data")
+    found = files(tmp_path)
+    catalog = Catalog(
+        MODEL_CATALOG,
+        CatalogConfig(gateway_urls={"gemini": fake.base_url("gemini")}),
+        KeyStore(environ={**fake_keys(), "GEMINI_API_KEY": "gemini-test-key-0123456789"}),
+    )
+    turn = ask(store, catalog, "gemini-2.5-flash", [found["report.pdf"], found["shot.png"]])
+    assert turn.ok and turn.text == "Hello from the fake provider.", turn.reason
+    (request,) = fake.requests
+    assert request.gateway == "gemini" and request.model == "gemini-2.5-flash"
+    (user,) = [c for c in request.body["contents"] if c["role"] == "user"]
+    parts = user["parts"]
+    assert parts[0] == {"text": "What do these say?"}
+    assert parts[1]["text"].startswith('<file name="report.pdf">')
+    assert "Revenue rose nine percent" in parts[1]["text"]
+    assert parts[2] == {
+        "inline_data": {"data": base64.b64encode(png()).decode(), "mime_type": "image/png"}
+    }

@@ -1,10 +1,12 @@
 """A fake LLM provider: a real HTTP server on 127.0.0.1 that litellm talks to end to end.
 
-One server speaks three wire formats, chosen by the URL path, so every gateway can point at it:
+One server speaks four wire formats, chosen by the URL path, so every gateway can point at it:
 
 - OpenAI chat completions: ``POST /<gateway>/v1/chat/completions`` (``openai/<name>``, or any other
   gateway name, with ``api_base=fake.base_url(gateway)``, which is ``<url>/<gateway>/v1``)
 - Groq: ``POST /groq/v1/chat/completions``, OpenAI-like, plus ``service_tier: null`` and ``x_groq``
+- Gemini: ``POST /gemini/models/<model>:generateContent`` (or ``:streamGenerateContent``), text
+  answers only (``gemini/<name>``, ``api_base=fake.base_url("gemini")``, which is ``<url>/gemini``)
 - Anthropic Messages: ``POST /anthropic/v1/messages`` (``anthropic/<name>``,
   ``api_base=fake.base_url("anthropic")``, which is ``<url>/anthropic``: litellm 1.110.2 appends
   ``/v1/messages`` to it). A prefix-free ``POST /v1/messages`` is also served and recorded as
@@ -393,6 +395,10 @@ class _Handler(BaseHTTPRequestHandler):
         gateway, fmt = _route(self.path)
         stream = body.get("stream") is True
         model = str(body.get("model", ""))
+        if fmt == "gemini":  # the model and streaming are in the path, not the body
+            method = self.path.split("?", 1)[0].rsplit("/", 1)[-1]
+            model, _, verb = method.partition(":")
+            stream = verb == "streamGenerateContent"
         self.record = RecordedRequest(
             gateway=gateway,
             path=self.path,
@@ -574,6 +580,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(
         self, pieces: list[str], tool: ToolCall | None, stream: bool, interval: float | None = None
     ) -> None:
+        if self.fmt == "gemini":  # text only: Kept's tests of Gemini send no tools
+            self._gemini_answer(pieces, stream, interval)
+            return
         if not stream:
             if self.fmt == "anthropic":
                 self._json(200, self._anthropic_message(pieces, tool))
@@ -588,6 +597,35 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _usage(self, completion_text: str) -> tuple[int, int]:
         return _prompt_tokens(self.body), _tokens(completion_text)
+
+    # Gemini (generateContent) ------------------------------------------------------------
+
+    def _gemini_chunk(self, text: str, finish: str | None) -> dict:
+        candidate: dict[str, Any] = {"content": {"parts": [{"text": text}], "role": "model"}}
+        candidate["index"] = 0
+        if finish is not None:
+            candidate["finishReason"] = finish
+        return {"candidates": [candidate], "modelVersion": self.model}
+
+    def _gemini_answer(self, pieces: list[str], stream: bool, interval: float | None) -> None:
+        prompt, completion = self._usage("".join(pieces))
+        usage = {
+            "promptTokenCount": prompt,
+            "candidatesTokenCount": completion,
+            "totalTokenCount": prompt + completion,
+        }
+        if not stream:
+            message = self._gemini_chunk("".join(pieces), "STOP")
+            self._json(200, {**message, "usageMetadata": usage})
+            return
+        self._sse_start()
+        for number, piece in enumerate(pieces, 1):
+            if interval is not None:
+                self._wait(interval)
+            chunk = self._gemini_chunk(piece, "STOP" if number == len(pieces) else None)
+            if number == len(pieces):
+                chunk["usageMetadata"] = usage
+            self._sse(chunk)
 
     # OpenAI / Groq --------------------------------------------------------------------
 
@@ -885,14 +923,21 @@ class _Handler(BaseHTTPRequestHandler):
             )
 
 
+_GEMINI_METHODS = (":generateContent", ":streamGenerateContent")
+
+
 def _route(path: str) -> tuple[str, str | None]:
-    """(gateway, format) for a request path; format is "openai", "anthropic" or None (404).
+    """(gateway, format) for a request path; format is "openai", "anthropic", "gemini" or
+    None (404). Gemini's is ``/<gw>/models/<model>:generateContent`` (or
+    ``:streamGenerateContent?alt=sse``), as litellm 1.110.2 calls it with an ``api_base``.
 
     Strict on purpose, like a real server: ``/<gw>/v1/chat/completions`` and
     ``/<gw>/v1/messages``, or the prefix-free ``/v1/chat/completions`` (gateway "openai") and
     ``/v1/messages`` (gateway "anthropic"). A doubled ``/v1/v1/...`` is a 404.
     """
     parts = [p for p in path.split("?", 1)[0].split("/") if p]
+    if len(parts) == 3 and parts[1] == "models" and parts[2].endswith(_GEMINI_METHODS):
+        return parts[0], "gemini"
     if parts[:1] == ["v1"]:
         gateway, rest = "", parts[1:]
     else:
@@ -913,7 +958,8 @@ def _route(path: str) -> tuple[str, str | None]:
 
 
 class FakeProvider:
-    """A real HTTP server on 127.0.0.1 speaking OpenAI, Groq and Anthropic wire formats."""
+    """A real HTTP server on 127.0.0.1 speaking OpenAI, Groq, Anthropic and (text only)
+    Gemini wire formats."""
 
     _counter = itertools.count()
 
@@ -1011,11 +1057,12 @@ class FakeProvider:
     def base_url(self, gateway: str) -> str:
         """The api_base to give litellm for ``gateway``.
 
-        ``"anthropic"`` -> ``<url>/anthropic`` (litellm appends ``/v1/messages``); any other
+        ``"anthropic"`` -> ``<url>/anthropic`` (litellm appends ``/v1/messages``), ``"gemini"``
+        -> ``<url>/gemini`` (litellm appends ``/models/<model>:generateContent``); any other
         name ``x`` -> ``<url>/x/v1`` (OpenAI format; litellm appends ``/chat/completions``).
         """
-        if gateway == "anthropic":
-            return f"{self.url}/anthropic"
+        if gateway in ("anthropic", "gemini"):
+            return f"{self.url}/{gateway}"
         return f"{self.url}/{gateway}/v1"
 
     # ---- scripting ----------------------------------------------------------------------
