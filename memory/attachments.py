@@ -386,7 +386,7 @@ def vision_model_sentence(catalog: Catalog, model_id: str | None = None) -> str:
         if model_id is not None and model_id in catalog
         else model_id or "This model"
     )
-    seeing = [e for e in catalog.visible() if sees_images(catalog, e)]
+    seeing = [e for e in catalog.visible() if sees_images(catalog, e, ask_server=False)]
     ready = [e for e in seeing if catalog.route(e).problem is None]
     if ready:
         return f"{who} cannot see images; /model {ready[0].id} can."

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from catalog import MODEL_CATALOG, Catalog, ModelEntry, Outcome
-from catalog.capabilities import learn_vision
 from memory import LiveSession, MemoryStore
 from memory.assistant import Turn, answer, failure_notice
 from memory.attachments import Attachment, keep, read_attachment
@@ -137,7 +136,9 @@ def test_a_local_model_with_an_image_fails_once_with_a_sentence(
     catalog = local_catalog(fake)
     turn = ask(store, catalog, "smollm2", [files(tmp_path)["shot.png"]])
     assert not turn.ok
-    assert fake.requests == []  # no request, so no retries and no walk down a chain
+    # No chat request, so no retries and no walk down a chain; the server was asked what
+    # the model takes (/props, then Ollama's /api/show), once.
+    assert [r.path for r in fake.requests] == ["/local/api/show"]
     (attempt,) = turn.attempts
     assert attempt.outcome is Outcome.SKIPPED
     assert turn.reason.startswith("cannot see images; /model ")
@@ -152,12 +153,8 @@ def test_a_local_model_its_server_says_sees_gets_the_image(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
     store = MemoryStore(tmp_path / "data")
-    catalog = local_catalog(fake)
-    learn_vision(catalog.route(catalog.get("smollm2")).api_base, "smollm2", True)
-    try:
-        turn = ask(store, catalog, "smollm2", [files(tmp_path)["shot.png"]])
-    finally:
-        learn_vision(catalog.route(catalog.get("smollm2")).api_base, "smollm2", False)
+    fake.vision = True  # llama-server's /props: "modalities": {"vision": true}
+    turn = ask(store, local_catalog(fake), "smollm2", [files(tmp_path)["shot.png"]])
     assert turn.ok, turn.reason
     assert last_user_content(fake.requests[0].body)[1]["type"] == "image_url"
 
@@ -175,7 +172,7 @@ def test_an_earlier_image_is_a_mention_to_a_model_that_cannot_see(
     answered = {"role": "assistant", "content": "A red square."}
     turn = ask(store, local_catalog(fake), "smollm2", [found["notes.txt"]], [earlier, answered])
     assert turn.ok, turn.reason
-    (request,) = fake.requests
+    (request,) = [r for r in fake.requests if r.path.endswith("/chat/completions")]
     first = next(m for m in request.body["messages"] if m["role"] == "user")["content"]
     assert [p["type"] for p in first] == ["text", "text"]
     assert first[1]["text"].startswith("[attached: shot.png, ")
