@@ -242,3 +242,24 @@ def test_gemini_gets_text_parts_and_inline_image_data(fake: FakeProvider, tmp_pa
     assert parts[2] == {
         "inline_data": {"data": base64.b64encode(png()).decode(), "mime_type": "image/png"}
     }
+
+
+def test_an_attachment_name_with_a_secret_is_redacted_before_consolidation(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    import json
+
+    from memory import consolidate_pending
+    from tests.fakes.provider import text
+    from tests.support import nothing_new, pending_session
+
+    store = MemoryStore(tmp_path / "data")
+    secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789AB"
+    (tmp_path / f"{secret}.txt").write_text("token file\n")
+    record = keep(store, read_attachment(tmp_path / f"{secret}.txt"))
+    pending_session(store, [{"role": "user", "content": "What is this?", "attachments": [record]}])
+    fake.responder = lambda body: text(json.dumps(nothing_new()))
+    asyncio.run(consolidate_pending(store, local_catalog(fake)))
+    sent = str(fake.requests[0].body["messages"])
+    assert "[attached: [redacted secret].txt, 11 bytes]" in sent
+    assert secret not in sent
