@@ -134,7 +134,8 @@ def read_attachment(path: Path, limits: AttachmentLimits | None = None) -> Attac
     shown = str(path)
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer that never comes.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_BINARY", 0))
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+        fd = os.open(path, flags)
     except OSError as exc:
         raise AttachmentError(_cannot_open(shown, exc)) from None
     try:

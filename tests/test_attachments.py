@@ -268,3 +268,17 @@ def test_attachment_limits_come_from_their_own_table() -> None:
     assert problems == [
         "config.toml: [attachments] pdf_max_pages must be a whole number from 1 to 10000, not 0."
     ]
+
+
+def test_a_kept_pdf_is_read_again_in_a_new_process(tmp_path: Path) -> None:
+    from memory import attachments
+
+    store = MemoryStore(tmp_path / "data").ensure()
+    path = write(tmp_path, "report.pdf", text_pdf(["Revenue rose", None]))
+    record = keep(store, read_attachment(path))
+    attachments._text_cache.clear()  # as in a process that did not read it
+    sent = attachments.expand(store, {"attachments": [record]}, {"role": "user", "content": "?"})
+    assert (
+        sent["content"][1]["text"]
+        == '<file name="report.pdf">\n--- page 1 ---\nRevenue rose\n</file>'
+    )
