@@ -56,7 +56,8 @@ def _attachments(paths: list[str], limits: AttachmentLimits) -> list[Attachment]
             raise AttachmentError(
                 "`-a -` attaches what is piped in, but nothing is: `cat file | kept ask -a - …`."
             )
-        found.append(read_stdin_bytes(bytes(stream.read()), "stdin", limits))
+        # One byte past the largest limit is enough to refuse it: a pipe may never end.
+        found.append(read_stdin_bytes(bytes(stream.read(limits.largest + 1)), "stdin", limits))
     return found
 
 

@@ -147,8 +147,10 @@ def read_attachment(path: Path, limits: AttachmentLimits | None = None) -> Attac
                 f"{shown} is not a regular file (a pipe, socket or device); to attach what "
                 "a command prints, pipe it to `kept ask -a -`."
             )
-        if before.st_size > limits.largest:
-            raise AttachmentError(_too_large(shown, before.st_size, limits.largest, "any file"))
+        # Its first bytes say its kind, and so its limit: a file past it is never read.
+        head = os.read(fd, 16)
+        os.lseek(fd, 0, os.SEEK_SET)
+        _check_size(head, before.st_size, shown, limits)
         data = _read_exactly(fd, before.st_size, shown)
         after = os.fstat(fd)
     except OSError as exc:
@@ -165,8 +167,6 @@ def read_stdin_bytes(
 ) -> Attachment:
     """An attachment from bytes already read (`kept ask -a -`), named `name`."""
     limits = limits or AttachmentLimits()
-    if len(data) > limits.largest:
-        raise AttachmentError(_too_large(name, len(data), limits.largest, "any file"))
     return _measure(data, name, name, limits)
 
 
@@ -210,23 +210,30 @@ def _too_large(shown: str, size: int, limit: int, what: str) -> str:
     )
 
 
+def _check_size(head: bytes, size: int, shown: str, limits: AttachmentLimits) -> None:
+    """Raise when a file that begins with `head` is past the limit of its kind."""
+    if _image_type(head) is not None:
+        limit, what = limits.image_max_bytes, "an image"
+    elif head.startswith(b"%PDF-"):
+        limit, what = limits.pdf_max_bytes, "a PDF"
+    else:
+        limit, what = limits.text_max_bytes, "text"
+    if size > limit:
+        raise AttachmentError(_too_large(shown, size, limit, what))
+
+
 def _measure(data: bytes, name: str, shown: str, limits: AttachmentLimits) -> Attachment:
+    _check_size(data[:16], len(data), shown, limits)
     digest = hashlib.sha256(data).hexdigest()
     image = _image_type(data)
     if image is not None:
-        if len(data) > limits.image_max_bytes:
-            raise AttachmentError(_too_large(shown, len(data), limits.image_max_bytes, "an image"))
         return Attachment(name, "image", image, len(data), digest, IMAGE_TOKENS, data=data)
     if data.startswith(b"%PDF-"):
-        if len(data) > limits.pdf_max_bytes:
-            raise AttachmentError(_too_large(shown, len(data), limits.pdf_max_bytes, "a PDF"))
         text, pages, notices = _pdf_text(data, name, shown, limits)
         return Attachment(
             name, "pdf", "application/pdf", len(data), digest, _tokens(text), pages, notices,
             text, data,
         )  # fmt: skip
-    if len(data) > limits.text_max_bytes:
-        raise AttachmentError(_too_large(shown, len(data), limits.text_max_bytes, "text"))
     decoded = decode_text(data)
     if decoded is None:
         raise AttachmentError(

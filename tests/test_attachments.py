@@ -282,3 +282,14 @@ def test_a_kept_pdf_is_read_again_in_a_new_process(tmp_path: Path) -> None:
         sent["content"][1]["text"]
         == '<file name="report.pdf">\n--- page 1 ---\nRevenue rose\n</file>'
     )
+
+
+def test_a_text_file_past_the_text_limit_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "big.log"
+    with open(path, "wb") as f:
+        f.truncate(3_000_000)  # sparse: only its size says how big it is
+    sentence = refused(path, AttachmentLimits(text_max_bytes=2_000_000))
+    assert sentence == (
+        f"{path} is 2.9 MB, more than the 1.9 MB Kept attaches for text; attach a part of "
+        "it, or raise the limit in config.toml's [attachments]."
+    )
