@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from memory.search import Match
 
 LIMIT = 500  # matches listed; the count says how many there were
-FIRST = 0.1  # seconds before the first matches are drawn, while the search goes on
+FIRST = 0.03  # seconds before the first matches are drawn, while the search goes on
 
 
 class SearchScreen(Screen[None]):
@@ -53,14 +53,15 @@ class SearchScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#pattern", Input).focus()
-        self.index_files()
         if self.initial:
-            self.search()
+            self.search()  # which starts the index's build itself if it must
+        else:
+            self.index_files()
 
     @work(thread=True, group="search-index", exit_on_error=False)
     def index_files(self) -> None:
-        """A search index missing many files is built by a process of its own meanwhile:
-        searches read the files it lacks, and say so."""
+        """A search index missing many files is built by a process of its own while the
+        pattern is typed: searches read the files it lacks meanwhile, and say so."""
         from memory.index import build_if_needed
 
         build_if_needed(self.app.store.root)

@@ -98,6 +98,10 @@ def first_results(root: Path, pattern: str) -> tuple[float, float]:
             await pilot.press(*"/grep", "enter")
             screen = app.screen
             assert isinstance(screen, SearchScreen)
+            # As when a pattern is typed: the screen's look at the index is over.
+            await app.workers.wait_for_complete(
+                [w for w in app.workers if w.group == "search-index"]
+            )
             screen.query_one("#pattern", Input).value = pattern
             results = screen.query_one("#results", OptionList)
             started = time.perf_counter()
