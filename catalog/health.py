@@ -14,22 +14,27 @@ the model usually needs (`deadline`) and a hedge knows when a model is late (`p9
 One JSON file in the data dir (the caller owns the folder and passes the path). Every
 change is read-modify-write under an exclusive lock, written to a temporary file and put
 in place with an atomic rename: two Kept processes never tear it, a crash leaves the old
-or the new book, and it survives restarts. It stays small: a bounded list of answer times
-per model, and at most MAX_MODELS models. A damaged file is read as an empty book, and a
-record whose values are not what the book writes (wrong types, negative, NaN, a cooldown
-beyond the longest one) is read as a healthy model with a logged warning, never trusted.
+or the new book, and it survives restarts. What a walk observes on an event loop is
+queued and written by a thread of the book's own (the lock and the write never hold up
+the loop; what piled up meanwhile goes in one write); every read of this book sees it at
+once. It stays small: a bounded list of answer times per model, and at most MAX_MODELS
+models. A damaged file is read as an empty book, and a record whose values are not what
+the book writes (wrong types, negative, NaN, a cooldown beyond the longest one) is read as
+a healthy model with a logged warning, never trusted.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
 import logging
 import math
 import os
+import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -42,6 +47,9 @@ if TYPE_CHECKING:
     from catalog.models import ModelEntry
 
 log = logging.getLogger(__name__)
+
+Models = dict[str, dict[str, Any]]
+Change = Callable[[Models], None]
 
 COOLDOWN = 120.0  # the first cooldown after the walk gave up on a model; doubles after
 MAX_COOLDOWN = 1800.0
@@ -169,12 +177,26 @@ class HealthBook:
     def __init__(self, path: Path | None = None, clock: Callable[[], float] = time.time) -> None:
         self.path = path
         self.clock = clock
-        self._memory: dict[str, dict[str, Any]] = {}
+        self._memory: Models = {}
         self._warned: set[tuple[str, str]] = set()
+        # Changes observed and not yet in the file, oldest first: every read applies them.
+        self._queued: list[Change] = []
+        # Guards the queue, and the moment a write replaces the file and leaves the queue,
+        # so that a read never sees a change twice, nor misses it.
+        self._guard = threading.Lock()
+        self._committing = threading.Lock()  # one read-modify-write at a time in a process
+        self._writer: threading.Thread | None = None
 
     # --- the file ------------------------------------------------------------------------
 
-    def _read(self) -> dict[str, dict[str, Any]]:
+    def _read(self) -> Models:
+        with self._guard:
+            models = self._stored()
+            for change in self._queued:
+                change(models)
+        return models
+
+    def _stored(self) -> Models:
         if self.path is None:
             return {m: dict(r) for m, r in json.loads(json.dumps(self._memory)).items()}
         try:
@@ -197,41 +219,90 @@ class HealthBook:
                 )
         return sane
 
-    def _write(self, models: dict[str, dict[str, Any]]) -> None:
+    def _write(self, models: Models, written: int) -> None:
+        """Put `models` in place of the book; the first `written` queued changes are in it."""
         if len(models) > MAX_MODELS:  # the least recently seen go first
             keep = sorted(models, key=lambda m: float(models[m].get("seen", 0)))[-MAX_MODELS:]
             models = {m: models[m] for m in keep}
         if self.path is None:
-            self._memory = models
+            with self._guard:
+                self._memory = models
+                del self._queued[:written]
             return
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps({"version": 1, "models": models}), encoding="utf-8")
         os.chmod(tmp, 0o600)
-        os.replace(tmp, self.path)
+        with self._guard:
+            os.replace(tmp, self.path)
+            del self._queued[:written]
 
-    @contextlib.contextmanager
-    def _change(self) -> Iterator[dict[str, dict[str, Any]]]:
-        """The models, read under an exclusive lock and written back atomically."""
+    def _locked(self) -> contextlib.AbstractContextManager[object]:
+        """The book's lock across processes (none for a book in memory)."""
         if self.path is None:
-            models = self._read()
-            yield models
-            self._write(models)
-            return
+            return contextlib.nullcontext()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # The OS's own lock (flock, or LockFileEx on Windows): exclusive, and let go when
         # the process holding it dies, so a crash never leaves the book locked. Imported
         # here: start-up never waits for a module the first change can load.
         from filelock import FileLock
 
-        with FileLock(self.path.with_name(f".{self.path.name}.lock"), mode=0o600):
-            models = self._read()
-            yield models
-            self._write(models)
+        return FileLock(self.path.with_name(f".{self.path.name}.lock"), mode=0o600)
 
-    def _update(self, change: Callable[[dict[str, dict[str, Any]]], None]) -> None:
-        """Apply `change`; a book that cannot be written never stops a request."""
-        with contextlib.suppress(OSError), self._change() as models:
-            change(models)
+    def _commit(self, change: Change | None = None) -> None:
+        """Write every queued change, then `change`, in one read-modify-write under the
+        lock. A book that cannot be written never stops a request: what it could not
+        write is dropped."""
+        with self._committing:
+            with self._guard:
+                batch = list(self._queued)
+            if not batch and change is None:
+                return
+            written = False
+            try:
+                with contextlib.suppress(OSError), self._locked():
+                    models = self._stored()
+                    for queued in batch:
+                        queued(models)
+                    if change is not None:
+                        change(models)
+                    self._write(models, len(batch))
+                    written = True
+            finally:
+                if not written:  # a failed batch is never applied again by every read
+                    with self._guard:
+                        del self._queued[: len(batch)]
+
+    def _observed(self, change: Change) -> None:
+        """Take a change learned from an attempt. On an event loop it is written by the
+        book's writer thread, never on the loop; elsewhere it is written before this
+        returns."""
+        with self._guard:
+            self._queued.append(change)
+            later = self.path is not None and _on_a_loop()
+            if later and self._writer is None:
+                self._writer = threading.Thread(
+                    target=self._drain, name="kept-health-book", daemon=False
+                )
+                self._writer.start()
+        if not later:
+            self._commit()
+
+    def _drain(self) -> None:
+        """The writer thread: writes until nothing is queued. Not a daemon, so a process
+        that ends after a walk still writes what the walk learned."""
+        try:
+            while True:
+                self._commit()
+                with self._guard:
+                    if not self._queued:
+                        return
+        finally:
+            with self._guard:
+                self._writer = None
+
+    def flush(self) -> None:
+        """Write what this book has queued now (blocking: call it off the event loop)."""
+        self._commit()
 
     # --- reading -------------------------------------------------------------------------
 
@@ -291,7 +362,7 @@ class HealthBook:
         probes: set[str] = set()
         cooling: set[str] = set()
 
-        def claim(models: dict[str, dict[str, Any]]) -> None:
+        def claim(models: Models) -> None:
             for entry in entries:
                 health = self._health(entry.id, models.get(entry.id), now)
                 if health.state is State.COOLING:
@@ -300,14 +371,15 @@ class HealthBook:
                     probes.add(entry.id)
                     models[entry.id]["probe_until"] = now + PROBE_HOLD
 
+        models = self._read()
         if any(
             self._health(e.id, r, now).state is State.PROBE
             for e in entries
-            if (r := self._read().get(e.id))
+            if (r := models.get(e.id))
         ):
-            self._update(claim)
+            self._commit(claim)  # written before the walk starts: another process sees it
         else:
-            claim(self._read())
+            claim(models)
         ordered = [e for e in entries if e.id not in cooling] + [
             e for e in entries if e.id in cooling
         ]
@@ -323,7 +395,7 @@ class HealthBook:
         outcome, kind = attempt.outcome, attempt.kind
         now = self.clock()
 
-        def change(models: dict[str, dict[str, Any]]) -> None:
+        def change(models: Models) -> None:
             record = models.setdefault(attempt.model, {})
             record["seen"] = now
             if outcome in (Outcome.OK, Outcome.REJECTED):  # it answered: reachable again
@@ -357,7 +429,15 @@ class HealthBook:
             else:
                 return
 
-        self._update(change)
+        self._observed(change)
+
+
+def _on_a_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _cool(record: dict[str, Any], now: float, retry_after: float | None) -> None:

@@ -103,6 +103,9 @@ async def complete(
     chain = chain or catalog.chain(model)
     if not walk_chain:  # one model only, e.g. to test a gateway's key
         chain = replace(chain, models=chain.models[:1], end="no fallback was asked for")
+    # The book's lock and file are never touched on this loop: ordering may claim a probe
+    # (a write), and what the walk learns is written by the book's own thread as it goes.
+    order = await asyncio.to_thread(health.order, chain.models) if health else None
     walk = _Walk(
         catalog,
         model,
@@ -112,14 +115,18 @@ async def complete(
         accept,
         on_attempt,
         health,
+        order,
     )
     position = 0
-    while position < len(walk.models):
+    verdict: Result | None = None
+    while verdict is None and position < len(walk.models):
         result, asked = await walk.step(position, hedge and not stream)
         if result is not None:
-            return replace(result, attempts=tuple(walk.attempts))
+            verdict = replace(result, attempts=tuple(walk.attempts))
         position += asked
-    return walk.failed()
+    if health is not None:  # in the file when the walk returns, for every other process
+        await asyncio.to_thread(health.flush)
+    return verdict if verdict is not None else walk.failed()
 
 
 class _Walk:
@@ -136,13 +143,12 @@ class _Walk:
         accept: Accept | None,
         on_attempt: EventHook | None,
         health: HealthBook | None,
+        order: tuple[list[ModelEntry], set[str]] | None = None,
     ) -> None:
         self.catalog, self.requested, self.chain = catalog, requested, chain
         self.policy, self.ask, self.accept = policy, ask, accept
         self.on_attempt, self.health = on_attempt, health
-        self.models, self.probes = (
-            health.order(chain.models) if health else (list(chain.models), set[str]())
-        )
+        self.models, self.probes = order if order is not None else (list(chain.models), set())
         self.attempts: list[Attempt] = []
         self.dead_gateways: dict[str, str] = {}
         self.secrets = Secrets(catalog.keys.secrets(catalog.gateways.values()))
