@@ -22,7 +22,7 @@ from app.background import MemoryJobs, MemoryStatus
 from app.commands import SLASH_COMMANDS
 from app.review import MemoryReview
 from app.settings import DEFAULT_THEME, Settings, load_settings, save_setting
-from catalog import Catalog, RetryPolicy, UnknownModelError, load_catalog
+from catalog import Catalog, KeyStore, RetryPolicy, UnknownModelError, load_catalog
 from memory import LiveSession, MemoryStore
 from themes import KEPT_THEMES, STYLES
 
@@ -65,7 +65,8 @@ class KeptApp(App[None]):
         self.clock = clock or (lambda: datetime.now().astimezone())
         self.config_path = config_path
         self.settings = settings or load_settings(config_path)
-        self.catalog = catalog or load_catalog(self.settings.catalog)
+        # Keys are read in a thread after the first frame (`_check_keys`).
+        self.catalog = catalog or load_catalog(self.settings.catalog, KeyStore(defer=True))
         self.store = store or MemoryStore(settings=self.settings.memory)
         self.policy = policy
         # Both read config.toml: a TOML error in it is one notice, not two.
@@ -80,12 +81,11 @@ class KeptApp(App[None]):
         # Every notice shown this run, in order: what a notice said stays readable after
         # its toast has gone.
         self.notices: list[str] = []
-        from memory.orphans import discard_orphaned_private
-
-        # Every private session a crash or a kill left behind, before resuming one.
-        discard_orphaned_private(self.store.sessions_dir)
-        self.set_reactive(KeptApp.session, LiveSession.resume_or_start(self.store, model))
-        self.problems.extend(self.store.skipped.values())
+        # Found after the first frame, in a thread (`_find_session`): start-up reads no
+        # journal and makes no file. A message sent sooner waits for it.
+        session = LiveSession.to_find(self.store, model)
+        session.on_found = self._session_found
+        self.set_reactive(KeptApp.session, session)
         self.jobs = MemoryJobs(self)
         self.review = MemoryReview(self)
         self.ready_at: float | None = None
@@ -168,6 +168,7 @@ class KeptApp(App[None]):
         self.log.info(f"first screen ready in {(self.ready_at - STARTED) * 1000:.0f} ms")
         for problem in self.problems:
             self.notify(problem, title="Settings", severity="warning", timeout=10, markup=False)
+        self.run_worker(self._find_session, thread=True, group="session", exit_on_error=False)
         self.jobs.start()
         self.run_worker(self._check_keys, thread=True, group="keys", exit_on_error=False)
         # litellm takes seconds to import: load it now, off the loop, so that the first
@@ -176,8 +177,53 @@ class KeptApp(App[None]):
 
         self.run_worker(litellm, thread=True, group="warm-up", exit_on_error=False)
 
+    def _find_session(self) -> None:
+        """The session to go on with: the one used last that no other window has open (or
+        a new one), made the live one on the loop."""
+        from memory.orphans import discard_orphaned_private
+
+        session = self.session
+        if session.is_found:
+            return
+        # Every private session a crash or a kill left behind, before resuming one.
+        with suppress(OSError):  # a folder Kept cannot list: finding the session says why
+            discard_orphaned_private(self.store.sessions_dir)
+        session.find()
+        self.call_from_thread(self._bind_session, session)
+
+    def _bind_session(self, session: LiveSession) -> None:
+        try:
+            session.ready()
+        except OSError as exc:
+            from app.cli import os_error
+
+            self.notify(
+                f"No session could be opened: {os_error(exc)}. What you send is tried again.",
+                title="Session",
+                severity="error",
+                markup=False,
+            )
+
+    def _session_found(self, session: LiveSession) -> None:
+        """The session is found: a resumed one is drawn (a new one looks as it did)."""
+        for problem in self.store.skipped.values():
+            self.problems.append(problem)
+            self.notify(problem, title="Settings", severity="warning", timeout=10, markup=False)
+        if session is not self.session or not session.messages:
+            return
+        self.mutate_reactive(KeptApp.session)
+        from app.screens.chat import ChatScreen
+        from app.widgets.composer import Composer
+
+        said = [m["content"] for m in session.messages if m.get("role") == "user"]
+        for screen in self.screen_stack:  # Up recalls what was said in it, as at start
+            if isinstance(screen, ChatScreen):
+                for composer in screen.query(Composer):
+                    composer.prompts = [c for c in said if c][-200:] + composer.prompts
+
     def _check_keys(self) -> None:
         """Onboarding when no model can be reached (keyring look-ups can be slow)."""
+        self.catalog.keys.read_deferred()
         usable = any(self.catalog.route(e).key.usable for e in self.catalog.visible())
         if not usable:
             from app.screens.onboarding import OnboardingScreen
@@ -468,6 +514,7 @@ def run(app: KeptApp | None = None, *, headless: bool = False) -> int:
     if app is None:
         try:
             app = KeptApp()
+            _refuse_read_only(app.store)
         except OSError as exc:  # e.g. a data folder the user made read-only
             import sys
 
@@ -477,3 +524,13 @@ def run(app: KeptApp | None = None, *, headless: bool = False) -> int:
             return 2
     app.run(headless=headless)
     return app.return_code or 0
+
+
+def _refuse_read_only(store: MemoryStore) -> None:
+    """A data folder the user made read-only is said before the app starts (the session
+    is found after the first frame, too late to say it instead of starting)."""
+    from memory.files import ensure_dir
+
+    for folder in (store.root, store.sessions_dir):
+        if folder.is_dir():
+            ensure_dir(folder)  # raises, naming the folder, if it is read-only

@@ -112,6 +112,11 @@ def parse_table(schema: type[T], data: object, head: str) -> tuple[T | None, lis
     mistake loses nothing else; None when the table itself is unusable."""
     if not isinstance(data, dict):
         return None, [f"{head} must be a table, not {clean_text(repr(data))}."]
+    if not data:  # nothing to check: the defaults, without building the validator
+        try:
+            return schema(), []
+        except TypeError:  # a table with required keys: the validator names them
+            pass
     adapter = _adapter(schema)
     try:
         return adapter.validate_python(data), []

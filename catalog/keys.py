@@ -13,6 +13,7 @@ import asyncio
 import copy
 import logging
 import os
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -61,20 +62,37 @@ def key_problem(value: str, where: str) -> str | None:
 class KeyStore:
     """Reads and writes gateway keys; says once, clearly, when no OS keyring exists."""
 
-    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(self, environ: Mapping[str, str] | None = None, *, defer: bool = False) -> None:
         self._environ = environ if environ is not None else os.environ
         self._cache: dict[str, KeyLookup] = {}
         self.keyring_problem: str | None = None
         self._said = False
         self._seen: set[str] = set()  # every key value read, usable or not: for redaction
+        # With `defer`, `load` only notes the gateways; `read_deferred` reads their keys.
+        self._defer = defer
+        self._later: dict[str, Gateway] = {}
+        self._reading = threading.Lock()  # one read of the keyring at a time
 
     def forget(self) -> None:
         self._cache.clear()
 
     def load(self, gateways: Iterable[Gateway]) -> None:
-        """Read the key of every gateway not read yet. Blocks: off the event loop."""
+        """Read the key of every gateway not read yet. Blocks: off the event loop. A store
+        made with `defer` (the app's: a slow keyring must not delay its first screen) only
+        notes them, for `read_deferred`."""
+        if self._defer:
+            self._later.update((gateway.name, gateway) for gateway in gateways)
+            return
         for gateway in gateways:
             self.lookup(gateway)
+
+    def read_deferred(self) -> None:
+        """Read the keys `load` put off, and read any later ones at once. Blocks: in a
+        thread."""
+        self._defer = False
+        for gateway in list(self._later.values()):
+            self.lookup(gateway)
+        self._later.clear()
 
     def refresh(self, gateways: Iterable[Gateway]) -> None:
         """Read these gateways' keys again (changed outside Kept). Blocks: off the loop."""
@@ -87,6 +105,8 @@ class KeyStore:
         found = self._cache.get(gateway.name)
         if found is not None:
             return found
+        if gateway.name in self._later:  # put off, and needed before it was read: read now
+            return self.lookup(gateway)
         if not gateway.needs_key:
             return KeyLookup(gateway.name, "kept-local", "not needed")
         return KeyLookup(gateway.name, None, None, f"The {gateway.label} key was not read.")
@@ -130,9 +150,13 @@ class KeyStore:
         cached = self._cache.get(gateway.name)
         if cached is not None:
             return cached
-        found = self._lookup(gateway)
-        self._cache[gateway.name] = found
-        return found
+        with self._reading:
+            cached = self._cache.get(gateway.name)  # read by another thread meanwhile
+            if cached is not None:
+                return cached
+            found = self._lookup(gateway)
+            self._cache[gateway.name] = found
+            return found
 
     def _lookup(self, gateway: Gateway) -> KeyLookup:
         if not gateway.needs_key:

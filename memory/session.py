@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 from memory.files import HeldLock
-from memory.journal import Journal, JournalState, Queued, Segment
+from memory.journal import Journal, Queued, Segment
 from memory.store import MemoryStore
 
 CONTEXT_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
@@ -30,12 +33,60 @@ class LiveSession:
 
     def __init__(self, store: MemoryStore, journal: Journal, lock: HeldLock) -> None:
         self.store = store
-        self.journal = journal
+        self._journal = journal
         self._lock = lock
         # A private session leaves older messages out of the context without queuing them.
         self._dropped = 0
         # A continued session shows the model its recent past, though memory already has it.
         self._context_start: int | None = None
+        # A session still to be found (`to_find`): the one found, once `find` has run.
+        self._found: Future[LiveSession] | None = None
+        self._finding = threading.Lock()
+        self.on_found: Callable[[LiveSession], None] | None = None
+
+    @classmethod
+    def to_find(cls, store: MemoryStore, model: str | None = None) -> LiveSession:
+        """The session `resume_or_start` picks, found later by `find` (in a thread, so that
+        start-up does not wait for it): until then it is empty and makes and locks no file;
+        whatever writes to it first waits for it to be found."""
+        journal = Journal(store.sessions_dir / "(to be found)", "", "", model)
+        live = cls(store, journal, HeldLock(journal.path))  # never acquired
+        live._found = Future()
+        return live
+
+    def find(self) -> None:
+        """Find the session `to_find` stands for (resumed or new); `ready` makes it this
+        one. Runs once, whichever thread calls it first; a failure is raised by `ready`."""
+        with self._finding:
+            found = self._found
+            if found is None or found.done():
+                return
+            try:
+                found.set_result(LiveSession.resume_or_start(self.store, self._journal.model))
+            except Exception as exc:
+                found.set_exception(exc)
+
+    @property
+    def is_found(self) -> bool:
+        return self._found is None
+
+    def ready(self) -> bool:
+        """Become the session found (finding it now if no thread has yet); True when this
+        call made it so. Raises (OSError) if it cannot be found or made: the next call
+        tries again."""
+        if self._found is None:
+            return False
+        self.find()
+        try:
+            live = self._found.result()
+        except Exception:
+            self._found = Future()
+            raise
+        self._journal, self._lock = live.journal, live._lock
+        self._context_start, self._found = live._context_start, None
+        if self.on_found is not None:
+            self.on_found(self)
+        return True
 
     @staticmethod
     def _lock_for(store: MemoryStore, journal: Journal) -> HeldLock:
@@ -43,7 +94,7 @@ class LiveSession:
 
     @property
     def private(self) -> bool:
-        return self.journal.private
+        return self._journal.private
 
     @classmethod
     def start(
@@ -58,7 +109,7 @@ class LiveSession:
     def resume_or_start(cls, store: MemoryStore, model: str | None = None) -> LiveSession:
         """The newest active session no other Kept window has open (quitting never
         consolidates), or a new one."""
-        active = [j for j in store.open_sessions() if j.state is JournalState.ACTIVE]
+        active = store.active_sessions()
         # The one used last first: ids share a second's resolution, file times do not.
         active.sort(key=_last_used, reverse=True)
         for journal in active:
@@ -80,9 +131,7 @@ class LiveSession:
         """The session used last, to go on with from outside the app (`kept ask
         --continue`); None while a Kept window has it open (two writers would each miss
         the other's messages). With no active session, a new one."""
-        active = [
-            j for j in store.open_sessions() if j.state is JournalState.ACTIVE and not j.private
-        ]
+        active = [j for j in store.active_sessions() if not j.private]
         if not active:
             return cls.start(store, model)
         journal = max(active, key=_last_used)
@@ -126,7 +175,18 @@ class LiveSession:
 
     def release(self) -> None:
         """Let another window resume this session (the process ending does it too)."""
+        if self._found is not None:  # never found: nothing is held, nothing is made now
+            with self._finding:
+                if self._found.done() and self._found.exception() is None:
+                    self._found.result().release()
+            return
         self._lock.release()
+
+    @property
+    def journal(self) -> Journal:
+        """The session's journal: asking for it before the session is found finds it now."""
+        self.ready()
+        return self._journal
 
     @property
     def id(self) -> str:
@@ -134,12 +194,14 @@ class LiveSession:
 
     @property
     def messages(self) -> list[dict[str, Any]]:
-        return self.journal.messages
+        """What was said (nothing yet, before the session is found: never waits)."""
+        return self._journal.messages
 
     def live_messages(self) -> list[dict[str, Any]]:
+        messages = self._journal.messages
         if self._context_start is not None:
-            return self.journal.messages[self._context_start :]
-        return self.journal.messages[max(self.journal.compacted_through, self._dropped) :]
+            return messages[self._context_start :]
+        return messages[max(self._journal.compacted_through, self._dropped) :]
 
     def context(self) -> list[dict[str, Any]]:
         """The messages sent to the model, in OpenAI shape. A `system` message in the
@@ -161,7 +223,7 @@ class LiveSession:
 
     @property
     def queued(self) -> list[Queued]:
-        return list(self.journal.queued)
+        return list(self._journal.queued)
 
     def send_queued(self) -> list[dict[str, Any]]:
         """Every queued message, appended in the order typed, after the reply they waited
@@ -174,7 +236,7 @@ class LiveSession:
     def settle_queue(self) -> list[dict[str, Any]]:
         """Queued messages that will not be sent by a reply's end (the session is closing,
         or Kept closed before) join the conversation as they are: nothing typed is lost."""
-        if self.journal.closed or not self.journal.queued:
+        if self._journal.closed or not self._journal.queued:
             return []
         return self.send_queued()
 
@@ -224,6 +286,7 @@ class LiveSession:
     def close(self) -> Segment | None:
         """End the session (/new): what is left is queued for consolidation; a private
         session's journal is deleted instead."""
+        self.ready()  # a session not found yet is found, and ended, as it would have been
         if self.private:
             self.store.discard(self.journal)
             self.release()
