@@ -307,11 +307,13 @@ def build_parser() -> argparse.ArgumentParser:
     from app.cli_eval import register as register_eval
     from app.cli_inspect import register
     from app.cli_trust import register as register_trust
+    from app.mcp_server import register as register_mcp
 
     register(sub, mem_sub)
     register_trust(mem_sub)
     register_ask(sub)
     register_eval(sub)
+    register_mcp(sub)
     return parser
 
 
