@@ -1,8 +1,9 @@
 """Every session, newest first, as the sessions browser lists it; deleting a transcript.
 
-A finished journal never changes, so what the list shows of it is kept in
-`index.sessions.json`: a derived cache, checked against each file's size and time, rebuilt
-when missing or damaged, never needed for correctness. Open sessions are read each time.
+What the list shows of a journal is kept in `index.sessions.json`: a derived cache, checked
+against each file's size and time (a journal is only ever appended to), rebuilt when
+missing or damaged, never needed for correctness. A private journal's row says only that it
+is private: nothing of what it says is written there.
 """
 
 from __future__ import annotations
@@ -171,6 +172,16 @@ def _cached(known: object, mtime: int, size: int) -> SessionSummary | None:
     return SessionSummary(**row)
 
 
+def _cached_private(known: object, mtime: int, size: int) -> bool:
+    """Whether the cache knows this journal, at this time and size, as a private one."""
+    return (
+        isinstance(known, dict)
+        and known.get("private") is True
+        and known.get("mtime") == mtime
+        and known.get("size") == size
+    )
+
+
 def list_sessions(store: MemoryStore) -> list[SessionSummary]:
     """Every session on disk except private ones, newest first."""
     titles = _Titles(store)
@@ -186,12 +197,16 @@ def list_sessions(store: MemoryStore) -> list[SessionSummary]:
     fresh: dict[str, dict[str, Any]] = {}
     changed = False
     done = sorted(store.done_dir.glob("*.jsonl")) if store.done_dir.is_dir() else []
-    for path in done:
+    live = sorted(store.sessions_dir.glob("*.jsonl")) if store.sessions_dir.is_dir() else []
+    for path in [*done, *live]:
         try:
             stat = path.stat()
         except FileNotFoundError:
             continue
         known = cached.get(path.name)
+        if _cached_private(known, stat.st_mtime_ns, stat.st_size):
+            fresh[path.name] = known  # type: ignore[assignment]
+            continue
         summary = _cached(known, stat.st_mtime_ns, stat.st_size)
         if summary is not None and known is not None:
             found[summary.id] = summary
@@ -201,13 +216,16 @@ def list_sessions(store: MemoryStore) -> list[SessionSummary]:
             journal = journals.load(path)
         except FileNotFoundError:
             continue
-        summary = _summary(journal, titles, _header_title(path))
-        found[summary.id] = summary
-        fresh[path.name] = {
-            "mtime": stat.st_mtime_ns,
-            "size": stat.st_size,
-            "summary": asdict(summary),
-        }
+        except OSError:  # unreadable: not listed (the status and /log say why)
+            continue
+        row: dict[str, Any] = {"mtime": stat.st_mtime_ns, "size": stat.st_size}
+        if journal.private:  # never listed, and nothing of it is written to the index
+            row["private"] = True
+        else:
+            summary = _summary(journal, titles, _header_title(path))
+            found[summary.id] = summary
+            row["summary"] = asdict(summary)
+        fresh[path.name] = row
         changed = True
     if changed or len(fresh) != len(cached):
         try:
@@ -222,10 +240,6 @@ def list_sessions(store: MemoryStore) -> list[SessionSummary]:
                 index_path,
                 exc.strerror,
             )
-    for journal in store.open_sessions():
-        if journal.private:
-            continue
-        found[journal.id] = _summary(journal, titles, _header_title(journal.path))
     return sorted(found.values(), key=lambda s: (s.started, s.id), reverse=True)
 
 

@@ -27,6 +27,7 @@ PAGE = 200  # rows drawn at a time: more follow as the highlight nears the end
 # Seconds of no typing before the transcripts are searched for the filter's words: one
 # search when typing pauses, not one per key.
 SAID_AFTER = 0.25
+FILTER_HERE = 1_000  # rows a filter matches on the loop; more are matched in a thread
 TITLE_SHOWN = 60  # characters of a title the delete dialog quotes
 STATE_STYLES = {"live": "bold green", "active": "green", "pending": "yellow", "saved": "dim"}
 
@@ -111,6 +112,7 @@ class SessionsScreen(Screen[None]):
         from memory.sessions import list_sessions
 
         try:
+            self.app.session.find()  # the live session is listed, even at start-up
             sessions = list_sessions(self.app.store)
         except Exception as exc:  # whatever it is, the list ends loading and says why
             self.app.call_from_thread(self.failed, exc)
@@ -161,11 +163,26 @@ class SessionsScreen(Screen[None]):
         results that arrive later must not move the user's place)."""
         words = self.query_one("#filter", Input).value
         said = self.said[1] if self.said is not None and self.said[0] == words else None
+        if not words.strip():
+            self._draw(words, self.sessions, keep)
+        elif len(self.sessions) <= FILTER_HERE:
+            self._draw(words, [s for s in self.sessions if s.matches(words, said)], keep)
+        else:  # many rows: matched in a thread, so that typing never waits for them
+            self._filter(words, said, keep)
+
+    @work(thread=True, exclusive=True, group="filter", exit_on_error=False)
+    def _filter(self, words: str, said: dict[str, set[str]] | None, keep: bool) -> None:
+        shown = [s for s in self.sessions if s.matches(words, said)]
+        self.app.call_from_thread(self._filtered, words, shown, keep)
+
+    def _filtered(self, words: str, shown: list[SessionSummary], keep: bool) -> None:
+        if self.query_one("#filter", Input).value == words:  # else a later filter draws
+            self._draw(words, shown, keep)
+
+    def _draw(self, words: str, shown: list[SessionSummary], keep: bool) -> None:
         options = self.query_one("#sessions", OptionList)
         current = self._current() if keep else None
-        self.shown = (
-            [s for s in self.sessions if s.matches(words, said)] if words.strip() else self.sessions
-        )
+        self.shown = shown
         options.clear_options()
         options.add_options([Option(_row(s), id=s.id) for s in self.shown[:PAGE]])
         if self.shown:
