@@ -1,17 +1,21 @@
-"""One chat turn: the user's message, the model's answer, and any history searches between.
+"""One chat turn: the user's message, the model's answer, and any history searches and
+tool calls between.
 
 Every message is in the session journal before the next step starts, so a crash or a
-cancelled reply loses nothing that was said or shown.
+cancelled reply loses nothing that was said or shown. A tool of a user's server (MCP) runs
+only when the user allowed it, once or always; its result is journaled as the tool's words
+(role "tool"), never as the user's, so consolidation cannot take it for something they said.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
 
 from catalog import Attempt, Catalog, Kind, Outcome, Reply, ReplyRejected, RetryPolicy, complete
 from catalog.catalog import Chain
@@ -23,7 +27,10 @@ from memory.sanitize import clean_text
 from memory.search import SEARCH_HISTORY_TOOL, run_search_tool
 from memory.session import LiveSession
 
-MAX_TOOL_ROUNDS = 4
+if TYPE_CHECKING:
+    from catalog.mcp import McpTool, ToolBox
+
+MAX_TOOL_ROUNDS = 8
 CUT_OFF = "\n\n*[reply cut off]*"  # ends a reply whose stream broke: it says so in the journal
 
 
@@ -34,6 +41,29 @@ def _not_empty(reply: Reply) -> Reply:
         why = f" (finish: {reply.finish_reason})" if reply.finish_reason else ""
         raise ReplyRejected(f"sent an empty reply{why}", Kind.REJECTED)
     return reply
+
+
+class Approval(StrEnum):
+    """The user's answer when the model wants to run a tool."""
+
+    ONCE = "once"  # y: run it this time
+    ALWAYS = "always"  # a: run it, and never ask about this tool again
+    DENY = "deny"  # n: do not run it; the model hears that the user declined
+
+
+Approve = Callable[["McpTool", str], Awaitable[Approval]]
+DECLINED = "The user declined to run this tool."
+
+
+@dataclass(frozen=True)
+class ToolRun:
+    """A tool call of this turn, as the chat shows it: ran, failed or declined."""
+
+    server: str
+    tool: str
+    arguments: str
+    result: str
+    status: str
 
 
 class _CutOff(Exception):
@@ -57,6 +87,8 @@ class Turn:
     searches: list[str] = field(default_factory=list)
     unavailable: str = ""  # why the requested model did not answer, when another did
     cut_off: bool = False  # part of a reply was shown and kept; `reason` says what failed
+    tool_runs: list[ToolRun] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # a tool server failed, tools are off…
 
     @property
     def fell_back(self) -> bool:
@@ -72,9 +104,14 @@ async def answer(
     on_attempt: Callable[[Attempt], None] | None = None,
     policy: RetryPolicy | None = None,
     now: datetime | None = None,
+    tools: ToolBox | None = None,
+    approve: Approve | None = None,
+    on_tool: Callable[[ToolRun], None] | None = None,
 ) -> Turn:
     """Answer the session's last message (the caller has journaled it, so nothing the user
-    sent is lost whatever happens next) and journal the answer."""
+    sent is lost whatever happens next) and journal the answer. `tools` are the user's tool
+    servers (only enabled ones are started and offered); `approve` asks the user before a
+    tool they have not allowed runs (without it, such a call is declined)."""
     from catalog.llm import litellm
 
     store = session.store
@@ -98,6 +135,7 @@ async def answer(
     health = store.health()
     try:
         await asyncio.to_thread(litellm)  # its first import takes seconds: not on this loop
+        toolbox = await _ready_tools(tools, catalog, model, turn)
         for _ in range(MAX_TOOL_ROUNDS):
             try:
                 memory_text = store.read_memory().text
@@ -122,13 +160,19 @@ async def answer(
                 turn.reason = refused.reason
                 return turn
             messages = [{"role": "system", "content": prompt}, *context]
+            offered: list[dict[str, Any]] = []
+            if toolbox is not None:
+                offer = toolbox.offer()
+                offered = offer.functions()
+                if offer.notice and offer.notice not in turn.notices:
+                    turn.notices.append(offer.notice)
             try:
                 result = await complete(
                     catalog,
                     model,
                     messages,
                     chain=chain,
-                    tools=[SEARCH_HISTORY_TOOL],
+                    tools=[SEARCH_HISTORY_TOOL, *offered],
                     stream=True,
                     accept=_not_empty,
                     policy=policy,
@@ -154,8 +198,12 @@ async def answer(
             turn.model = reply.model
             if reply.model != model and not turn.unavailable:
                 turn.unavailable = _why_unavailable(model, turn.attempts, health)
-            searches = [c for c in reply.tool_calls if c.name == "search_history"]
-            if not searches:
+            calls = [
+                c
+                for c in reply.tool_calls
+                if c.name == "search_history" or (toolbox and toolbox.find(c.name))
+            ]
+            if not calls:
                 turn.text = clean_text(reply.text)
                 if reply.finish_reason == "length":  # it stopped for room, not because done
                     turn.cut_off = True
@@ -182,20 +230,28 @@ async def answer(
                             "type": "function",
                             "function": {"name": c.name, "arguments": c.arguments},
                         }
-                        for c in searches
+                        for c in calls
                     ],
                 }
             )
             shown.clear()
-            for call in searches:
-                turn.searches.append(call.arguments)
-                found = await asyncio.to_thread(
-                    run_search_tool, store, call.arguments, exclude=(session.id,)
-                )
+            for call in calls:
+                tool = toolbox.find(call.name) if toolbox is not None else None
+                if tool is None or toolbox is None:
+                    turn.searches.append(call.arguments)
+                    found = await asyncio.to_thread(
+                        run_search_tool, store, call.arguments, exclude=(session.id,)
+                    )
+                else:
+                    run = await _run_tool(toolbox, tool, call.arguments, approve, turn)
+                    found = run.result
+                    turn.tool_runs.append(run)
+                    if on_tool is not None:
+                        on_tool(run)
                 session.append(
                     {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": found}
                 )
-        turn.reason = "the model kept searching its history without answering"
+        turn.reason = "the model kept calling tools without answering"
         return turn
     except asyncio.CancelledError:
         # What the user saw of the reply stays in the session (unless it was closed first).
@@ -205,6 +261,45 @@ async def answer(
                 {"role": "assistant", "content": clean_text("".join(shown)), "model": last}
             )
         raise
+
+
+async def _ready_tools(
+    tools: ToolBox | None, catalog: Catalog, model: str, turn: Turn
+) -> ToolBox | None:
+    """The tool servers to offer this turn, enabled ones started (one notice for each that
+    could not start); None when there are none, or the model cannot take tools (said)."""
+    if not tools:
+        return None
+    from catalog.mcp_models import takes_tools, tools_off_sentence
+
+    if not await asyncio.to_thread(takes_tools, catalog, model):
+        turn.notices.append(tools_off_sentence(catalog, model))
+        return None
+    turn.notices += await tools.start_enabled()
+    return tools
+
+
+async def _run_tool(
+    toolbox: ToolBox, tool: McpTool, arguments: str, approve: Approve | None, turn: Turn
+) -> ToolRun:
+    """Ask the user (unless they allowed this tool), then call it; a server's failure is a
+    notice for the user and an error result for the model, never the end of the turn."""
+    if toolbox.allowed(tool):
+        choice = Approval.ONCE
+    elif approve is None:
+        choice = Approval.DENY
+    else:
+        choice = await approve(tool, arguments)
+    if choice is Approval.DENY:
+        return ToolRun(tool.server, tool.name, arguments, DECLINED, "declined")
+    if choice is Approval.ALWAYS:
+        toolbox.allow(tool)
+    result = await toolbox.call(tool, arguments)
+    if result.server_failed:
+        turn.notices.append(f"{result.text.rstrip('.')}; the chat goes on without its tools.")
+    return ToolRun(
+        tool.server, tool.name, arguments, result.text, "failed" if result.error else "ran"
+    )
 
 
 def _with_attachments(

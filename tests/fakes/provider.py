@@ -367,10 +367,16 @@ class _Handler(BaseHTTPRequestHandler):
                 },
             )
             return
-        if parts[1:] == ["props"] and (fake.n_ctx or fake.total_slots or fake.vision is not None):
+        said = fake.vision is not None or fake.tools is not None
+        if parts[1:] == ["props"] and (fake.n_ctx or fake.total_slots or said):
             props: dict[str, Any] = {}  # as llama-server answers
             if fake.vision is not None:
                 props["modalities"] = {"vision": fake.vision, "audio": False}
+            if fake.tools is not None:
+                props["chat_template_caps"] = {
+                    "supports_tools": fake.tools,
+                    "supports_tool_calls": fake.tools,
+                }
             if fake.n_ctx:
                 props["default_generation_settings"] = {"n_ctx": fake.n_ctx}
             if fake.total_slots:
@@ -973,6 +979,7 @@ class FakeProvider:
         self.n_ctx: int | None = None  # set: GET /<gw>/props answers like llama-server
         self.total_slots: int | None = None  # set: /props says how many requests run at once
         self.vision: bool | None = None  # set: /props says whether the model sees images
+        self.tools: bool | None = None  # set: /props says whether it takes tool calls
         self.one_slot = False  # True: one request is served at a time, the others wait
         # Held requests whose client went away before they were answered, in that order.
         self.dropped: list[RecordedRequest] = []
