@@ -295,8 +295,7 @@ def loopback(host: str) -> bool:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     """Serve Kept's memory over MCP until the client closes the connection."""
-    from app.mcp_settings import mcp_settings
-    from app.settings import config_path, load_settings
+    from app.settings import load_settings
     from memory.store import MemoryStore
 
     if args.http is not None and not loopback(args.host):
@@ -307,11 +306,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         )
         return 2
     settings = load_settings()
-    mcp = mcp_settings(config_path())
-    for problem in mcp.problems:
+    for problem in settings.mcp.problems:
         print(problem, file=sys.stderr)  # stderr: stdout carries the protocol
     store = MemoryStore(settings=settings.memory)
-    server = build_server(store, allow_writes=mcp.server.allow_writes)
+    server = build_server(store, allow_writes=settings.mcp.server.allow_writes)
     if args.http is None:
         server.run("stdio")
     else:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import AfterValidator, Field, with_config
 
+from app.mcp_settings import McpSettings, parse_mcp_settings
 from catalog import DEFAULT_CHAT_MODEL
 from catalog.config import CONFIG_FILE, STRICT, CatalogConfig, parse_catalog_config, parse_table
 from memory.files import atomic_write, ensure_dir
@@ -90,6 +91,7 @@ class TopLevel:
     models: object = None
     transport: object = None
     memory: object = None
+    mcp: object = None  # app.mcp_settings
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,7 @@ class Settings:
     memory: MemorySettings
     problems: tuple[str, ...]  # every problem in the file, the catalog's included
     catalog: CatalogConfig = field(default_factory=CatalogConfig)
+    mcp: McpSettings = field(default_factory=McpSettings)
 
 
 def parse_app_settings(data: dict[str, Any], where: str) -> tuple[AppSettings, list[str]]:
@@ -115,6 +118,7 @@ def load_settings(path: Path | None = None) -> Settings:
     app, app_problems = parse_app_settings(data, where)
     memory, memory_problems = parse_memory_settings(data, where)
     parsed = parse_catalog_config(data, where, unparsed)
+    mcp = parse_mcp_settings(data, where)
     catalog = CatalogConfig(
         parsed.gateway_urls,
         parsed.user_models,
@@ -122,8 +126,8 @@ def load_settings(path: Path | None = None) -> Settings:
         (*problems, *parsed.problems),
         parsed.broken_gateways,
     )
-    every = (*problems, *app_problems, *memory_problems, *parsed.problems)
-    return Settings(app, memory, every, catalog)
+    every = (*problems, *app_problems, *memory_problems, *parsed.problems, *mcp.problems)
+    return Settings(app, memory, every, catalog, mcp)
 
 
 def save_setting(table: str, key: str, value: Any, path: Path | None = None) -> None:

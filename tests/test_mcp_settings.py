@@ -41,3 +41,15 @@ def test_writes_switched_off(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text("[mcp.server]\nallow_writes = false\n", encoding="utf-8")
     assert mcp_settings(path).server.allow_writes is False
+
+
+def test_the_app_knows_the_mcp_table_and_reports_its_mistakes(tmp_path: Path) -> None:
+    from app.settings import load_settings
+
+    path = tmp_path / "config.toml"
+    path.write_text("[mcp.server]\nallow_writes = false\nwrites = 1\n", encoding="utf-8")
+    settings = load_settings(path)
+    assert settings.mcp.server.allow_writes is False
+    assert settings.problems == (
+        f"{path}: [mcp.server] has an unknown key 'writes'; known keys: allow_writes.",
+    )
