@@ -108,14 +108,18 @@ class ModelFigures:
         return self.successes / self.attempts if self.attempts else 0.0
 
 
-def sessions(store: MemoryStore) -> list[SessionLog]:
-    """One entry per (session, segment), in the order they were first tried."""
+def sessions(store: MemoryStore, last: int | None = None) -> list[SessionLog]:
+    """One entry per (session, segment), in the order they were first tried; the `last`
+    ones only, when given (only their journals are read)."""
     found: dict[tuple[str, str], SessionLog] = {}
     for record in read_records(store):
         key = (record.session, record.segment)
         found.setdefault(key, SessionLog(*key)).attempts.append(record)
+    logs = list(found.values())
+    if last is not None:
+        logs = logs[-last:] if last > 0 else []
     journals: dict[str, set[str] | None] = {}
-    for log in found.values():
+    for log in logs:
         if log.session not in journals:
             try:
                 journal = store.find_session(log.session)
@@ -124,7 +128,7 @@ def sessions(store: MemoryStore) -> list[SessionLog]:
                 journals[log.session] = None
         done = journals[log.session]
         log.committed = None if done is None else log.segment in done
-    return list(found.values())
+    return logs
 
 
 def figures(store: MemoryStore) -> list[ModelFigures]:

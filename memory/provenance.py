@@ -8,14 +8,15 @@ import bisect
 import difflib
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from memory.edits import normal
-from memory.files import digest, ensure_dir
+from memory.files import digest, ensure_dir, read_text
 from memory.grounding import telling
-from memory.history import HistoryEntry
+from memory.history import HistoryEntry, parse_entries
 from memory.journal import session_started
 from memory.store import MemoryStore, Version
 from memory.versions import VersionKind
@@ -228,11 +229,25 @@ def likely_messages(messages: list[dict[str, Any]], line: str, *, limit: int = 3
     return [index for *_, index in scored[:limit]]
 
 
-def history_entry_for(store: MemoryStore, session: str) -> HistoryEntry | None:
-    """The history entry a session's consolidation wrote (None if it cannot be found)."""
-    written = {v.entry for v in store.versions() if v.session == session and v.entry}
-    entries = store.all_history_entries()
-    for entry in reversed(entries):
+def _newest_first(store: MemoryStore) -> Iterator[HistoryEntry]:
+    """History entries, HISTORY.md's newest first, then each archive's, the newest archive
+    first: a look for one entry reads only as far back as it must."""
+    yield from reversed(store.history_entries())
+    for path in reversed(store.archive_files()):
+        yield from reversed(parse_entries(read_text(path)[0], path))
+
+
+def history_entry_for(
+    store: MemoryStore, session: str, version: Version | None = None
+) -> HistoryEntry | None:
+    """The history entry a session's consolidation wrote (None if it cannot be found).
+    `version`, one the session wrote, names it; without one, the records that mention
+    the session are read (and only those)."""
+    if version is not None and version.session == session and version.entry:
+        written = {version.entry}
+    else:
+        written = {v.entry for v in store.versions_of(session) if v.entry}
+    for entry in _newest_first(store):
         if entry.text in written:
             return entry
     # Versions written before entries were recorded: the entry dated like the session.
@@ -248,7 +263,7 @@ def history_entry_for(store: MemoryStore, session: str) -> HistoryEntry | None:
             continue
         when = when if when.tzinfo else when.replace(tzinfo=UTC)
         stamps.add(when.astimezone().strftime("%Y-%m-%d %H:%M"))
-    return next((e for e in reversed(entries) if e.stamp in stamps), None)
+    return next((e for e in _newest_first(store) if e.stamp in stamps), None)
 
 
 def explain(store: MemoryStore, line: BlameLine, *, excerpt: int = 400) -> str:
@@ -267,7 +282,7 @@ def explain(store: MemoryStore, line: BlameLine, *, excerpt: int = 400) -> str:
         f"Written by version {version.number} on {when}: session "
         f"{version.session}, model {version.model} ({version.source}).",
     ]
-    entry = history_entry_for(store, version.session)
+    entry = history_entry_for(store, version.session, version)
     parts.append(
         f"History entry:\n{entry.text}"
         if entry

@@ -224,6 +224,20 @@ class MemoryStore:
         found = (self.version(n) for n in (self.version_numbers() if numbers is None else numbers))
         return [v for v in found if v is not None]
 
+    def versions_of(self, session: str) -> list[Version]:
+        """The versions a session's consolidations wrote: only the records whose text
+        names the session are parsed."""
+        wanted = json.dumps(session)
+        found = []
+        for number in self.version_numbers():
+            try:
+                text = (self.versions_dir / f"{number:06d}.json").read_text(encoding="utf-8")
+            except OSError:
+                continue
+            if wanted in text and (version := self.version(number)) and version.session == session:
+                found.append(version)
+        return found
+
     def latest_version(self) -> Version | None:
         """The newest version with a readable record: the records are read newest first,
         and only until one can be read."""

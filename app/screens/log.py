@@ -15,6 +15,8 @@ from textual.widgets import Button, DataTable, Footer, Label, Static
 if TYPE_CHECKING:
     from app.main import KeptApp
 
+SHOWN = 50  # consolidations and pending parts listed: the newest chains, the oldest parts
+
 
 class LogScreen(Screen[None]):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back"), Binding("r", "retry", "Retry now")]
@@ -53,18 +55,23 @@ class LogScreen(Screen[None]):
         session), then draw them on the screen's loop."""
         from memory.consolidation import retry_note
         from memory.log import figures, model_health, sessions
+        from memory.pending import pending as pending_sessions
 
         store = self.app.store
         chains = "\n".join(
             f"{log.session} [{log.segment}] {'✓' if log.saved else '…'} {log.chain()}"
-            for log in reversed(sessions(store)[-50:])
+            for log in reversed(sessions(store, last=SHOWN))
         )
+        parts = [(s, part.segment) for s in pending_sessions(store) for part in s.parts]
         pending = []
-        for journal in store.pending_sessions():
-            for segment in journal.pending:
-                failures = journal.failures.get(segment, [])
-                last = f" — {failures[-1].reason}" if failures else ""
-                pending.append(f"{journal.id} [{segment}]: {retry_note(journal, segment)}{last}")
+        # The oldest first, as they are saved; a screen of them, not 10,000 lines to lay out.
+        for session, segment in parts[:SHOWN]:
+            failures = session.failures.get(segment, [])
+            last = f" — {failures[-1].reason}" if failures else ""
+            note = retry_note(session.marks, segment)
+            pending.append(f"{session.id} [{segment}]: {note}{last}")
+        if len(parts) > SHOWN:
+            pending.append(f"… and {len(parts) - SHOWN:,} more (`kept log` lists them all)")
         rows = [
             (
                 row.model,

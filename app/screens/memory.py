@@ -9,6 +9,9 @@ import os
 import shlex
 import subprocess
 import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.syntax import Syntax
@@ -37,6 +40,35 @@ from catalog.sanitize import clean_text
 if TYPE_CHECKING:
     from app.main import KeptApp
     from memory import MemoryText
+    from memory.history import HistoryEntry
+    from memory.provenance import BlameLine
+    from memory.store import Version
+
+HISTORY_SHOWN = 200  # entries drawn, newest first; /grep searches every one
+
+
+def _history_markdown(entries: list[HistoryEntry]) -> str:
+    """The newest HISTORY_SHOWN entries, newest first by date, not by file order (an
+    imported session has an older date)."""
+    entries = sorted(entries, key=lambda e: e.stamp, reverse=True)
+    text = "\n\n".join(shown(e.text) for e in entries[:HISTORY_SHOWN])
+    if len(entries) > HISTORY_SHOWN:
+        text += (
+            f"\n\n*… and {len(entries) - HISTORY_SHOWN:,} older entries: /grep searches them all.*"
+        )
+    return text or "*No history yet.*"
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    """One look at the files; None where nothing changed since the last."""
+
+    memory: MemoryText | None
+    problem: str | None
+    instructions: str
+    history: str | None
+    versions: list[Version] | None
+    blame: list[BlameLine] | None
 
 
 def shown(text: str) -> str:
@@ -84,6 +116,14 @@ class MemoryScreen(Screen[None]):
         self.blamed = False  # "Where from" opened: it follows MEMORY.md from then on
         self.target = "memory"  # the file being edited: "memory" or "instructions"
         self._stop = asyncio.Event()
+        # What the last look found, so that the next reads only what changed.
+        self._loading = threading.Lock()
+        self._versions: dict[int, Version] = {}
+        self._archives: dict[Path, tuple[tuple[int, int], list[HistoryEntry]]] = {}
+        self._history_shown = False
+        self._memory_lines: list[str] = []
+        self._version_lines: dict[int, list[str]] = {}
+        self._diffed: int | None = None
 
     def compose(self) -> ComposeResult:
         with TabbedContent(id="tabs"):
@@ -124,6 +164,10 @@ class MemoryScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#editor").display = False
+        # The files themselves at once (HISTORY.md is bounded: older entries roll out to
+        # its archives); what grows with history follows from a thread.
+        recent = _history_markdown(self.app.store.history_entries())
+        self._show(_Loaded(*self._files(), recent, None, None))
         self.reload()
         self.watch_files()
 
@@ -142,12 +186,87 @@ class MemoryScreen(Screen[None]):
             return None
 
     def reload(self) -> None:
+        """Show what is on disk now. What grows with history (versions, archives, blame)
+        is read in a thread, and only where it changed since the last look."""
+        self._load()
+
+    @work(thread=True, group="memory-load", exit_on_error=False)
+    def _load(self) -> None:
+        with self._loading:  # one look at a time, each shown in the order it was made
+            loaded = self._look()
+            self.app.call_from_thread(self._show, loaded)
+
+    def _files(self) -> tuple[MemoryText | None, str | None, str]:
+        """MEMORY.md (or why it cannot be read) and INSTRUCTIONS.md: two files of bounded
+        size, read again at every look."""
         store = self.app.store
         try:
-            memory = store.read_memory()
+            return store.read_memory(), None, store.read_instructions().text
         except OSError as exc:  # another owner, or a folder: say so, never crash
-            text, status = "*MEMORY.md cannot be read.*", str(exc)
+            return None, str(exc), store.read_instructions().text
+
+    def _look(self) -> _Loaded:
+        store = self.app.store
+        memory, problem, instructions = self._files()
+        history = self._history_text()
+        versions = self._known_versions()
+        lines = None
+        if self.blamed:
+            from memory.provenance import blame
+
+            lines = blame(store)
+        return _Loaded(memory, problem, instructions, history, versions, lines)
+
+    def _history_text(self) -> str | None:
+        """The newest history entries as Markdown, or None when no history file changed:
+        an archive is parsed again only when its size or time changed."""
+        from memory.files import read_text
+        from memory.history import parse_entries
+
+        store = self.app.store
+        fresh: dict[Path, tuple[tuple[int, int], list[HistoryEntry]]] = {}
+        for path in [*store.archive_files(), store.history_path]:
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            key = (stat.st_size, stat.st_mtime_ns)
+            known = self._archives.get(path)
+            if known is not None and known[0] == key:
+                fresh[path] = known
+            else:
+                fresh[path] = (key, parse_entries(read_text(path)[0], path))
+        if (
+            self._history_shown
+            and fresh.keys() == self._archives.keys()
+            and all(fresh[p][0] == self._archives[p][0] for p in fresh)
+        ):
+            return None
+        self._archives, self._history_shown = fresh, True
+        return _history_markdown([e for _, found in fresh.values() for e in found])
+
+    def _known_versions(self) -> list[Version] | None:
+        """Every version, newest first, or None when none came or went since the last
+        look: only the records of new versions are read."""
+        store = self.app.store
+        numbers = store.version_numbers()
+        if numbers == list(self._versions):
+            return None
+        fresh = {n: self._versions[n] for n in numbers if n in self._versions}
+        for version in store.versions([n for n in numbers if n not in fresh]):
+            fresh[version.number] = version
+        # A record that cannot be read is not listed (and is read again at the next look).
+        self._versions = {n: fresh[n] for n in numbers if n in fresh}
+        return list(reversed(self._versions.values()))
+
+    def _show(self, loaded: _Loaded) -> None:
+        if not self.is_attached:
+            return
+        memory = loaded.memory
+        if memory is None:
+            text, status = "*MEMORY.md cannot be read.*", loaded.problem or ""
         else:
+            self._memory_lines = memory.text.splitlines()
             # A file anyone can edit: its escapes never reach the terminal.
             text = shown(memory.text.strip()) or "*MEMORY.md is empty: nothing has been saved yet.*"
             status = memory.problem or f"MEMORY.md · {len(memory.raw):,} bytes"
@@ -156,29 +275,36 @@ class MemoryScreen(Screen[None]):
             self.query_one("#memory-status", Static).update(
                 f"{status} · e: edit here · ctrl+e: edit in $EDITOR · 1–5: tabs"
             )
-        instructions = shown(store.read_instructions().text.strip()) or (
+        instructions = shown(loaded.instructions.strip()) or (
             "*INSTRUCTIONS.md is empty. Press e to write what Kept should always do: tone, "
             "language, format. It goes into every prompt, above the memory.*"
         )
         self.query_one("#instructions-view", Markdown).update(instructions)
-        # Newest first by date, not by file order: an imported session has an older date.
-        entries = sorted(store.all_history_entries(), key=lambda e: e.stamp, reverse=True)
-        history = "\n\n".join(shown(e.text) for e in entries) or "*No history yet.*"
-        self.query_one("#history-view", Markdown).update(history)
-        versions = self.query_one("#versions", OptionList)
-        highlighted = versions.highlighted
-        versions.clear_options()
-        for version in reversed(store.versions()):
+        if loaded.history is not None:
+            self.query_one("#history-view", Markdown).update(loaded.history)
+        if loaded.versions is not None:
+            self._list_versions(loaded.versions)
+        else:
+            self._refresh_diff()  # MEMORY.md may have changed: the diff is against it
+        if loaded.blame is not None:
+            lines = self.query_one(WhereFrom)
+            lines.show(loaded.blame)
+            if not lines.lines:
+                self.query_one("#blame-detail", Static).update("MEMORY.md is empty.")
+
+    def _list_versions(self, versions: list[Version]) -> None:
+        options = self.query_one("#versions", OptionList)
+        highlighted = options.highlighted
+        rows = []
+        for version in versions:
             # The model that wrote it says "consolidation" already; a row stays one line.
             by = version.model if version.session and version.model else version.source
             when = version.time[:16].replace("T", " ")
-            versions.add_option(
-                Option(f"{version.number:>3}  {when}  {by}", id=str(version.number))
-            )
-        if versions.option_count:
-            versions.highlighted = highlighted if highlighted is not None else 0
-        if self.blamed:
-            self.show_blame()
+            rows.append(Option(f"{version.number:>3}  {when}  {by}", id=str(version.number)))
+        options.clear_options()
+        options.add_options(rows)
+        if options.option_count:
+            options.highlighted = min(highlighted or 0, options.option_count - 1)
 
     # --- where each line came from -------------------------------------------------------------
 
@@ -190,13 +316,9 @@ class MemoryScreen(Screen[None]):
         self.query_one("#blame", OptionList).focus()
 
     def show_blame(self) -> None:
-        from memory.provenance import blame
-
+        """Blame follows MEMORY.md from now on; it is computed with the next look."""
         self.blamed = True
-        lines = self.query_one(WhereFrom)
-        lines.show(blame(self.app.store))
-        if not lines.lines:
-            self.query_one("#blame-detail", Static).update("MEMORY.md is empty.")
+        self.reload()
 
     @on(OptionList.OptionHighlighted, "#blame")
     def explain_line(self, event: OptionList.OptionHighlighted) -> None:
@@ -226,7 +348,7 @@ class MemoryScreen(Screen[None]):
             )
             return
         marked = likely_messages(journal.messages, line.text)
-        entry = history_entry_for(self.app.store, session)
+        entry = history_entry_for(self.app.store, session, line.version)
         title = f"Session {session} · {line.version.model if line.version else ''}\n" + (
             entry.text if entry else "(its history entry was not found)"
         )
@@ -252,16 +374,30 @@ class MemoryScreen(Screen[None]):
 
     @on(OptionList.OptionHighlighted, "#versions")
     def show_diff(self, event: OptionList.OptionHighlighted) -> None:
-        store = self.app.store
-        number = int(str(event.option.id))
-        old = store.version_text(number).decode("utf-8", errors="replace").splitlines()
-        current = self._read()
-        if current is None:
+        self._diffed = int(str(event.option.id))
+        self._refresh_diff()
+
+    def _refresh_diff(self) -> None:
+        """The highlighted version beside MEMORY.md as last read: a version's text is read
+        once (versions never change), MEMORY.md only when it changes on disk."""
+        number = self._diffed
+        if number is None:
             return
-        now = current.text.splitlines()
+        old = self._version_lines.get(number)
+        if old is None:
+            try:
+                raw = self.app.store.version_text(number)
+            except (LookupError, OSError) as exc:
+                self.query_one("#diff", Static).update(str(exc))
+                return
+            old = self._version_lines[number] = raw.decode("utf-8", errors="replace").splitlines()
+            while len(self._version_lines) > 64:  # the last few looked at
+                del self._version_lines[next(iter(self._version_lines))]
         diff = clean_text(
             "\n".join(
-                difflib.unified_diff(old, now, f"version {number}", "MEMORY.md now", lineterm="")
+                difflib.unified_diff(
+                    old, self._memory_lines, f"version {number}", "MEMORY.md now", lineterm=""
+                )
             )
         )
         self.diff_text = diff
