@@ -88,6 +88,7 @@ class Lookup:
 
     skip: frozenset[Path]  # indexed, unchanged since, and cannot hold the literal
     unindexed: int  # bytes of the files it could not speak for (new, changed, or no index)
+    gone: int = 0  # files it holds that were not asked about (deleted, if all were)
 
     @property
     def ready(self) -> bool:
@@ -112,7 +113,7 @@ def lookup(root: Path, files: Iterable[Path], needles: dict[str, list[str]]) -> 
     known, hits = _read(root, needles) if os.path.lexists(root / INDEX) else ({}, {})
     prefix = str(root) + os.sep
     skip: set[Path] = set()
-    unindexed = 0
+    unindexed = asked = 0
     for path in files:  # thousands of journals: plain strings, no pathlib on the way
         text = str(path)
         try:
@@ -120,13 +121,15 @@ def lookup(root: Path, files: Iterable[Path], needles: dict[str, list[str]]) -> 
         except OSError:
             continue  # the search says what became of it
         relative = text[len(prefix) :] if text.startswith(prefix) else text
-        if known.get(relative) != "{} {} {} {}".format(*_key(st)):
+        entry = known.get(relative)
+        asked += entry is not None
+        if entry != "{} {} {} {}".format(*_key(st)):
             unindexed += st.st_size
             continue
         found = hits.get(".jsonl" if text.endswith(".jsonl") else ".md")
         if found is not None and relative not in found:
             skip.add(path)
-    return Lookup(frozenset(skip), unindexed)
+    return Lookup(frozenset(skip), unindexed, len(known) - asked)
 
 
 def _read(root: Path, needles: dict[str, list[str]]) -> tuple[dict[str, str], dict[str, set[str]]]:
@@ -367,11 +370,13 @@ def build_in_background(root: Path) -> bool:
 
 def build_if_needed(root: Path) -> bool:
     """Start a background build when more than BUILD_AFTER bytes of the searched files are
-    not in the index (when the app starts, when a session has been saved, when /grep
-    opens); whether one was started. Only stats the files: quick, but not for the loop."""
+    not in the index, or when it holds a file since deleted (whose words must go); whether
+    one was started. For when the app starts, a session is saved or deleted, /grep opens:
+    it only stats the files, which is quick, but not for the event loop."""
     from memory.search import Places, searched_files
 
-    if lookup(root, searched_files(Places(root)), {}).ready:
+    found = lookup(root, searched_files(Places(root)), {})
+    if found.ready and not found.gone:
         return False
     return build_in_background(root)
 
