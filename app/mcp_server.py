@@ -117,7 +117,7 @@ def remember_line(store: "MemoryStore", line: str, client: str) -> str:
             f"Proposed: the line waits for the user's review in Kept (session {session}); "
             "it is not in MEMORY.md until they accept it."
         )
-    number = store.remember(line)
+    number = store.remember(line, via=client)
     return f"Remembered: MEMORY.md version {number}."
 
 

@@ -407,10 +407,11 @@ class MemoryStore:
                 restored=previous.number if previous else 0,
             )
 
-    def remember(self, line: str) -> int:
+    def remember(self, line: str, *, via: str | None = None) -> int:
         """Add one line to MEMORY.md at once, with no model call (/remember); the result is
-        a version. Returns its number; raises ValueError, writing nothing, when the line is
-        empty or MEMORY.md would outgrow its budget."""
+        a version, whose prose names `via`, the tool the line came through (an MCP
+        client), when given. Returns its number; raises ValueError, writing nothing, when
+        the line is empty or MEMORY.md would outgrow its budget."""
         from datetime import UTC
 
         from memory.sanitize import clean_text
@@ -436,7 +437,7 @@ class MemoryStore:
             self.keep_unversioned(current, now)
             self.write_memory(text)
             return self.save_version(
-                text.encode("utf-8"), VersionKind.REMEMBERED, time=now, entry=line
+                text.encode("utf-8"), VersionKind.REMEMBERED.prose(via=via), time=now, entry=line
             )
 
     # --- INSTRUCTIONS.md -------------------------------------------------------------------

@@ -22,9 +22,13 @@ class VersionKind(StrEnum):
     TIDY = "tidy"
     OTHER = "other"  # prose from a newer Kept, or a hand edit
 
-    def prose(self, of: int | None = None) -> str:
+    def prose(self, of: int | None = None, via: str | None = None) -> str:
+        """The prose kept on disk; `via` names the tool (an MCP client) a line came
+        through: "remembered via Claude Code"."""
         if self in (VersionKind.RESTORE, VersionKind.UNDO) and of is not None:
             return f"{self.value} of version {of}"
+        if self is VersionKind.REMEMBERED and via:
+            return f"{self.value} via {via}"
         return self.value
 
     @classmethod
@@ -33,6 +37,8 @@ class VersionKind(StrEnum):
         for kind in cls:
             if prose == kind.value or prose.startswith(f"{kind.value} of version "):
                 return kind
+        if prose.startswith(f"{cls.REMEMBERED.value} via "):
+            return cls.REMEMBERED
         return cls.OTHER
 
 

@@ -13,7 +13,6 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import CallToolResult, Implementation, TextContent, TextResourceContents
@@ -183,7 +182,6 @@ def test_a_private_session_is_never_visible_through_any_tool_or_resource() -> No
 # --- writing ------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="the version does not name its client yet")
 def test_remember_writes_a_version_that_blame_attributes_to_the_client() -> None:
     store = MemoryStore().ensure()
     store.write_memory("- Name: Ana\n")
@@ -313,3 +311,12 @@ def test_two_processes_writing_at_once_lose_no_line() -> None:
         [f"- from kept {n}" for n in range(count)] + [f"- from the agent {n}" for n in range(count)]
     )
     assert len(store.version_numbers()) == 2 * count
+
+
+def test_a_version_remembered_via_a_client_is_still_a_remembered_line() -> None:
+    from memory.versions import VersionKind
+
+    prose = VersionKind.REMEMBERED.prose(via="Claude Code")
+    assert prose == "remembered via Claude Code"
+    assert VersionKind.of(prose) is VersionKind.REMEMBERED
+    assert VersionKind.REMEMBERED.prose() == "remembered"
