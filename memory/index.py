@@ -3,12 +3,12 @@ hold a literal, so that only the others are read.
 
 It is SQLite's FTS5 with the trigram tokenizer, one document per searched file (HISTORY.md,
 an archive, a journal; never a private session's), without positions, beside a compressed
-copy of what was indexed so that a file changed or deleted is forgotten word for word. A
-literal is in a file only if each of its trigrams is (after
-SQLite's case folding, which the query's trigrams get too), so a file the index rules out is
-skipped and every other file is searched exactly as before: the results are the scan's,
-line for line. An entry is trusted only while the file's size, mtime and inode are the ones
-it was indexed with; a file changed behind Kept's back, or not indexed yet, is scanned.
+copy of what was indexed so that a file changed or deleted is forgotten word for word.
+A literal is in a file only if each of its trigrams is (after SQLite's case folding, which
+the query's trigrams get too), so a file the index rules out is skipped and every other
+file is searched exactly as before: the results are the scan's, line for line. An entry is
+trusted only while the file's size, mtime, ctime and inode are the ones it was indexed
+with; a file changed behind Kept's back, or not indexed yet, is scanned.
 
 The files stay the source of truth. `index.search.sqlite` may be deleted at any time; a
 missing, damaged or foreign one only means a scan, and it is rebuilt by a background
@@ -177,8 +177,13 @@ def _open(root: Path, *, create: bool) -> sqlite3.Connection:
     if create:
         with contextlib.suppress(FileExistsError):  # made 0600 before SQLite sees it
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    # A search waits little for the builder (it would rather read the files); the builder
+    # waits for searches to let go of what it must rewrite.
     db = sqlite3.connect(
-        path.absolute().as_uri() + "?mode=rw", uri=True, timeout=10, isolation_level=None
+        path.absolute().as_uri() + "?mode=rw",
+        uri=True,
+        timeout=30 if create else 2,
+        isolation_level=None,
     )
     try:
         db.execute("PRAGMA journal_mode=WAL")
