@@ -62,16 +62,22 @@ def _sentence_for(tool: str, error: Any) -> str:
 
 
 def search_text(store: "MemoryStore", query: str, limit: int) -> str:
-    """History entries and transcript lines that hold `query` (any case), newest first,
-    credentials redacted; never a private session's."""
+    """MEMORY.md's lines, then history entries and transcript lines, that hold `query`
+    (any case), newest first, credentials redacted; never a private session's."""
     from memory.redact import redact
     from memory.search import describe_message, search_history
 
+    wanted = query.strip().casefold()
+    remembered = [
+        line for line in store.read_memory().text.splitlines() if wanted in line.casefold()
+    ][:limit]
     result = search_history(store, query.strip(), limit=limit)
-    if not result.entries and not result.messages:
-        return f"Nothing in Kept's history mentions {redact(query.strip())!r}."
+    if not remembered and not result.entries and not result.messages:
+        return f"Nothing in Kept's memory or history mentions {redact(query.strip())!r}."
     parts: list[str] = []
-    used = 0
+    if remembered:
+        parts.append("In MEMORY.md:\n" + "\n".join(remembered))
+    used = sum(len(p) for p in parts)
     for entry in result.entries:
         text = redact(entry.text)
         if used + len(text) > SEARCH_MAX_CHARS // 2:

@@ -102,7 +102,7 @@ def kept(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_tools_and_resources_read_memory_instructions_history_and_sessions() -> None:
     store = MemoryStore().ensure()
-    store.write_memory("# About the user\n- Name: Ana\n")
+    store.write_memory("# About the user\n- Name: Ana\n- Has a quokka called Pip\n")
     store.instructions_path.write_text("Answer in metric units.\n", encoding="utf-8")
     session = finished(store, "My quokka is called Pip", entry="Talked about the quokka.")
 
@@ -129,8 +129,9 @@ def test_tools_and_resources_read_memory_instructions_history_and_sessions() -> 
         "remember",
     }
     assert got["resources"] == {"kept://memory", "kept://instructions"}
-    assert got["memory"] == "# About the user\n- Name: Ana\n"
+    assert got["memory"] == "# About the user\n- Name: Ana\n- Has a quokka called Pip\n"
     assert got["instructions"] == "Answer in metric units.\n"
+    assert got["search"].startswith("In MEMORY.md:\n- Has a quokka called Pip\n\n")
     assert "[2026-11-20 10:00] Talked about the quokka." in got["search"]
     assert f"session {session}, user: My quokka is called Pip" in got["search"]
     assert session in got["sessions"] and "My quokka is called Pip" in got["sessions"]
