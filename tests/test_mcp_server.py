@@ -321,3 +321,49 @@ def test_a_version_remembered_via_a_client_is_still_a_remembered_line() -> None:
     assert prose == "remembered via Claude Code"
     assert VersionKind.of(prose) is VersionKind.REMEMBERED
     assert VersionKind.REMEMBERED.prose() == "remembered"
+
+
+def test_http_serves_the_same_tools_on_loopback() -> None:
+    import socket
+    import time
+
+    from mcp.client.streamable_http import streamable_http_client
+
+    MemoryStore().ensure().write_memory("- Name: Ana\n")
+    with socket.socket() as probe:  # a free port, given back just before the server takes it
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    child = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "mcp", "--http", str(port)],
+        cwd=ROOT,
+        env=subprocess_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + DEADLINE
+        while True:  # until it listens
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert child.poll() is None, child.stderr.read() if child.stderr else ""
+                assert time.monotonic() < deadline, "kept mcp --http never listened"
+                time.sleep(0.05)
+
+        async def work() -> tuple[set[str], str]:
+            async with (
+                streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write),
+                ClientSession(read, write, read_timeout_seconds=DEADLINE) as client,
+            ):
+                await client.initialize()
+                tools = {t.name for t in (await client.list_tools()).tools}
+                return tools, text(await client.call_tool("read_memory", {}))
+
+        tools, memory = asyncio.run(asyncio.wait_for(work(), DEADLINE))
+    finally:
+        child.terminate()
+        child.wait(DEADLINE)
+    assert "search_memory" in tools and "remember" in tools
+    assert memory == "- Name: Ana\n"
