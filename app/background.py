@@ -18,6 +18,7 @@ from catalog.sanitize import clean_text
 if TYPE_CHECKING:
     from app.main import KeptApp
     from memory import Consolidation, Journal, Segment
+    from memory.pending import PendingSession
 
 RETRY_EVERY = 60.0  # seconds between looks for pending sessions that are due
 SAVING = "memory"  # the worker group of consolidations: what "Saving memory…" means
@@ -164,6 +165,7 @@ class MemoryJobs:
     async def _retry(self, only_due: bool, include_held: bool = False) -> None:
         await asyncio.to_thread(litellm)
         from memory.consolidation import ASK_ABOVE_PARTS, consolidate_pending
+        from memory.pending import pending as pending_sessions
 
         results = await consolidate_pending(
             self.app.store,
@@ -176,15 +178,16 @@ class MemoryJobs:
         )  # asked: go ahead
         for result in results:
             self._report(result)
-        self._ask_about_held(await asyncio.to_thread(self.app.store.pending_sessions))
+        self._ask_about_held(await asyncio.to_thread(pending_sessions, self.app.store))
         self._counts = await asyncio.to_thread(self._count)
 
-    def _ask_about_held(self, pending: list[Journal]) -> None:
+    def _ask_about_held(self, pending: list[PendingSession]) -> None:
         """Once per session and segment: every model keeps refusing it, so Kept stops
         paying for the same answers and asks the user what to do."""
         from memory.consolidation import HOLD_AFTER, held
 
-        for journal in pending:
+        for session in pending:
+            journal = session.marks
             for segment in journal.pending:
                 key = (journal.id, str(segment))
                 if key in self._asked or not held(journal, segment):
@@ -275,11 +278,13 @@ class MemoryJobs:
         self.app.call_from_thread(self._show, counts)
 
     def _count(self) -> _Counts:
+        from memory.pending import pending as pending_sessions
         from memory.review import proposals
 
         store = self.app.store
         waiting = len(proposals(store))
-        pending = sum(len(j.pending) for j in store.pending_sessions()) - waiting
+        # From index.pending.json: 10,000 pending journals are not read message by message.
+        pending = sum(len(s.parts) for s in pending_sessions(store)) - waiting
         # A brand-new data folder has nothing saved: it must not say "Memory saved".
         ever_saved = any(
             path.exists() and path.stat().st_size > 0
