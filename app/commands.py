@@ -10,7 +10,7 @@ class SlashCommand:
     name: str  # "/new"
     title: str  # shown in the command palette
     help: str
-    action: str  # an App action, run with the text after the command as its argument
+    action: str  # an App action (or "screen.…", the chat's), run with the argument
     takes_argument: bool = False
 
 
@@ -81,6 +81,20 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
         "Export session",
         "Save this session as a Markdown file (optionally /export PATH)",
         "export",
+        takes_argument=True,
+    ),
+    SlashCommand(
+        "/attach",
+        "Attach a file",
+        "Attach files to your next message (/attach PATH…; Tab completes a path)",
+        "screen.attach",
+        takes_argument=True,
+    ),
+    SlashCommand(
+        "/detach",
+        "Remove an attachment",
+        "Remove an attachment from your next message (/detach NAME; alone: all of them)",
+        "screen.detach",
         takes_argument=True,
     ),
     SlashCommand(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import on, work
@@ -17,9 +18,9 @@ from textual.widget import Widget
 from textual.widgets import Button, Footer, Static
 from textual.worker import Worker, WorkerState
 
-from app import commands
+from app import commands, paths
 from app.background import MemoryStatus
-from app.widgets.composer import Composer
+from app.widgets.composer import Chip, Chips, Composer
 from app.widgets.message import MessageView
 from app.widgets.status_bar import StatusBar
 from catalog.llm import is_loaded, litellm
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from catalog import Attempt
     from memory import LiveSession
     from memory.assistant import Turn
+    from memory.attachments import Attachment
     from memory.journal import Queued
 
 PRIVATE_GREETING = (
@@ -38,6 +40,11 @@ PRIVATE_GREETING = (
     "deleted when it ends."
 )
 QUEUED = "You · queued until the reply ends (Esc: send now)"
+WAIT_TO_ATTACH = (
+    "A message with attachments is sent once the reply ends: it is back in the composer "
+    "with them; press Enter again then (Esc stops the reply now)."
+)
+MOST_CHOICES_SHOWN = 8
 PAGE = 40  # messages drawn at a time: the newest first, earlier ones on request
 FRAME = 1 / 30  # how often streamed text is drawn
 
@@ -81,6 +88,7 @@ class ChatScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield VerticalScroll(id="messages")
         yield Static(id="suggestions", markup=False)
+        yield Chips(id="chips")
         composer = Composer(id="composer", placeholder="Message Kept — / for commands")
         composer.commands = [c.name for c in commands.SLASH_COMMANDS]
         composer.prompts = [
@@ -125,7 +133,7 @@ class ChatScreen(Screen[None]):
         role = message.get("role")
         content = message.get("content") or ""
         if role == "user":
-            return MessageView("You", content, kind="user")
+            return MessageView("You", content, kind="user", attachments=message.get("attachments"))
         if role == "assistant" and content:
             return MessageView(self._label(message.get("model")), content, kind="assistant")
         return None
@@ -204,14 +212,20 @@ class ChatScreen(Screen[None]):
     @on(Composer.Changed)
     def suggest(self) -> None:
         box = self.query_one("#suggestions", Static)
-        matches = self.query_one(Composer).matching_commands()
+        composer = self.query_one(Composer)
+        matches = composer.matching_commands()
+        composer.offer = None if matches else paths.pasted_path(composer.text)
         if matches:
             box.update(
                 "\n".join(
                     f"{c.name:9} {c.help}" for c in commands.SLASH_COMMANDS if c.name in matches
                 )
             )
-        box.set_class(bool(matches), "visible")
+        elif composer.offer is not None:
+            box.update(
+                f"Attach {composer.offer.name}? Tab attaches it; Enter sends the text as it is."
+            )
+        box.set_class(bool(matches) or composer.offer is not None, "visible")
         if not is_loaded():
             self._warm_up()
 
@@ -223,10 +237,137 @@ class ChatScreen(Screen[None]):
     @on(Composer.Submitted)
     def submitted(self, event: Composer.Submitted) -> None:
         self.query_one("#suggestions", Static).set_class(False, "visible")
-        if event.text.startswith("/"):
+        if event.text.startswith("/") and not event.offered:  # a path is sent as it is
             self.run_command(event.text)
         else:
             self.send(event.text)
+
+    # --- attachments ----------------------------------------------------------------------
+
+    @on(Composer.PathChoices)
+    def show_choices(self, event: Composer.PathChoices) -> None:
+        box = self.query_one("#suggestions", Static)
+        shown = event.choices[:MOST_CHOICES_SHOWN]
+        more = len(event.choices) - len(shown)
+        box.update("  ".join(shown) + (f"  (and {more} more)" if more else ""))
+        box.set_class(bool(shown), "visible")
+
+    @on(Composer.AttachPath)
+    def attach_offered(self, event: Composer.AttachPath) -> None:
+        self.query_one("#suggestions", Static).set_class(False, "visible")
+        self.attach(event.path)
+
+    def action_attach(self, argument: str = "") -> None:
+        """/attach PATH…: each file is read in a worker; its chip shows it meanwhile."""
+        try:
+            found = paths.split_paths(argument)
+        except ValueError as exc:
+            self.notice(f"{exc} Nothing was attached.")
+            return
+        if not found:
+            self.notice("Name the file to attach: /attach PATH (Tab completes it).")
+            return
+        for path in found:
+            self.attach(Path(path))
+
+    def attach(self, path: Path) -> None:
+        chip = self.query_one(Chips).add(path)
+        self._chips_changed()
+        self._read(chip)
+
+    @work(thread=True, group="attach", exit_on_error=False)
+    def _read(self, chip: Chip) -> None:
+        """Read the file off the event loop: a big PDF never stops the typing."""
+        from memory.attachments import AttachmentError, read_attachment
+
+        try:
+            attachment = read_attachment(chip.path, self.app.store.settings.attachments)
+        except AttachmentError as exc:
+            self.app.call_from_thread(self._not_attached, chip, str(exc))
+            return
+        except OSError as exc:  # said in one sentence, whatever the domain missed
+            why = exc.strerror or str(exc)
+            self.app.call_from_thread(
+                self._not_attached, chip, f"{chip.path.name} could not be read: {why}."
+            )
+            return
+        if not is_loaded():
+            litellm()  # what the model can take, and its window, are litellm's figures
+        self.app.call_from_thread(self._read_done, chip, attachment)
+
+    def _read_done(self, chip: Chip, attachment: Attachment) -> None:
+        if chip in self.query_one(Chips).chips:  # not detached while it was read
+            chip.ready(attachment)
+            for sentence in attachment.notices:  # a PDF page without text, say
+                self.notice(sentence)
+
+    def _not_attached(self, chip: Chip, sentence: str) -> None:
+        self.query_one(Chips).drop(chip)
+        self._chips_changed()
+        self.notice(sentence, kind="error")
+
+    def action_detach(self, name: str = "") -> None:
+        """/detach NAME removes that attachment; /detach alone removes them all."""
+        chips = self.query_one(Chips)
+        if not name:
+            chips.clear()
+        else:
+            named = [c for c in chips.chips if c.name_shown == name] or [
+                c for c in chips.chips if str(c.path) == name
+            ]
+            if not named:
+                attached = ", ".join(c.name_shown for c in chips.chips) or "nothing"
+                self.notice(f"No attachment is named {name}; attached: {attached}.")
+                return
+            chips.drop(named[-1])
+        self._chips_changed()
+
+    @on(Composer.DetachLast)
+    def detach_last(self) -> None:
+        chips = self.query_one(Chips)
+        if chips.chips:
+            chips.drop(chips.chips[-1])
+            self._chips_changed()
+
+    def _chips_changed(self) -> None:
+        self.query_one(Composer).carrying = bool(self.query_one(Chips).chips)
+
+    def _window(self) -> int | None:
+        """The current model's context window; litellm's figures only once it is loaded
+        (loading it here would freeze the screen), the catalog's until then."""
+        catalog, model = self.app.catalog, self.app.model
+        if model not in catalog:
+            return None
+        entry = catalog.get(model)
+        pricing = catalog.pricing(entry) if is_loaded() else None
+        return (pricing.context_window if pricing else None) or entry.context_window
+
+    def _cannot_send(self, text: str, attachments: list[Attachment]) -> str | None:
+        """Why the message cannot go with these attachments, in one sentence (or None)."""
+        from memory.attachments import can_take, does_not_fit, vision_model_sentence
+
+        reading = self.query_one(Chips).reading
+        if reading:
+            return (
+                f"{reading[0].path.name} is still being read: your message is back in the "
+                "composer; press Enter again once its chip shows its size."
+            )
+        if not attachments:
+            return None
+        if self.replying:
+            return WAIT_TO_ATTACH
+        kinds = {a.kind for a in attachments}
+        if not can_take(self.app.model, kinds, self.app.catalog):
+            return vision_model_sentence(self.app.catalog, self.app.model)
+        window = self._window()
+        return does_not_fit(attachments, text, window) if window else None
+
+    def _give_back(self, text: str) -> None:
+        """A message that was not sent goes back where the user wrote it."""
+        composer = self.query_one(Composer)
+        if not composer.text.strip():
+            composer.load_text(text)
+            composer.move_cursor(composer.document.end)
 
     def run_command(self, text: str) -> None:
         command, argument = commands.parse(text)
@@ -260,18 +401,31 @@ class ChatScreen(Screen[None]):
     # --- a reply ----------------------------------------------------------------------------
 
     def send(self, text: str) -> None:
+        chips = self.query_one(Chips)
+        attachments = chips.attachments
+        problem = self._cannot_send(text, attachments)
+        if problem:
+            self._give_back(text)
+            self.notice(problem, kind="error")
+            return
         # Journaled (and fsynced) before anything else can happen, whatever the screen is
         # doing: quitting, /new or a crash a moment later still finds the message.
+        records: list[dict[str, Any]] = []
         try:
             if self.replying:
                 waiting = self.app.session.queue(text)
             else:
-                self.app.session.append({"role": "user", "content": text})
+                if attachments:
+                    from memory.attachments import keep
+
+                    session = self.app.session
+                    records = [keep(session.store, a, private=session.private) for a in attachments]
+                    message = {"role": "user", "content": text, "attachments": records}
+                else:
+                    message = {"role": "user", "content": text}
+                self.app.session.append(message)
         except OSError as exc:  # a full disk: the text goes back where the user wrote it
-            composer = self.query_one(Composer)
-            if not composer.text.strip():
-                composer.load_text(text)
-                composer.move_cursor(composer.document.end)
+            self._give_back(text)
             self.notice(
                 f"Your message could not be saved ({exc.filename or 'journal'}: "
                 f"{exc.strerror or exc}), so it was not sent. It is back in the "
@@ -282,7 +436,9 @@ class ChatScreen(Screen[None]):
         if self.replying:
             self._waiting.append((waiting, self.add(MessageView(QUEUED, text, kind="user"))))
             return
-        self.add(MessageView("You", text, kind="user"))
+        self.add(MessageView("You", text, kind="user", attachments=records))
+        chips.clear()
+        self._chips_changed()
         self._reply_now()
 
     def _send_waiting(self) -> None:

@@ -31,13 +31,17 @@ class TranscriptScreen(Screen[None]):
         with VerticalScroll(id="transcript"):
             for index, message in enumerate(self.messages):
                 role = message.get("role")
-                if role not in ("user", "assistant") or not message.get("content"):
+                attachments = message.get("attachments") if role == "user" else None
+                if role not in ("user", "assistant") or not (message.get("content") or attachments):
                     continue
                 who = "You" if role == "user" else str(message.get("model") or "Assistant")
                 if index in self.marked:
                     who = f"▶ {who} — this line most likely came from here"
                 view = MessageView(
-                    who, str(message["content"]), kind="user" if role == "user" else "assistant"
+                    who,
+                    str(message.get("content") or ""),
+                    kind="user" if role == "user" else "assistant",
+                    attachments=attachments,
                 )
                 view.id = f"message-{index}"
                 view.set_class(index in self.marked, "marked")

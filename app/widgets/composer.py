@@ -1,15 +1,24 @@
-"""The prompt box: multi-line input, Enter to send, recall of earlier prompts."""
+"""The prompt box: multi-line input, Enter to send, recall of earlier prompts; and the
+attachments it carries, one chip each, above it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from textual import events
 from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
 from textual.binding import Binding
+from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import TextArea
+from textual.widgets import Static, TextArea
+
+from app import paths
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from memory.attachments import Attachment
 
 
 @dataclass(frozen=True)
@@ -30,6 +39,7 @@ _PARSER_KEYS.setdefault("\x1b\n", (_KeyName("alt+enter"),))
 
 
 NEWLINE_KEYS = ("ctrl+j", "shift+enter", "alt+enter")
+ATTACH = "/attach "
 
 
 class Composer(TextArea):
@@ -42,6 +52,22 @@ class Composer(TextArea):
     @dataclass
     class Submitted(Message):
         text: str
+        offered: bool = False  # it named a file Tab would have attached: it goes as words
+
+    class DetachLast(Message):
+        """Backspace on an empty composer: the last attachment goes."""
+
+    @dataclass
+    class PathChoices(Message):
+        """Tab after `/attach` found several paths: these (none once one is chosen)."""
+
+        choices: list[str]
+
+    @dataclass
+    class AttachPath(Message):
+        """Tab took the offer to attach the file the composer names."""
+
+        path: Path
 
     def __init__(self, prompts: list[str] | None = None, **kwargs: Any) -> None:
         super().__init__(
@@ -50,6 +76,8 @@ class Composer(TextArea):
         self.prompts: list[str] = prompts or []
         self._recall: int | None = None
         self.commands: list[str] = []
+        self.carrying = False  # attachments wait above: Enter sends them without words
+        self.offer: Path | None = None  # the file the text names, which Tab attaches
 
     async def _on_key(self, event: events.Key) -> None:
         if event.key == "enter":
@@ -63,6 +91,11 @@ class Composer(TextArea):
             event.stop()
             event.prevent_default()
             self.action_complete()
+            return
+        if event.key == "backspace" and not self.text:
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.DetachLast())
             return
         if event.key in NEWLINE_KEYS:
             event.stop()
@@ -87,13 +120,14 @@ class Composer(TextArea):
 
     def _submit(self) -> None:
         text = self.text.strip()
-        if not text:
+        if not text and not self.carrying:
             return
         if not self.prompts or self.prompts[-1] != text:
             self.prompts.append(text)
         self._recall = None
+        offered = self.offer is not None
         self.clear()
-        self.post_message(self.Submitted(text))
+        self.post_message(self.Submitted(text, offered))
 
     def _step_history(self, step: int) -> None:
         index = len(self.prompts) if self._recall is None else self._recall
@@ -112,6 +146,17 @@ class Composer(TextArea):
         return [c for c in self.commands if c.startswith(text)]
 
     def action_complete(self) -> None:
+        if self.offer is not None:
+            path, self.offer = self.offer, None
+            self.clear()
+            self.post_message(self.AttachPath(path))
+            return
+        if self.text.startswith(ATTACH) and "\n" not in self.text:
+            completed, found = paths.complete(self.text[len(ATTACH) :])
+            self.load_text(ATTACH + completed)
+            self.move_cursor(self.document.end)
+            self.post_message(self.PathChoices(found))
+            return
         matches = self.matching_commands()
         if matches:
             common = matches[0]
@@ -123,3 +168,56 @@ class Composer(TextArea):
             self.move_cursor(self.document.end)
         else:
             self.app.action_focus_next()
+
+
+class Chip(Static):
+    """One attachment: its name while it is read, then its size and token estimate."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"{path.name} · reading…", classes="chip reading", markup=False)
+        self.path = path
+        self.attachment: Attachment | None = None
+
+    @property
+    def name_shown(self) -> str:
+        return self.attachment.name if self.attachment is not None else self.path.name
+
+    def ready(self, attachment: Attachment) -> None:
+        self.attachment = attachment
+        self.remove_class("reading")
+        self.update(attachment.label())
+
+
+class Chips(Vertical):
+    """The attachments the next message carries, in the order attached; hidden when none."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.chips: list[Chip] = []
+        self.display = False
+
+    @property
+    def attachments(self) -> list[Attachment]:
+        return [c.attachment for c in self.chips if c.attachment is not None]
+
+    @property
+    def reading(self) -> list[Chip]:
+        return [c for c in self.chips if c.attachment is None]
+
+    def add(self, path: Path) -> Chip:
+        chip = Chip(path)
+        self.chips.append(chip)
+        self.mount(chip)
+        self.display = True
+        return chip
+
+    def drop(self, chip: Chip) -> None:
+        if chip in self.chips:
+            self.chips.remove(chip)
+            chip.remove()
+        self.display = bool(self.chips)
+
+    def clear(self) -> None:
+        self.chips.clear()
+        self.remove_children()
+        self.display = False

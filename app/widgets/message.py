@@ -4,12 +4,13 @@ screen never pays for loading the Markdown widget."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from memory.attachments import human_size
 from memory.sanitize import clean_text
 
 if TYPE_CHECKING:
@@ -19,12 +20,32 @@ if TYPE_CHECKING:
 PLAIN = {"user", "info", "notice", "error"}
 
 
+def attachment_line(record: object) -> str:
+    """What a sent message's attachment is, in one line: its name, pages and size (a
+    journal edited by hand may hold anything; what is missing is left out)."""
+    if not isinstance(record, dict):
+        return "(an attachment this journal does not describe)"
+    name = record.get("name")
+    parts = [clean_text(name) if isinstance(name, str) and name else "(unnamed)"]
+    pages = record.get("pages")
+    if isinstance(pages, int) and not isinstance(pages, bool) and pages > 0:
+        parts.append(f"{pages} page" + ("s" if pages != 1 else ""))
+    size = record.get("size")
+    if isinstance(size, int) and not isinstance(size, bool) and size >= 0:
+        parts.append(human_size(size))
+    return "+ " + " · ".join(parts)
+
+
 class MessageView(Vertical):
     """A user or assistant message, or a notice from Kept."""
 
-    def __init__(self, who: str, text: str = "", *, kind: str = "assistant") -> None:
+    def __init__(
+        self, who: str, text: str = "", *, kind: str = "assistant", attachments: Any = None
+    ) -> None:
         super().__init__(classes=kind)
         self.kind = kind
+        # A user message's attachments, as the journal names them.
+        self.attachments: list[object] = attachments if isinstance(attachments, list) else []
         self.who = who
         self.text = text
         self._stream: MarkdownStream | None = None
@@ -33,7 +54,11 @@ class MessageView(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(self.who, classes="who", markup=False)
         if self.kind in PLAIN:
-            yield Static(self.text, classes="body", markup=False)
+            if self.text or not self.attachments:
+                yield Static(self.text, classes="body", markup=False)
+            if self.attachments:
+                lines = "\n".join(attachment_line(a) for a in self.attachments)
+                yield Static(lines, classes="attachments", markup=False)
         else:
             from textual.widgets import Markdown
 
