@@ -367,3 +367,22 @@ def test_http_serves_the_same_tools_on_loopback() -> None:
         child.wait(DEADLINE)
     assert "search_memory" in tools and "remember" in tools
     assert memory == "- Name: Ana\n"
+
+
+def test_kept_mcp_starts_without_the_ui_or_the_model_library() -> None:
+    """Start-up is answering initialize: Textual and litellm are never imported for it."""
+    probe = (
+        "import sys; from app.cli import main; main(['mcp']); "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'textual', 'litellm'}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=ROOT,
+        env=subprocess_env(),
+        stdin=subprocess.DEVNULL,  # the client closes at once: the server ends
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "[]"
