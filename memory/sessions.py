@@ -216,8 +216,10 @@ def list_sessions(store: MemoryStore) -> list[SessionSummary]:
             journal = journals.load(path)
         except FileNotFoundError:
             continue
-        except OSError:  # unreadable: not listed (the status and /log say why)
-            continue
+        except OSError:
+            if path.parent == store.done_dir:
+                raise  # the list says it cannot be read
+            continue  # an open one, as open_sessions skips it: the status and /log say why
         row: dict[str, Any] = {"mtime": stat.st_mtime_ns, "size": stat.st_size}
         if journal.private:  # never listed, and nothing of it is written to the index
             row["private"] = True
