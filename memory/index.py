@@ -106,30 +106,58 @@ def _relative(root: Path, path: Path) -> str:
     return text[len(prefix) :] if text.startswith(prefix) else text
 
 
-def lookup(root: Path, files: Iterable[Path], needles: dict[str, list[str]]) -> Lookup:
-    """The files the index rules out for a literal whose trigrams, per file suffix, are
-    `needles` (".md" and ".jsonl": a journal holds the literal JSON-escaped); a suffix with
-    no trigrams rules nothing out. A missing or unreadable index rules nothing out."""
-    known, hits = _read(root, needles) if os.path.lexists(root / INDEX) else ({}, {})
-    prefix = str(root) + os.sep
-    skip: set[Path] = set()
-    unindexed = asked = 0
-    for path in files:  # thousands of journals: plain strings, no pathlib on the way
-        text = str(path)
+class Judge:
+    """The index's word on each file of a search, one file at a time, as the search reaches
+    it (a search's first matches wait for no look at thousands of files). One snapshot of
+    the index, read when the judge is made."""
+
+    def __init__(self, root: Path, needles: dict[str, list[str]]) -> None:
+        self.root = root
+        self.known, self.hits = _read(root, needles) if os.path.lexists(root / INDEX) else ({}, {})
+        self.prefix = str(root) + os.sep
+        self.unindexed = 0  # bytes of the files judged that it could not speak for
+        self.asked = 0  # files judged that it holds
+        self.skipped = 0
+        self.building = False
+
+    @property
+    def ready(self) -> bool:
+        return self.unindexed <= BUILD_AFTER
+
+    def rules_out(self, path: Path) -> bool:
+        """Whether `path` is indexed, unchanged since, and cannot hold the literal. Once
+        too many files judged are missing from the index, a build is started."""
+        text = str(path)  # thousands of journals: plain strings, no pathlib on the way
         try:
             st = os.stat(text)
         except OSError:
-            continue  # the search says what became of it
+            return False  # the search says what became of it
+        prefix = self.prefix
         relative = text[len(prefix) :] if text.startswith(prefix) else text
-        entry = known.get(relative)
-        asked += entry is not None
+        entry = self.known.get(relative)
+        self.asked += entry is not None
         if entry != "{} {} {} {}".format(*_key(st)):
-            unindexed += st.st_size
-            continue
-        found = hits.get(".jsonl" if text.endswith(".jsonl") else ".md")
-        if found is not None and relative not in found:
-            skip.add(path)
-    return Lookup(frozenset(skip), unindexed, len(known) - asked)
+            self.unindexed += st.st_size
+            if not self.ready and not self.building:
+                self.building = True
+                build_in_background(self.root)
+            return False
+        found = self.hits.get(".jsonl" if text.endswith(".jsonl") else ".md")
+        if found is None or relative in found:
+            return False
+        self.skipped += 1
+        return True
+
+
+def lookup(root: Path, files: Iterable[Path], needles: dict[str, list[str]]) -> Lookup:
+    """The files the index rules out for a literal whose trigrams, per file suffix, are
+    `needles` (".md" and ".jsonl": a journal holds the literal JSON-escaped); a suffix with
+    no trigrams rules nothing out. A missing or unreadable index rules nothing out. Starts
+    no build."""
+    judge = Judge(root, needles)
+    judge.building = True  # the caller decides
+    skip = frozenset(path for path in files if judge.rules_out(path))
+    return Lookup(skip, judge.unindexed, len(judge.known) - judge.asked)
 
 
 def _read(root: Path, needles: dict[str, list[str]]) -> tuple[dict[str, str], dict[str, set[str]]]:

@@ -216,7 +216,8 @@ def grep(
     its time is said in `errors`, in a sentence.
 
     A literal asks the search index (memory.index) which files cannot hold it, and reads
-    only the others; `route` is told how that went."""
+    only the others; `route` is told how that went once every file is searched. When many
+    files are not in the index, a background process is started to index them."""
     if pattern.regex:
         yield from _grep_in_child(
             store,
@@ -232,28 +233,18 @@ def grep(
         )
         return
     files = searched_files(store, since, until)
-    skip = _ruled_out(store, files, pattern, route)
+    judge = None
+    needles = pattern.trigrams()
+    if needles is not None:
+        from memory.index import Judge
+
+        judge = Judge(store.root, needles)
+    skip = judge.rules_out if judge is not None else None
     yield from _grep_here(
         store, pattern, details, errors, since, until, exclude, private, files, skip
     )
-
-
-def _ruled_out(
-    store: MemoryStore | Places, files: list[Path], pattern: Pattern, route: Route | None
-) -> frozenset[Path]:
-    """The files the search index says cannot hold the literal. When many files are not in
-    it yet, a background process is started to index them: this search reads them all."""
-    needles = pattern.trigrams()
-    if needles is None:
-        return frozenset()
-    from memory import index
-
-    found = index.lookup(store.root, files, needles)
-    if not found.ready:
-        index.build_in_background(store.root)
-    if route is not None:
-        route.skipped, route.ready = len(found.skip), found.ready
-    return found.skip
+    if route is not None and judge is not None:
+        route.skipped, route.ready = judge.skipped, judge.ready
 
 
 def _grep_here(
@@ -266,13 +257,13 @@ def _grep_here(
     exclude: tuple[str, ...],
     private: bool,
     files: list[Path] | None = None,
-    skip: frozenset[Path] = frozenset(),
+    skip: Callable[[Path], bool] | None = None,
 ) -> Iterator[Match]:
     """grep in this process: linear for a literal; for a regex, only in a child. `files`
-    are those searched_files names, less `skip` (ruled out by the index)."""
+    are those searched_files names, less those `skip` rules out (the index, for one)."""
     dated = details or bool(since or until)
     for path in searched_files(store, since, until) if files is None else files:
-        if path in skip:
+        if skip is not None and skip(path):
             continue
         journal = path.suffix == ".jsonl"
         if journal and path.stem in exclude:
