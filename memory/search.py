@@ -1,10 +1,12 @@
 """Searching what Kept remembers: HISTORY.md, its archives, and every session's journal
 (live, pending and finished), newest first.
 
-The files are searched as they are, with no index: a literal is found with bytes.find at C
-speed, and only the lines that match are decoded. A journal line is a JSON object, so the
-pattern is looked for in its JSON-escaped form and every candidate is checked against the
-message's text after parsing: a hit on a key, a time or a model name is never reported.
+The files are searched as they are: a literal is found with bytes.find at C speed, and only
+the lines that match are decoded. The search index (memory.index) only spares the reading
+of files that cannot hold a literal; what is found in the others is the same either way.
+A journal line is a JSON object, so the pattern is looked for in its JSON-escaped form and
+every candidate is checked against the message's text after parsing: a hit on a key, a time
+or a model name is never reported.
 
 A regular expression is the user's own program, and Python's `re` cannot be interrupted
 while it matches (no signal, no thread can stop `(a+)+$` on a long line of "a"s): it runs in
