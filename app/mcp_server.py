@@ -170,7 +170,7 @@ def propose_line(store: "MemoryStore", line: str, client: str) -> str:
 def build_server(store: "MemoryStore", *, allow_writes: bool = True) -> "MCPServer[Any]":
     """The MCP server over `store`; without `allow_writes` the remember tool is not offered."""
     from mcp.server.mcpserver import Context, MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.mcpserver.exceptions import ResourceError, ToolError
     from pydantic import Field, ValidationError
 
     Query = Annotated[str, Field(min_length=1, max_length=1000, description="a word or phrase")]
@@ -201,11 +201,13 @@ def build_server(store: "MemoryStore", *, allow_writes: bool = True) -> "MCPServ
         log_level="WARNING",
     )
 
-    def fail(exc: OSError | ValueError) -> ToolError:
+    def fail(exc: OSError | ValueError, kind: type[Exception] = ToolError) -> Exception:
+        """A file Kept cannot read or write, or a line it refuses: its sentence, sent back
+        as the tool's (or the resource's) error."""
         from memory.sanitize import clean_text
 
         text = str(exc.strerror or exc) if isinstance(exc, OSError) else str(exc)
-        return ToolError(clean_text(text))
+        return kind(clean_text(text))
 
     @server.tool(
         description="Search the user's history with Kept: the dated summary of each "
@@ -221,11 +223,17 @@ def build_server(store: "MemoryStore", *, allow_writes: bool = True) -> "MCPServ
 
     @server.tool(description="Read MEMORY.md: what Kept remembers about the user.")
     def read_memory() -> str:
-        return memory_text(store)
+        try:
+            return memory_text(store)
+        except OSError as exc:
+            raise fail(exc) from None
 
     @server.tool(description="Read INSTRUCTIONS.md: how the user wants to be answered.")
     def read_instructions() -> str:
-        return instructions_text(store)
+        try:
+            return instructions_text(store)
+        except OSError as exc:
+            raise fail(exc) from None
 
     @server.tool(description="List the user's most recent sessions with Kept, newest first.")
     def recent_sessions(limit: Limit = 20) -> str:
@@ -241,7 +249,10 @@ def build_server(store: "MemoryStore", *, allow_writes: bool = True) -> "MCPServ
         description="What Kept remembers about the user.",
     )
     def memory_resource() -> str:
-        return memory_text(store)
+        try:
+            return memory_text(store)
+        except OSError as exc:
+            raise fail(exc, ResourceError) from None
 
     @server.resource(
         "kept://instructions",
@@ -250,7 +261,10 @@ def build_server(store: "MemoryStore", *, allow_writes: bool = True) -> "MCPServ
         description="How the user wants to be answered.",
     )
     def instructions_resource() -> str:
-        return instructions_text(store)
+        try:
+            return instructions_text(store)
+        except OSError as exc:
+            raise fail(exc, ResourceError) from None
 
     if allow_writes:
 
@@ -269,22 +283,13 @@ def build_server(store: "MemoryStore", *, allow_writes: bool = True) -> "MCPServ
 
 
 def memory_text(store: "MemoryStore") -> str:
-    from mcp.server.mcpserver.exceptions import ToolError
-
-    try:
-        text = store.read_memory().text
-    except OSError as exc:
-        raise ToolError(str(exc.strerror or exc)) from None
-    return text or "MEMORY.md is empty: Kept has remembered nothing yet."
+    """MEMORY.md as a client reads it; OSError (MemoryUnreadable) says why it cannot be."""
+    return store.read_memory().text or "MEMORY.md is empty: Kept has remembered nothing yet."
 
 
 def instructions_text(store: "MemoryStore") -> str:
-    from mcp.server.mcpserver.exceptions import ToolError
-
-    try:
-        text = store.read_instructions().text
-    except OSError as exc:
-        raise ToolError(str(exc.strerror or exc)) from None
+    """INSTRUCTIONS.md as a client reads it; OSError when it cannot be read."""
+    text = store.read_instructions().text
     return text or "INSTRUCTIONS.md is empty: the user has written no instructions."
 
 

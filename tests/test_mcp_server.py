@@ -11,10 +11,11 @@ import sys
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, Implementation, TextContent, TextResourceContents
 
 from memory import LiveSession, MemoryStore
@@ -29,7 +30,11 @@ T = TypeVar("T")
 
 
 def serve(
-    work: Callable[[ClientSession], Awaitable[T]], *, name: str = CLIENT, args: tuple[str, ...] = ()
+    work: Callable[[ClientSession], Awaitable[T]],
+    *,
+    name: str = CLIENT,
+    args: tuple[str, ...] = (),
+    errlog: TextIO = sys.stderr,
 ) -> T:
     """Start `kept mcp` as a child process, connect as the client `name`, run `work`."""
 
@@ -41,7 +46,7 @@ def serve(
             cwd=ROOT,
         )
         async with (
-            stdio_client(params) as (read, write),
+            stdio_client(params, errlog=errlog) as (read, write),
             ClientSession(
                 read,
                 write,
@@ -386,3 +391,34 @@ def test_kept_mcp_starts_without_the_ui_or_the_model_library() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "[]"
+
+
+def test_an_unreadable_memory_file_is_one_sentence_from_every_tool_and_resource(
+    tmp_path: Path,
+) -> None:
+    store = MemoryStore().ensure()
+    store.memory_path.mkdir()  # there, and not a file Kept can read
+
+    async def work(client: ClientSession) -> list[str]:
+        said = []
+        for tool, arguments in (
+            ("read_memory", {}),
+            ("search_memory", {"query": "x"}),
+            ("remember", {"line": "x"}),
+        ):
+            result = await client.call_tool(tool, arguments)
+            assert result.is_error
+            said.append(text(result))
+        try:
+            await client.read_resource("kept://memory")
+        except MCPError as exc:
+            said.append(str(exc))
+        return said
+
+    with (tmp_path / "stderr.txt").open("w+") as errlog:
+        said = serve(work, errlog=errlog)
+        errlog.seek(0)
+        logged = errlog.read()
+    sentence = f"{store.memory_path} cannot be read (Is a directory); check its owner"
+    assert len(said) == 4 and all(s.startswith(sentence) for s in said), said
+    assert "Traceback" not in logged and "Error" not in logged, logged
