@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context, MCPServer
+    from pydantic import ValidationError
 
     from memory.store import MemoryStore
 
@@ -41,11 +42,8 @@ def client_name(ctx: "Context[Any, Any] | None") -> str:
     return shown or "an MCP client"
 
 
-def _sentence_for(tool: str, error: Any) -> str:
+def _sentence_for(tool: str, error: "ValidationError") -> str:
     """pydantic's validation error of a tool's arguments as Kept's one sentence."""
-    from pydantic import ValidationError
-
-    assert isinstance(error, ValidationError)
     detail = error.errors()[0]
     key = ".".join(str(part) for part in detail["loc"]) or "its arguments"
     if detail["type"] == "missing":
@@ -78,14 +76,16 @@ def search_text(store: "MemoryStore", query: str, limit: int) -> str:
     if remembered:
         parts.append("In MEMORY.md:\n" + "\n".join(remembered))
     used = sum(len(p) for p in parts)
+    shown = 0
     for entry in result.entries:
         text = redact(entry.text)
         if used + len(text) > SEARCH_MAX_CHARS // 2:
             break
         parts.append(text)
         used += len(text)
-    if result.total > len(parts):
-        parts.append(f"({result.total - len(parts)} more matching summaries not shown.)")
+        shown += 1
+    if result.total > shown:
+        parts.append(f"({result.total - shown} more matching summaries not shown.)")
     said = []
     for match in result.messages:
         line = redact(describe_message(match))
@@ -130,8 +130,10 @@ def remember_line(store: "MemoryStore", line: str, client: str) -> str:
 def propose_line(store: "MemoryStore", line: str, client: str) -> str:
     """Hold a client's line as a proposal: a closed session that says who asked, with a
     proposal adding the line, for the user to accept or reject in Kept (memory.review).
-    The session's claim is held throughout, so no running Kept consolidates it first."""
-    from memory.files import locked
+    The session's locks are taken before its journal exists and held until the proposal is
+    written, so no running Kept takes it for a crashed session or consolidates it first."""
+    from memory import journal as journals
+    from memory.files import HeldLock, locked
     from memory.redact import redact
     from memory.review import propose
     from memory.sanitize import clean_text
@@ -148,23 +150,22 @@ def propose_line(store: "MemoryStore", line: str, client: str) -> str:
             f"MEMORY.md would be {len(update):,} characters, over its "
             f"{store.settings.memory_max_chars:,} budget; tidy it in Kept first."
         )
-    journal = store.new_session(model)
-    with locked(store.sessions_dir / f".{journal.id}.claim"):
-        journal.append({"role": "user", "content": f"({client} asks Kept to remember) {text}"})
-        segment = journal.mark_pending(close=True)
-        assert segment is not None  # one message was just appended
-        now = datetime.now(UTC)
-        propose(
-            store,
-            journal.id,
-            segment,
-            f"{client} asked to remember: {text}",
-            update,
-            base,
-            model,
-            now,
-        )
-    return journal.id
+    store.ensure()
+    session = journals.new_session_id()
+    live = HeldLock(store.sessions_dir / f".{session}.live")
+    if not live.acquire():  # a new id is no one's: this would be a bug, not a race
+        raise OSError(f"session {session} is already open elsewhere; try again.")
+    try:
+        with locked(store.sessions_dir / f".{session}.claim"):
+            journal = journals.create(store.sessions_dir, model, session)
+            journal.append({"role": "user", "content": f"({client} asks Kept to remember) {text}"})
+            segment = journal.mark_pending(close=True)
+            assert segment is not None  # one message was just appended
+            entry = f"{client} asked to remember: {text}"
+            propose(store, session, segment, entry, update, base, model, datetime.now(UTC))
+    finally:
+        live.release()
+    return session
 
 
 def build_server(store: "MemoryStore", *, allow_writes: bool = True) -> "MCPServer[Any]":

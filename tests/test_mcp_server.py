@@ -422,3 +422,17 @@ def test_an_unreadable_memory_file_is_one_sentence_from_every_tool_and_resource(
     sentence = f"{store.memory_path} cannot be read (Is a directory); check its owner"
     assert len(said) == 4 and all(s.startswith(sentence) for s in said), said
     assert "Traceback" not in logged and "Error" not in logged, logged
+
+
+def test_search_says_how_many_summaries_it_left_out() -> None:
+    from app.mcp_server import search_text
+
+    store = MemoryStore().ensure()
+    store.write_memory("- Has a quokka\n")
+    store.append_history("[2026-11-20 10:00] First quokka talk.")
+    store.append_history("[2026-11-21 10:00] Second quokka talk.")
+    found = search_text(store, "quokka", limit=1)
+    assert found == (
+        "In MEMORY.md:\n- Has a quokka\n\n[2026-11-21 10:00] Second quokka talk.\n\n"
+        "(1 more matching summaries not shown.)"
+    )
