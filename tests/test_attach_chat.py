@@ -310,3 +310,13 @@ def test_a_resumed_session_and_its_transcript_show_attachments(fake: FakeProvide
             assert shown == ["+ report.pdf · 12 pages · 31 KB"] * 2
 
     run(scenario)
+
+
+def test_a_hand_edited_record_is_still_one_plain_line() -> None:
+    from app.widgets.message import attachment_line
+
+    assert attachment_line({"name": "a\nb\x1b[31m.txt", "size": True, "pages": "2"}) == (
+        "+ a b.txt"
+    )
+    assert attachment_line({"size": 2048, "pages": 1}) == "+ file · 1 page · 2 KB"
+    assert attachment_line("report.pdf") == "+ (an attachment this journal does not describe)"

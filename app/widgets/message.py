@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from memory.attachments import human_size
+from memory.attachments import display_name, human_size
 from memory.sanitize import clean_text
 
 if TYPE_CHECKING:
@@ -24,9 +24,8 @@ def attachment_line(record: object) -> str:
     """What a sent message's attachment is, in one line: its name, pages and size (a
     journal edited by hand may hold anything; what is missing is left out)."""
     if not isinstance(record, dict):
-        return "(an attachment this journal does not describe)"
-    name = record.get("name")
-    parts = [clean_text(name) if isinstance(name, str) and name else "(unnamed)"]
+        return "+ (an attachment this journal does not describe)"
+    parts = [clean_text(display_name(record))]
     pages = record.get("pages")
     if isinstance(pages, int) and not isinstance(pages, bool) and pages > 0:
         parts.append(f"{pages} page" + ("s" if pages != 1 else ""))
