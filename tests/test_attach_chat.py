@@ -320,3 +320,56 @@ def test_a_hand_edited_record_is_still_one_plain_line() -> None:
     )
     assert attachment_line({"size": 2048, "pages": 1}) == "+ file · 1 page · 2 KB"
     assert attachment_line("report.pdf") == "+ (an attachment this journal does not describe)"
+
+
+def test_typing_goes_on_while_a_file_is_read(
+    fake: FakeProvider, tmp_path: Path, monkeypatch
+) -> None:
+    """The file is read in a worker: the composer takes keys meanwhile, and a message sent
+    before the chip is ready is given back, with the chip, not sent without its file."""
+    import threading
+
+    import memory.attachments
+
+    fake.set_default("gpt-4.1-mini", text("Read it."))
+    report = tmp_path / "report.txt"
+    report.write_text("a long report\n")
+    reading, release = threading.Event(), threading.Event()
+    real = memory.attachments.read_attachment
+
+    def slow_read(path, limits=None):
+        reading.set()
+        assert release.wait(120), "the test never released the read"
+        return real(path, limits)
+
+    monkeypatch.setattr(memory.attachments, "read_attachment", slow_read)
+
+    async def scenario():
+        app = make_app(fake)
+        async with app.run_test() as pilot:
+            screen = await chat_ready(pilot)
+            await type_line(pilot, f"/attach {report}")
+            await until(pilot, reading.is_set, "the read to begin")
+            chips = app.query_one(Chips)
+            assert "reading" in str(chips.chips[0].render())
+            await pilot.press(*"Summarise it")
+            assert app.query_one(Composer).text == "Summarise it"
+            await pilot.press("enter")
+            assert notices(app)[-1] == (
+                "report.txt is still being read: your message is back in the composer; "
+                "press Enter again once its chip shows its size."
+            )
+            assert app.query_one(Composer).text == "Summarise it"
+            assert user_messages(app) == []
+            release.set()
+            await attached(pilot, 1)
+            await pilot.press("enter")
+            await screen.reply_finished()
+            (sent,) = user_messages(app)
+            assert sent["content"] == "Summarise it"
+            assert [a["name"] for a in sent["attachments"]] == ["report.txt"]
+
+    try:
+        run(scenario)
+    finally:
+        release.set()
