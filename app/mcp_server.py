@@ -15,7 +15,6 @@ reads them to build each tool's schema and to hand a tool its Context.
 
 import argparse
 import sys
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -317,6 +316,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.http is not None and not 0 < args.http < 65536:
+        print(f"kept mcp: --http takes a port from 1 to 65535, not {args.http}.", file=sys.stderr)
+        return 2
     settings = load_settings()
     for problem in settings.mcp.problems:
         print(problem, file=sys.stderr)  # stderr: stdout carries the protocol
@@ -342,16 +344,3 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     )
     mcp.add_argument("--host", default="127.0.0.1", help="loopback address for --http")
     mcp.set_defaults(func=cmd_mcp)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m app.mcp_server`: the same as `kept mcp`, before the subcommand is registered."""
-    parser = argparse.ArgumentParser(prog="kept mcp")
-    sub = parser.add_subparsers(dest="command", required=True)
-    register(sub)
-    args = parser.parse_args(["mcp", *(sys.argv[1:] if argv is None else argv)])
-    return cmd_mcp(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -282,6 +282,9 @@ def test_http_refuses_a_non_loopback_bind_in_one_sentence() -> None:
         "kept mcp: --host 0.0.0.0 is not a loopback address; Kept serves memory only to "
         "this machine (127.0.0.1, ::1 or localhost).\n"
     )
+    done = kept("mcp", "--http", "70000")
+    assert done.returncode == 2
+    assert done.stderr == "kept mcp: --http takes a port from 1 to 65535, not 70000.\n"
 
 
 # --- beside a running Kept ----------------------------------------------------------------------
