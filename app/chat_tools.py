@@ -36,7 +36,13 @@ class ChatTools:
         """Ask the user (the turn waits); "always" is kept in config.toml for this tool."""
         from app.screens.consent import ConsentDialog
 
-        choice = await self.screen.app.push_screen_wait(ConsentDialog(tool, arguments))
+        dialog = ConsentDialog(tool, arguments)
+        try:
+            choice = await self.screen.app.push_screen_wait(dialog)
+        except asyncio.CancelledError:  # the reply was stopped: the question goes with it
+            if self.screen.app.screen is dialog:
+                self.screen.app.pop_screen()
+            raise
         if choice is Approval.ALWAYS:
             spec = self.toolbox.servers[tool.server].spec
             try:

@@ -104,6 +104,12 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
         "copy",
         takes_argument=True,
     ),
+    SlashCommand(
+        "/tools",
+        "Tool servers",
+        "Tool servers the chat may use: their tools, state and cost; turn one on or off",
+        "screen.tools",
+    ),
     SlashCommand("/help", "Help", "Commands and keys", "help"),
     SlashCommand("/quit", "Quit", "Leave Kept (nothing is lost)", "quit"),
 )

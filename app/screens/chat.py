@@ -28,6 +28,7 @@ from catalog.models import short_label
 from catalog.sanitize import clean_text
 
 if TYPE_CHECKING:
+    from app.chat_tools import ChatTools
     from app.main import KeptApp
     from catalog import Attempt
     from memory import LiveSession
@@ -76,6 +77,23 @@ class ChatScreen(Screen[None]):
         self._reply: Worker[Turn] | None = None
         # Typed while a reply is written: journaled, drawn as queued, sent when it ends.
         self._waiting: list[tuple[Queued, MessageView]] = []
+        self._tool_servers: ChatTools | None = None
+
+    @property
+    def tool_servers(self) -> ChatTools:
+        """The user's tool servers, read from config on first use (not at start-up)."""
+        if self._tool_servers is None:
+            from app.chat_tools import ChatTools
+
+            self._tool_servers = ChatTools(self)
+        return self._tool_servers
+
+    def action_tools(self, argument: str = "") -> None:
+        self.tool_servers.open_screen()
+
+    async def on_unmount(self) -> None:
+        if self._tool_servers is not None:
+            await self._tool_servers.close()
 
     def _used_so_far(self) -> tuple[int, float]:
         """Tokens and cost of the session's turns: a resumed session counts on from them."""
@@ -469,7 +487,8 @@ class ChatScreen(Screen[None]):
 
     async def _answer(self, view: MessageView) -> Turn:
         from catalog import Outcome
-        from memory.assistant import answer
+        from catalog.mcp import McpTool
+        from memory.assistant import Approval, answer
 
         bar = self.query_one(StatusBar)
         bar.activity = "thinking…"
@@ -489,6 +508,15 @@ class ChatScreen(Screen[None]):
                     await view.restart()
                 await view.flush()
 
+        tools = self.tool_servers
+
+        async def approve(tool: McpTool, arguments: str) -> Approval:
+            bar.activity = f"waiting for you: run {tool.name}?"
+            try:
+                return await tools.approve(tool, arguments)
+            finally:
+                bar.activity = "thinking…"
+
         pumping = asyncio.create_task(pump())
         try:
             turn = await answer(
@@ -499,6 +527,9 @@ class ChatScreen(Screen[None]):
                 on_attempt=on_attempt,
                 policy=self.app.policy,
                 now=self.app.clock(),
+                tools=tools.toolbox,
+                approve=approve,
+                on_tool=lambda run: tools.show(run, view),
             )
         finally:
             pumping.cancel()
@@ -541,6 +572,8 @@ class ChatScreen(Screen[None]):
             self.notice(
                 failure_notice(self.app.catalog, turn.requested, turn.attempts), kind="error"
             )
+        for notice in self.tool_servers.unsaid(turn.notices):
+            self.notice(notice, kind="info")
         self.post_message(self.TurnEnded())
 
     def action_cancel(self) -> None:
