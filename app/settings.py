@@ -91,6 +91,7 @@ class TopLevel:
     models: object = None
     transport: object = None
     memory: object = None
+    attachments: object = None  # memory.settings.AttachmentLimits
     mcp: object = None  # app.mcp_settings
 
 

@@ -129,6 +129,13 @@ def test_one_formatter_names_file_table_key_and_what_it_takes(text: str, expecte
     assert expected in problems[0]
 
 
+def test_the_attachments_table_is_known_and_read() -> None:
+    assert _problems("[attachments]\npdf_max_pages = 20\n") == ()
+    assert load_settings().memory.attachments.pdf_max_pages == 20
+    (problem,) = _problems("[attachments]\npdf_max_pages = 0\n")
+    assert "[attachments] pdf_max_pages must be" in problem
+
+
 def test_a_bad_key_loses_nothing_else_of_its_table() -> None:
     _write(
         '[app]\ntheme = "kept-light"\nmodel = 3\n'
