@@ -120,10 +120,9 @@ def cmd_review(args: argparse.Namespace) -> int:
         print("No memory change waits for review.")
         return 0
     for proposal in waiting:
-        print(
-            f"Session {proposal.session} [{proposal.segment}] by {proposal.model}: "
-            f"{proposal.change}"
-        )
+        # A line an MCP client asked for is "via <client>", not a model's proposal.
+        by = proposal.model if proposal.model.startswith("via ") else f"by {proposal.model}"
+        print(f"Session {proposal.session} [{proposal.segment}] {by}: {proposal.change}")
         print(f"  history entry: {proposal.history_entry}")
         print(unified(proposal.base_text, proposal.memory_update, "MEMORY.md", "proposed"))
         print(f"  (`kept memory review --accept {proposal.session}` or --reject)\n")

@@ -224,6 +224,8 @@ def test_with_review_before_remember_is_a_proposal_accepted_in_kept() -> None:
     [proposal] = proposals(store)
     assert proposal.model == f"via {CLIENT}"
     assert proposal.memory_update == "- Name: Ana\n- Prefers metric units\n"
+    waiting = kept("memory", "review").stdout
+    assert f"] via {CLIENT}: " in waiting and "by via" not in waiting
     accept(store, proposal)
     assert store.read_memory().text == "- Name: Ana\n- Prefers metric units\n"
     blame = kept("memory", "blame")
