@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -100,7 +101,7 @@ def kept_against_grep(
     root: Path, targets: list[str], cases: list[tuple[str, list[str], list[str], str]]
 ) -> None:
     """Each search as `grep -r` over `targets` and as `kept memory grep` over `root`, in
-    turn: kept with its search index up to date, and kept over the same files (linked) in
+    turn: kept with its search index up to date, and kept over a copy of the files in
     a folder with no index, whose builder's lock this process holds so that none is built:
     every file is read, as before the index. A case is (label, grep's flags, kept's
     flags, pattern)."""
@@ -114,7 +115,7 @@ def kept_against_grep(
     for path in _files(root):
         linked = bare / path.relative_to(root)
         linked.parent.mkdir(parents=True, exist_ok=True)
-        os.link(path, linked)
+        shutil.copyfile(path, linked)  # a copy: a hard link would move the file's ctime
     empty = root.parent / f"{root.name}-empty"
     index.remove(root)
     # The first search with no index answers by the scan and starts the build.
