@@ -2,7 +2,8 @@
 that answer, fail, hang, die, return huge output or terminal escapes, and one that shows
 the environment it was started with.
 
-Run: python -m tests.mcp_tool_server  (stdio)
+Run: python tests/mcp_tool_server.py  (stdio), or with --http PORT: streamable HTTP on
+127.0.0.1:PORT/mcp, refusing a request without "Authorization: Bearer test-token".
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 
 from mcp.server.mcpserver import MCPServer
 
@@ -74,7 +76,26 @@ def fetch_page(url: str) -> str:
     )
 
 
+def serve_http(port: int) -> None:
+    import uvicorn
+    from starlette.responses import PlainTextResponse
+
+    app = server.streamable_http_app()
+
+    async def guarded(scope, receive, send):  # type: ignore[no-untyped-def]
+        headers = dict(scope.get("headers") or [])
+        if scope["type"] == "http" and headers.get(b"authorization") != b"Bearer test-token":
+            await PlainTextResponse("no token", status_code=401)(scope, receive, send)
+            return
+        await app(scope, receive, send)
+
+    uvicorn.run(guarded, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+
+
 if __name__ == "__main__":
     if os.environ.get("MCP_TEST_FAIL_START"):
         raise SystemExit("refusing to start")
-    server.run("stdio")
+    if sys.argv[1:2] == ["--http"]:
+        serve_http(int(sys.argv[2]))
+    else:
+        server.run("stdio")

@@ -157,3 +157,44 @@ def test_the_cap_leaves_out_a_whole_server_and_says_so(tmp_path: Path) -> None:
 def test_offered_names_are_what_providers_accept() -> None:
     assert offered_name("my files", "read.file") == "my_files__read_file"
     assert len(offered_name("s" * 40, "t" * 40)) == 64
+
+
+def test_a_server_over_http_gets_its_headers(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+    import time
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen([sys.executable, SERVER, "--http", str(port)])
+    try:
+        deadline = time.monotonic() + 120
+        while True:  # until it listens (no event to wait on from another process)
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the HTTP server did not start"
+                time.sleep(0.1)
+        url = f"http://127.0.0.1:{port}/mcp"
+
+        async def go() -> None:
+            good = ServerSpec(
+                "web", url=url, headers={"Authorization": "Bearer test-token"}, enabled=True
+            )
+            box = ToolBox([good, ServerSpec("nokey", url=url, enabled=True)], logs=tmp_path)
+            try:
+                notices = await box.start_enabled()
+                result = await box.call(box.find("web__echo"), '{"text": "over http"}')  # type: ignore[arg-type]
+                assert result.text == "echo: over http"
+                (notice,) = notices
+                assert notice.startswith("Tool server nokey could not start")
+                assert "\n" not in notice
+            finally:
+                await box.close()
+
+        run(go())
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
