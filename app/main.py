@@ -171,11 +171,16 @@ class KeptApp(App[None]):
         self.run_worker(self._find_session, thread=True, group="session", exit_on_error=False)
         self.jobs.start()
         self.run_worker(self._check_keys, thread=True, group="keys", exit_on_error=False)
-        # litellm takes seconds to import: load it now, off the loop, so that the first
-        # reply is no slower than the next ones.
+        self.run_worker(self._warm_up, thread=True, group="warm-up", exit_on_error=False)
+
+    def _warm_up(self) -> None:
+        """litellm takes seconds to import: load it now, off the loop, so that the first
+        reply is no slower than the next ones; once the session is found, which would
+        share the interpreter with it."""
         from catalog.llm import litellm
 
-        self.run_worker(litellm, thread=True, group="warm-up", exit_on_error=False)
+        self.session.find()  # waits for the thread finding it, or finds it
+        litellm()
 
     def _find_session(self) -> None:
         """The session to go on with: the one used last that no other window has open (or
