@@ -267,7 +267,7 @@ def refresh(root: Path, *, cancelled: Callable[[], bool] | None = None) -> int:
 def _refresh(root: Path, cancelled: Callable[[], bool] | None) -> int:
     import sqlite3
 
-    from memory.search import Places, searched_files
+    from memory.places import Places, searched_files
 
     with contextlib.closing(_open(root, create=True)) as db:
         if not db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
@@ -406,7 +406,7 @@ def build_if_needed(root: Path) -> bool:
     not in the index, or when it holds a file since deleted (whose words must go); whether
     one was started. For when the app starts, a session is saved or deleted, /grep opens:
     it only stats the files, which is quick, but not for the event loop."""
-    from memory.search import Places, searched_files
+    from memory.places import Places, searched_files
 
     found = lookup(root, searched_files(Places(root)), {})
     if found.ready and not found.gone:
