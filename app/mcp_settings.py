@@ -12,7 +12,10 @@ from typing import Annotated, Any
 from pydantic import Field, with_config
 
 from catalog.config import STRICT, parse_table
+from catalog.mcp import CALL_TIMEOUT, MAX_TOOL_TOKENS, START_TIMEOUT
 from catalog.sanitize import clean_text
+
+SUBTABLES = ("server", "servers")
 
 
 @with_config(STRICT)
@@ -22,6 +25,17 @@ class McpServerSettings:
     not offered at all, so a client's model never tries it."""
 
     allow_writes: Annotated[bool, Field(strict=True)] = True
+
+
+@with_config(STRICT)
+@dataclass(frozen=True)
+class McpLimits:
+    """[mcp]'s own keys: what the chat's tool servers may cost. Tool schemas are sent with
+    every request, so their total is capped; a server past the cap is left out whole."""
+
+    max_tool_tokens: Annotated[int, Field(ge=100, le=200_000, strict=True)] = MAX_TOOL_TOKENS
+    start_timeout: Annotated[float, Field(ge=1, le=600)] = START_TIMEOUT
+    call_timeout: Annotated[float, Field(ge=1, le=3_600)] = CALL_TIMEOUT
 
 
 @with_config(STRICT)
@@ -54,6 +68,7 @@ class McpSettings:
     server: McpServerSettings = field(default_factory=McpServerSettings)
     servers: dict[str, McpServerEntry] = field(default_factory=dict)
     problems: tuple[str, ...] = ()
+    limits: McpLimits = field(default_factory=McpLimits)
 
 
 def parse_mcp_settings(data: dict[str, Any], where: str) -> McpSettings:
@@ -62,11 +77,9 @@ def parse_mcp_settings(data: dict[str, Any], where: str) -> McpSettings:
     if not isinstance(table, dict):
         return McpSettings(problems=(f"{where}: [mcp] must be a table.",))
     problems: list[str] = []
-    unknown = [clean_text(str(k)) for k in table if k not in ("server", "servers")]
-    if unknown:
-        problems.append(
-            f"{where}: [mcp] has an unknown key '{unknown[0]}'; known keys: server, servers."
-        )
+    own = {k: v for k, v in table.items() if k not in SUBTABLES}
+    limits, more = parse_table(McpLimits, own, f"{where}: [mcp]")
+    problems += [p.replace("known keys: ", "known keys: server, servers, ", 1) for p in more]
     server, more = parse_table(McpServerSettings, table.get("server", {}), f"{where}: [mcp.server]")
     problems += more
     servers: dict[str, McpServerEntry] = {}
@@ -84,7 +97,9 @@ def parse_mcp_settings(data: dict[str, Any], where: str) -> McpSettings:
             problems.append(f"{head} needs either a command or a url (one of them, not both).")
             continue
         servers[name] = entry
-    return McpSettings(server or McpServerSettings(), servers, tuple(problems))
+    return McpSettings(
+        server or McpServerSettings(), servers, tuple(problems), limits or McpLimits()
+    )
 
 
 def mcp_settings(config_path: Path) -> McpSettings:
@@ -93,4 +108,4 @@ def mcp_settings(config_path: Path) -> McpSettings:
 
     data, problems, _ = read_toml(config_path)
     parsed = parse_mcp_settings(data, str(config_path))
-    return McpSettings(parsed.server, parsed.servers, (*problems, *parsed.problems))
+    return McpSettings(parsed.server, parsed.servers, (*problems, *parsed.problems), parsed.limits)

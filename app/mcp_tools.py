@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from app.mcp_settings import McpServerEntry, McpSettings, parse_mcp_settings
-from catalog.mcp import MAX_TOOL_TOKENS, ServerSpec, ToolBox
+from catalog.mcp import ServerSpec, ToolBox
 from catalog.sanitize import clean_text
 from memory.files import atomic_write, ensure_dir
 
@@ -67,12 +67,12 @@ def spec_of(name: str, entry: McpServerEntry) -> ServerSpec:
 def toolbox_for(settings: McpSettings, config_dir: Path, data_dir: Path) -> ToolBox:
     """Every declared server (none started yet), its stderr logged in data_dir/mcp/."""
     servers, _ = declared_servers(settings, config_dir)
-    # [mcp] max_tool_tokens, once the [mcp] schema declares it; the default until then.
-    cap = getattr(settings, "max_tool_tokens", MAX_TOOL_TOKENS)
     return ToolBox(
         [spec_of(name, entry) for name, entry in servers.items()],
         logs=data_dir / "mcp",
-        max_tool_tokens=cap if isinstance(cap, int) else MAX_TOOL_TOKENS,
+        start_timeout=settings.limits.start_timeout,
+        call_timeout=settings.limits.call_timeout,
+        max_tool_tokens=settings.limits.max_tool_tokens,
     )
 
 

@@ -53,3 +53,21 @@ def test_the_app_knows_the_mcp_table_and_reports_its_mistakes(tmp_path: Path) ->
     assert settings.problems == (
         f"{path}: [mcp.server] has an unknown key 'writes'; known keys: allow_writes.",
     )
+
+
+def test_the_tool_budget_and_deadlines_are_read_and_bounded(tmp_path: Path) -> None:
+    from app.mcp_tools import toolbox_for
+
+    path = tmp_path / "config.toml"
+    path.write_text("[mcp]\nmax_tool_tokens = 2000\ncall_timeout = 5\n", encoding="utf-8")
+    settings = mcp_settings(path)
+    assert settings.problems == ()
+    box = toolbox_for(settings, tmp_path, tmp_path)
+    assert (box.max_tool_tokens, box.call_timeout, box.start_timeout) == (2000, 5, 30)
+    path.write_text("[mcp]\nmax_tool_tokens = 0\ntokens = 1\n", encoding="utf-8")
+    problems = mcp_settings(path).problems
+    assert any("[mcp] max_tool_tokens must be" in p for p in problems), problems
+    assert any(
+        "unknown key 'tokens'; known keys: server, servers, max_tool_tokens" in p for p in problems
+    ), problems
+    assert mcp_settings(path).limits.max_tool_tokens == 8000  # the default stands in
