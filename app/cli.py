@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -102,7 +103,9 @@ def _cmd_import(args: argparse.Namespace) -> int:
     if args.source != "jsonl":
         from app.cli_import import cmd_import_export
 
-        return cmd_import_export(args, store)
+        code = cmd_import_export(args, store)
+        _count_pending(store)
+        return code
     try:
         journal, warnings = import_transcript(store, args.file)
     except (OSError, ValueError) as exc:
@@ -112,6 +115,16 @@ def _cmd_import(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     print(journal.id)
     return 0
+
+
+def _count_pending(store: MemoryStore) -> None:
+    """Read what an import left pending into index.pending.json now, while the import is
+    waited for anyway (10,000 journals: a few seconds beside a minute), so that the `kept
+    consolidate --dry-run` that follows answers at once."""
+    from memory.pending import pending
+
+    with contextlib.suppress(OSError):
+        pending(store)
 
 
 def describe_attempt(attempt: Attempt) -> str:

@@ -96,3 +96,15 @@ def test_log_doctor_and_dry_run_say_what_is_pending(capsys) -> None:
     assert "pending sessions: 1 (`kept log` says why)" in capsys.readouterr().out
     main(["consolidate", "--dry-run"])
     assert f"1 sessions ({len(journal.messages)} messages) are pending." in capsys.readouterr().out
+
+
+def test_an_import_leaves_what_it_imported_counted(tmp_path) -> None:
+    from tests.bench.bench_year import export
+
+    conversations = tmp_path / "conversations.json"
+    export(conversations, 3)
+    assert main(["import", "--from", "chatgpt", str(conversations)]) == 0
+    store = MemoryStore()
+    index = json.loads((store.root / INDEX).read_text())
+    assert len(index["journals"]) == 3
+    assert summary(store) == truth(store) and len(summary(store)) == 3

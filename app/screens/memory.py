@@ -124,6 +124,7 @@ class MemoryScreen(Screen[None]):
         self._memory_lines: list[str] = []
         self._version_lines: dict[int, list[str]] = {}
         self._diffed: int | None = None
+        self._drawn: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         with TabbedContent(id="tabs"):
@@ -270,7 +271,7 @@ class MemoryScreen(Screen[None]):
             # A file anyone can edit: its escapes never reach the terminal.
             text = shown(memory.text.strip()) or "*MEMORY.md is empty: nothing has been saved yet.*"
             status = memory.problem or f"MEMORY.md · {len(memory.raw):,} bytes"
-        self.query_one("#memory-view", Markdown).update(text)
+        self._draw("#memory-view", text)
         if not self.editing:
             self.query_one("#memory-status", Static).update(
                 f"{status} · e: edit here · ctrl+e: edit in $EDITOR · 1–5: tabs"
@@ -279,9 +280,9 @@ class MemoryScreen(Screen[None]):
             "*INSTRUCTIONS.md is empty. Press e to write what Kept should always do: tone, "
             "language, format. It goes into every prompt, above the memory.*"
         )
-        self.query_one("#instructions-view", Markdown).update(instructions)
+        self._draw("#instructions-view", instructions)
         if loaded.history is not None:
-            self.query_one("#history-view", Markdown).update(loaded.history)
+            self._draw("#history-view", loaded.history)
         if loaded.versions is not None:
             self._list_versions(loaded.versions)
         else:
@@ -291,6 +292,13 @@ class MemoryScreen(Screen[None]):
             lines.show(loaded.blame)
             if not lines.lines:
                 self.query_one("#blame-detail", Static).update("MEMORY.md is empty.")
+
+    def _draw(self, selector: str, text: str) -> None:
+        """Markdown drawn again only when its text changed: 16,000 characters of memory
+        take a while to lay out, and most looks find it as it was."""
+        if self._drawn.get(selector) != text:
+            self._drawn[selector] = text
+            self.query_one(selector, Markdown).update(text)
 
     def _list_versions(self, versions: list[Version]) -> None:
         options = self.query_one("#versions", OptionList)
