@@ -4,6 +4,7 @@ refused before sending (and kept), and the files a sent message carried, shown a
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 from app.screens.chat import WAIT_TO_ATTACH, ChatScreen
@@ -123,10 +124,14 @@ def test_tab_completes_the_path_after_attach(
         async with app.run_test() as pilot:
             await chat_ready(pilot)
             composer = app.query_one(Composer)
-            composer.insert("/attach ~/q")
+            await type_line(pilot, "/attach")  # alone: the path is asked for
+            assert composer.text == "/attach "
+            box = app.screen.query_one("#suggestions")
+            assert str(box.render()).startswith("Type the path of a file to attach")
+            assert box.has_class("visible")
+            composer.insert("~/q")
             await pilot.press("tab")
             assert composer.text == "/attach ~/qu"
-            box = app.screen.query_one("#suggestions")
             assert "~/queue.txt" in str(box.render()) and box.has_class("visible")
             await pilot.press("a", "tab")
             assert composer.text == "/attach ~/quarterly\\ report.txt "
@@ -262,6 +267,8 @@ def test_attachments_wait_for_the_reply_to_end(fake: FakeProvider, tmp_path: Pat
 
     async def scenario():
         app = make_app(fake)
+        # The reply must still be waited for when Enter is pressed, however busy the machine.
+        app.policy = replace(app.policy, attempt_deadline=600.0, stall_timeout=600.0)
         async with app.run_test() as pilot:
             screen = await chat_ready(pilot)
             await type_line(pilot, "hello")

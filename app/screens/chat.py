@@ -20,7 +20,7 @@ from textual.worker import Worker, WorkerState
 
 from app import commands, paths
 from app.background import MemoryStatus
-from app.widgets.composer import Chip, Chips, Composer
+from app.widgets.composer import ATTACH, Chip, Chips, Composer
 from app.widgets.message import MessageView
 from app.widgets.status_bar import StatusBar
 from catalog.llm import is_loaded, litellm
@@ -46,6 +46,7 @@ WAIT_TO_ATTACH = (
     "with them; press Enter again then (Esc stops the reply now)."
 )
 MOST_CHOICES_SHOWN = 8
+ATTACH_HINT = "Type the path of a file to attach (Tab completes it), then Enter."
 PAGE = 40  # messages drawn at a time: the newest first, earlier ones on request
 FRAME = 1 / 30  # how often streamed text is drawn
 
@@ -243,7 +244,11 @@ class ChatScreen(Screen[None]):
             box.update(
                 f"Attach {composer.offer.name}? Tab attaches it; Enter sends the text as it is."
             )
-        box.set_class(bool(matches) or composer.offer is not None, "visible")
+        elif composer.text == ATTACH:
+            box.update(ATTACH_HINT)
+        box.set_class(
+            bool(matches) or composer.offer is not None or composer.text == ATTACH, "visible"
+        )
         if not is_loaded():
             self._warm_up()
 
@@ -282,8 +287,12 @@ class ChatScreen(Screen[None]):
         except ValueError as exc:
             self.notice(f"{exc} Nothing was attached.")
             return
-        if not found:
-            self.notice("Name the file to attach: /attach PATH (Tab completes it).")
+        if not found:  # from the palette, or /attach alone: the path is asked for
+            composer = self.query_one(Composer)
+            if not composer.text.strip():
+                composer.load_text(ATTACH)
+                composer.move_cursor(composer.document.end)
+            composer.focus()
             return
         for path in found:
             self.attach(Path(path))
