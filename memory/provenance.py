@@ -7,7 +7,9 @@ from __future__ import annotations
 import bisect
 import difflib
 import json
+import logging
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,6 +22,8 @@ from memory.history import HistoryEntry, parse_entries
 from memory.journal import session_started
 from memory.store import MemoryStore, Version
 from memory.versions import VersionKind
+
+log = logging.getLogger(__name__)
 
 # Versions whose new lines a model wrote; every other kind's are the user's own.
 MODEL_KINDS = frozenset({VersionKind.CONSOLIDATION, VersionKind.TIDY})
@@ -71,6 +75,7 @@ class _Blame:
         self.records: dict[int, Version | None] = {}
         self.writers: dict[int, list[int]] = {0: []}  # 0: MEMORY.md before any version
         self.tried: set[int] = set()
+        self.unkept = False
 
     def version(self, number: int) -> Version | None:
         if number not in self.records:
@@ -139,11 +144,14 @@ class _Blame:
         try:
             ensure_dir(folder)
             # A cache: no fsync. A file torn by a crash is found damaged and made again.
-            tmp = folder / f".{number:06d}.{os.getpid()}.tmp"
+            # Named for this thread too: the app may blame in two threads at once.
+            tmp = folder / f".{number:06d}.{threading.get_ident()}.{os.getpid()}.tmp"
             tmp.write_text(record, encoding="utf-8")
             os.replace(tmp, folder / f"{number:06d}.json")
-        except OSError:
-            pass  # a folder Kept cannot write: blame is computed, just not kept
+        except OSError as exc:  # blame is computed, just not kept: said once a look
+            if not self.unkept:
+                self.unkept = True
+                log.warning("%s cannot be written (%s); blame is computed each time.", folder, exc)
 
     def of(self, number: int) -> list[int]:
         """The writer of each line of version `number` (a version that was MEMORY.md)."""
