@@ -68,6 +68,11 @@ async def screen() -> tuple[float, float, float]:
     async with app.run_test(size=(120, 40)) as pilot:
         while app.ready_at is None or not app.session.is_found:
             await pilot.pause()
+        keys = [w for w in app.workers if w.group == "keys"]
+        await app.workers.wait_for_complete(keys)
+        await pilot.pause()
+        if app.screen is not app.screen_stack[0]:
+            app.pop_screen()  # onboarding: no key
         started = time.perf_counter()
         await pilot.press("f2")
         while True:
