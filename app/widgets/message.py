@@ -4,6 +4,8 @@ screen never pays for loading the Markdown widget."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
@@ -18,6 +20,8 @@ if TYPE_CHECKING:
     from textual.widgets.markdown import MarkdownStream
 
 PLAIN = {"user", "info", "notice", "error"}
+DRAW_SHARE = 0.25  # of the time, at most, spent drawing a streamed reply
+MAX_PAUSE = 0.5  # seconds: what arrived is drawn within this, however long drawing takes
 
 
 def attachment_line(record: object) -> str:
@@ -38,6 +42,8 @@ def attachment_line(record: object) -> str:
 class MessageView(Vertical):
     """A user or assistant message, or a notice from Kept."""
 
+    clock: Callable[[], float] = staticmethod(time.monotonic)
+
     def __init__(
         self, who: str, text: str = "", *, kind: str = "assistant", attachments: Any = None
     ) -> None:
@@ -49,6 +55,8 @@ class MessageView(Vertical):
         self.text = text
         self._stream: MarkdownStream | None = None
         self._pending: list[str] = []
+        self._next_draw = 0.0  # the clock time before which a flush does not draw
+        self._drawing: float | None = None  # when the draw not yet on screen began
 
     def compose(self) -> ComposeResult:
         yield Static(self.who, classes="who", markup=False)
@@ -73,16 +81,25 @@ class MessageView(Vertical):
         self.who = who
         self.query_one(".who", Static).update(who)
 
-    # --- streaming: chunks are buffered and written once per frame -------------------------
+    # --- streaming: chunks are buffered and drawn at most once per frame ---------------------
 
     def feed(self, piece: str) -> None:
         """Take a chunk now; it is drawn at the next flush, without any control character:
         a reply must never drive the terminal (window title, clipboard, screen)."""
         self._pending.append(clean_text(piece))
 
-    async def flush(self) -> None:
-        if not self._pending:
+    async def flush(self, *, now: bool = False) -> None:
+        """Draw what arrived since the last draw, once that draw is on screen and three
+        times as long again as it took (at most MAX_PAUSE): a long reply's layout grows
+        with each block, and the keys and the stream keep at least three quarters of the
+        time. `now` draws whatever the pace."""
+        if not self._pending or (not now and self.clock() < self._next_draw):
             return
+        started = self.clock()
+        # Until this draw is on screen; a draw never seen holds the next one no longer.
+        self._next_draw = started + MAX_PAUSE
+        self._drawing = started
+        self.call_after_refresh(self._drawn, started)
         chunk = "".join(self._pending)
         self._pending.clear()
         self.text += chunk
@@ -92,9 +109,17 @@ class MessageView(Vertical):
             self._stream = Markdown.get_stream(self.markdown)
         await self._stream.write(chunk)
 
+    def _drawn(self, started: float) -> None:
+        if self._drawing != started:  # a later draw, or a restart, came meanwhile
+            return
+        self._drawing = None
+        took = self.clock() - started
+        self._next_draw = self.clock() + min((1 / DRAW_SHARE - 1) * took, MAX_PAUSE)
+
     async def restart(self) -> None:
         """Drop what was streamed so far (the model that sent it failed)."""
         self._pending.clear()
+        self._next_draw, self._drawing = 0.0, None
         if self._stream is not None:
             await self._stream.stop()
             self._stream = None
@@ -104,7 +129,7 @@ class MessageView(Vertical):
     async def finish(self, final_text: str | None = None) -> None:
         """Stop streaming; render the whole text again only if it differs from what was
         streamed (a long reply re-rendered whole would stall the screen)."""
-        await self.flush()
+        await self.flush(now=True)
         if self._stream is not None:
             await self._stream.stop()
             self._stream = None
