@@ -7,6 +7,7 @@ import asyncio
 from dataclasses import replace
 from pathlib import Path
 
+from app import paths
 from app.screens.chat import WAIT_TO_ATTACH, ChatScreen
 from app.screens.transcript import TranscriptScreen
 from app.widgets.composer import Chips, Composer
@@ -380,3 +381,38 @@ def test_typing_goes_on_while_a_file_is_read(
         run(scenario)
     finally:
         release.set()
+
+
+def test_a_reader_that_fails_its_own_way_is_one_sentence_and_no_stuck_chip(
+    fake: FakeProvider, tmp_path: Path, monkeypatch
+) -> None:
+    import memory.attachments
+
+    odd = tmp_path / "odd\x1b]0;owned\x07.txt"
+    odd.write_text("text\n")
+    real = memory.attachments.read_attachment
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.4\n")
+
+    def read(path, limits=None):
+        if path.name == "broken.pdf":
+            raise RuntimeError("the parser broke")
+        return real(path, limits)
+
+    monkeypatch.setattr(memory.attachments, "read_attachment", read)
+
+    async def scenario():
+        app = make_app(fake)
+        async with app.run_test() as pilot:
+            await chat_ready(pilot)
+            app.screen.action_attach(paths.escape(str(odd)))
+            chips = await attached(pilot, 1)
+            assert str(chips.chips[0].render()).startswith("odd.txt · ")
+            app.screen.action_attach(str(broken))
+            await until(pilot, lambda: bool(notices(app)), "the notice")
+            await attached(pilot, 1)
+            assert notices(app) == [
+                "broken.pdf could not be read (RuntimeError: the parser broke)."
+            ]
+
+    run(scenario)

@@ -318,6 +318,13 @@ class ChatScreen(Screen[None]):
                 self._not_attached, chip, f"{chip.path.name} could not be read: {why}."
             )
             return
+        except Exception as exc:  # a reader's own failure: the chip must not wait for ever
+            self.app.call_from_thread(
+                self._not_attached,
+                chip,
+                f"{chip.path.name} could not be read ({type(exc).__name__}: {exc}).",
+            )
+            return
         if not is_loaded():
             litellm()  # what the model can take, and its window, are litellm's figures
         self.app.call_from_thread(self._read_done, chip, attachment)
@@ -331,7 +338,7 @@ class ChatScreen(Screen[None]):
     def _not_attached(self, chip: Chip, sentence: str) -> None:
         self.query_one(Chips).drop(chip)
         self._chips_changed()
-        self.notice(sentence, kind="error")
+        self.notice(clean_text(sentence), kind="error")
 
     def action_detach(self, name: str = "") -> None:
         """/detach NAME removes that attachment; /detach alone removes them all."""

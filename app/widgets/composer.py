@@ -14,6 +14,7 @@ from textual.message import Message
 from textual.widgets import Static, TextArea
 
 from app import paths
+from memory.sanitize import clean_text
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -174,7 +175,9 @@ class Chip(Static):
     """One attachment: its name while it is read, then its size and token estimate."""
 
     def __init__(self, path: Path) -> None:
-        super().__init__(f"{path.name} · reading…", classes="chip reading", markup=False)
+        super().__init__(
+            f"{clean_text(path.name)} · reading…", classes="chip reading", markup=False
+        )
         self.path = path
         self.attachment: Attachment | None = None
 
@@ -185,7 +188,7 @@ class Chip(Static):
     def ready(self, attachment: Attachment) -> None:
         self.attachment = attachment
         self.remove_class("reading")
-        self.update(attachment.label())
+        self.update(clean_text(attachment.label()))  # a file's name is anyone's text
 
 
 class Chips(Vertical):
