@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from memory import journal as journals
-from memory.files import atomic_write, fsync_dir, read_text
+from memory.files import NOFOLLOW, atomic_write, fsync_dir, read_text
 from memory.history import ENTRY_START, HistoryEntry, join_entries, parse_entries
 from memory.store import MemoryStore
 
@@ -185,6 +185,40 @@ def _cached_private(known: object, mtime: int, size: int) -> bool:
     )
 
 
+def _grown_by_failures(
+    path: Path, known: dict[str, Any], stat: os.stat_result
+) -> SessionSummary | None:
+    """The cached row of a journal that has only grown by "failed" marks since (what every
+    retry of a session no model could save appends): nothing the list shows has changed.
+    None when anything else was appended, or it did not only grow."""
+    size = known.get("size")
+    if not isinstance(size, int) or not 0 < size < stat.st_size or "summary" not in known:
+        return None
+    summary = _cached(
+        {**known, "mtime": stat.st_mtime_ns, "size": stat.st_size}, stat.st_mtime_ns, stat.st_size
+    )
+    if summary is None:
+        return None
+    try:
+        with open(os.open(path, os.O_RDONLY | NOFOLLOW), "rb") as f:
+            f.seek(size - 1)
+            added = f.read(stat.st_size - size + 1)
+    except OSError:
+        return None
+    if not added.startswith(b"\n"):  # the old end was not a line's end: read it all
+        return None
+    for line in added.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(record, dict) or record.get("mark") != "failed":
+            return None
+    return summary
+
+
 def _journal_names(folder: Path) -> list[str]:
     """The journals' names in `folder`, sorted (what glob("*.jsonl") finds)."""
     try:
@@ -250,6 +284,11 @@ def list_sessions(store: MemoryStore) -> list[SessionSummary]:
                 fresh[name] = known  # type: ignore[assignment]
                 continue
             summary = _cached(known, stat.st_mtime_ns, stat.st_size)
+            if summary is None and isinstance(known, dict):
+                summary = _grown_by_failures(folder / name, known, stat)
+                if summary is not None:
+                    known = {**known, "mtime": stat.st_mtime_ns, "size": stat.st_size}
+                    changed = True
             if summary is not None and known is not None:
                 found[summary.id] = summary
                 fresh[name] = known

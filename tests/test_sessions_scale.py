@@ -38,6 +38,25 @@ def test_a_pending_journal_unchanged_is_listed_from_the_index() -> None:
     assert changed.messages == 2 and changed.state == "active"
 
 
+def test_a_pending_journal_grown_only_by_failures_keeps_its_row() -> None:
+    """Every retry of a session no model can save appends a "failed" mark: nothing the list
+    shows changes, so the journal is not read again for it."""
+    from memory.journal import Segment
+
+    store = MemoryStore().ensure()
+    journal = pending_session(store, [{"role": "user", "content": "Bikes in Lisbon"}])
+    (first,) = list_sessions(store)
+    raw = journal.path.read_bytes()
+    journal.path.write_bytes(raw.replace(b"Bikes", b"Hikes"))  # seen only if read again
+    journal.mark_failed(Segment(0, 1), "No key for any model.")
+    journal.mark_failed(Segment(0, 1), "No key for any model.")
+    assert list_sessions(store) == [first]
+    assert list_sessions(store) == [first]  # from the index as written now
+    journal.path.write_bytes(journal.path.read_bytes() + b'{"mark": "reopened"}\n')
+    (again,) = list_sessions(store)
+    assert again.title == "Hikes in Lisbon" and again.state == "active"
+
+
 def test_a_private_session_leaves_nothing_of_itself_in_the_index() -> None:
     store = MemoryStore().ensure()
     private = LiveSession.start(store, private=True)
