@@ -8,7 +8,7 @@ import asyncio
 from textual.widgets import Markdown, OptionList
 
 from app.screens.log import SHOWN, LogScreen
-from app.screens.memory import HISTORY_SHOWN, MemoryScreen
+from app.screens.memory import HISTORY_SHOWN, VERSIONS_SHOWN, MemoryScreen
 from memory import MemoryStore
 from memory.history import join_entries
 from tests.support import make_app, pending_session, until
@@ -94,5 +94,30 @@ def test_log_lists_a_screenful_of_pending_sessions_and_counts_the_rest() -> None
             await until(pilot, lambda: "more" in pending_text(), "the pending sessions")
             assert "… and 7 more (`kept log` lists them all)" in pending_text()
             assert len(pending_text().splitlines()) == SHOWN + 1
+
+    run(scenario)
+
+
+def test_versions_list_the_newest_and_enter_lists_the_older() -> None:
+    store = MemoryStore().ensure()
+    for n in range(VERSIONS_SHOWN + 5):
+        store.save_version(f"- fact {n}\n".encode(), "edited by you", time="2026-11-20T09:00:00")
+
+    async def scenario():
+        app = make_app(None, env={"OPENAI_API_KEY": "x"})
+        async with app.run_test(size=(100, 32)) as pilot:
+            await pilot.press(*"/memory", "enter", "4")
+            await until(pilot, lambda: len(version_rows(app)) == VERSIONS_SHOWN + 1, "versions")
+            rows = version_rows(app)
+            assert rows[0] == str(VERSIONS_SHOWN + 5) and rows[-2] == "6"
+            options = app.screen.query_one("#versions", OptionList)
+            assert "5 older versions: Enter lists more" in str(
+                options.get_option_at_index(-1).prompt
+            )
+            options.focus()
+            options.highlighted = options.option_count - 1
+            await pilot.press("enter")
+            await until(pilot, lambda: len(version_rows(app)) == VERSIONS_SHOWN + 5, "the rest")
+            assert version_rows(app)[-1] == "1"
 
     run(scenario)

@@ -45,6 +45,10 @@ if TYPE_CHECKING:
     from memory.store import Version
 
 HISTORY_SHOWN = 200  # entries drawn, newest first; /grep searches every one
+# Versions listed at first, newest first; Enter on the last row lists as many more. Each is
+# a file to read, and a year of them would keep the list away for seconds.
+VERSIONS_SHOWN = 200
+OLDER_VERSIONS = "older"
 
 
 def _history_markdown(entries: list[HistoryEntry]) -> str:
@@ -125,6 +129,8 @@ class MemoryScreen(Screen[None]):
         self._version_lines: dict[int, list[str]] = {}
         self._diffed: int | None = None
         self._drawn: dict[str, str] = {}
+        self._versions_shown = VERSIONS_SHOWN
+        self._older = 0  # versions not listed yet
 
     def compose(self) -> ComposeResult:
         with TabbedContent(id="tabs"):
@@ -247,10 +253,12 @@ class MemoryScreen(Screen[None]):
         return _history_markdown([e for _, found in fresh.values() for e in found])
 
     def _known_versions(self) -> list[Version] | None:
-        """Every version, newest first, or None when none came or went since the last
-        look: only the records of new versions are read."""
+        """The newest versions (as many as the list shows), newest first, or None when none
+        came or went since the last look: only the records of new versions are read."""
         store = self.app.store
-        numbers = store.version_numbers()
+        every = store.version_numbers()
+        self._older = max(len(every) - self._versions_shown, 0)
+        numbers = every[self._older :]
         if numbers == list(self._versions):
             return None
         fresh = {n: self._versions[n] for n in numbers if n in self._versions}
@@ -309,6 +317,10 @@ class MemoryScreen(Screen[None]):
             by = version.model if version.session and version.model else version.source
             when = version.time[:16].replace("T", " ")
             rows.append(Option(f"{version.number:>3}  {when}  {by}", id=str(version.number)))
+        if self._older:
+            rows.append(
+                Option(f"… {self._older:,} older versions: Enter lists more", id=OLDER_VERSIONS)
+            )
         options.clear_options()
         options.add_options(rows)
         if options.option_count:
@@ -382,8 +394,16 @@ class MemoryScreen(Screen[None]):
 
     @on(OptionList.OptionHighlighted, "#versions")
     def show_diff(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option.id == OLDER_VERSIONS:
+            return
         self._diffed = int(str(event.option.id))
         self._refresh_diff()
+
+    @on(OptionList.OptionSelected, "#versions")
+    def more_versions(self, event: OptionList.OptionSelected) -> None:
+        if event.option.id == OLDER_VERSIONS:
+            self._versions_shown += VERSIONS_SHOWN
+            self.reload()
 
     def _refresh_diff(self) -> None:
         """The highlighted version beside MEMORY.md as last read: a version's text is read
@@ -420,7 +440,9 @@ class MemoryScreen(Screen[None]):
         versions = self.query_one("#versions", OptionList)
         if versions.highlighted is None:
             return
-        self._restore(int(str(versions.get_option_at_index(versions.highlighted).id)))
+        chosen = versions.get_option_at_index(versions.highlighted).id
+        if chosen != OLDER_VERSIONS:
+            self._restore(int(str(chosen)))
 
     @work(thread=True, group="memory-files", exit_on_error=False)
     def _restore(self, number: int) -> None:

@@ -206,7 +206,7 @@ def view_figures(data: Path) -> dict[str, tuple[float, float]]:
 
     from app.main import KeptApp
     from app.screens.log import LogScreen
-    from app.screens.memory import MemoryScreen
+    from app.screens.memory import VERSIONS_SHOWN, MemoryScreen
     from app.widgets.where_from import WhereFrom
     from catalog import Catalog, KeyStore
     from catalog.config import CatalogConfig
@@ -242,8 +242,9 @@ def view_figures(data: Path) -> dict[str, tuple[float, float]]:
                 screen = app.screen
                 if not isinstance(screen, MemoryScreen) or not screen.is_mounted:
                     return False
+                rows = min(count, VERSIONS_SHOWN) + (count > VERSIONS_SHOWN)  # and "older"
                 options = screen.query("#versions").results(OptionList)
-                return any(o.option_count == count for o in options)
+                return any(o.option_count == rows for o in options)
 
             await timed("/memory, open", pilot, _call(app.action_memory), versions_listed)
             screen = app.screen
