@@ -375,6 +375,7 @@ def test_a_2000_message_session_opens_on_its_newest_page(fake: FakeProvider) -> 
     async def scenario():
         app = make_app(fake, memory_settings=MemorySettings(session_max_messages=5000))
         async with app.run_test() as pilot:
+            await settle(pilot)  # the session is found after the first frame
             shown = views(app)
             assert len(shown) == PAGE
             assert shown[-1].text == "msg 1999"

@@ -9,7 +9,7 @@ from textual import events
 
 from app.widgets.composer import Composer
 from tests.fakes.provider import FakeProvider
-from tests.support import make_app
+from tests.support import make_app, settle
 
 
 def run(scenario):
@@ -185,6 +185,7 @@ def test_a_resumed_session_counts_its_tokens_on(fake: FakeProvider) -> None:
         app = make_app(fake)
         async with app.run_test() as pilot:
             await composer_ready(pilot)
+            await settle(pilot)  # the resumed session is found after the first frame
             bar = app.screen.query_one(StatusBar)
             return bar.tokens, bar.cost
 

@@ -21,6 +21,7 @@ from tests.support import (
     pending_session,
     save_args,
     send,
+    settle,
 )
 
 POLICY = replace(FAST_POLICY, retries=0, attempt_deadline=5.0)
@@ -243,7 +244,7 @@ def test_an_unreadable_file_in_sessions_is_skipped_with_a_warning(store, fake, c
     async def scenario():
         app = make_app(fake)
         async with app.run_test() as pilot:
-            await pilot.pause()
+            await settle(pilot)
             assert any("x.jsonl" in p for p in app.problems)
 
     asyncio.run(scenario())
@@ -703,17 +704,20 @@ def test_a_session_needing_many_requests_asks_first(fake, capsys) -> None:
     assert result.saved and fake.count() > 3
 
 
-def test_the_app_checks_pending_sessions_off_the_event_loop(fake) -> None:
+def test_the_app_checks_pending_sessions_off_the_event_loop(fake, monkeypatch) -> None:
+    import memory.pending
+
+    calls: list[bool] = []
+    real = memory.pending.pending
+
+    def spy(store):
+        calls.append(on_loop())
+        return real(store)
+
+    monkeypatch.setattr(memory.pending, "pending", spy)
+
     async def scenario():
         app = make_app(fake)
-        calls: list[bool] = []
-        real = app.store.pending_sessions
-
-        def spy():
-            calls.append(on_loop())
-            return real()
-
-        app.store.pending_sessions = spy
         async with app.run_test() as pilot:
             from tests.support import settle
 

@@ -119,7 +119,7 @@ def test_the_list_cache_is_derived_and_mended(tmp_path) -> None:
     (store.root / INDEX).write_text("{not json")
     assert list_sessions(store) == first  # rebuilt from the journals
     cached = json.loads((store.root / INDEX).read_text())
-    assert len(cached["sessions"]) == 2  # finished sessions only
+    assert len(cached["sessions"]) == 3  # every session, the pending one too
     assert list_sessions(store) == first
 
 
