@@ -243,8 +243,11 @@ def view_figures(data: Path) -> dict[str, tuple[float, float]]:
                 if not isinstance(screen, MemoryScreen) or not screen.is_mounted:
                     return False
                 rows = min(count, VERSIONS_SHOWN) + (count > VERSIONS_SHOWN)  # and "older"
-                options = screen.query("#versions").results(OptionList)
-                return any(o.option_count == rows for o in options)
+                newest = str(count)  # the newest version on top
+                return any(
+                    o.option_count == rows and (not rows or o.get_option_at_index(0).id == newest)
+                    for o in screen.query("#versions").results(OptionList)
+                )
 
             await timed("/memory, open", pilot, _call(app.action_memory), versions_listed)
             screen = app.screen
