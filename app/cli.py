@@ -384,7 +384,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from memory.orphans import discard_orphaned_private
 
         # A private session a crash or a kill left behind goes before anything reads sessions.
-        discard_orphaned_private(data_dir() / "sessions")
+        if discard_orphaned_private(data_dir() / "sessions"):
+            from memory import MemoryStore
+            from memory.attachments import forget_private
+
+            forget_private(MemoryStore())  # and the files attached in them
     if getattr(args, "func", None) is None:
         from app.main import run
 

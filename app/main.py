@@ -156,6 +156,7 @@ class KeptApp(App[None]):
         if self.session.private:
             with suppress(OSError):  # if it cannot be, the next start of Kept deletes it
                 self.store.discard(self.session.journal)
+                _forget_private(self.store)
         self.exit(return_code=128 + signum)
 
     def get_default_screen(self) -> Screen[None]:
@@ -192,7 +193,8 @@ class KeptApp(App[None]):
             return
         # Every private session a crash or a kill left behind, before resuming one.
         with suppress(OSError):  # a folder Kept cannot list: finding the session says why
-            discard_orphaned_private(self.store.sessions_dir)
+            if discard_orphaned_private(self.store.sessions_dir):
+                _forget_private(self.store)  # and the files attached in them
         session.find()
         self.call_from_thread(self._bind_session, session)
 
@@ -512,6 +514,12 @@ class KeptApp(App[None]):
             severity="warning" if copy.problem else "information",
             markup=False,
         )
+
+
+def _forget_private(store: MemoryStore) -> None:
+    from memory.attachments import forget_private  # not imported before the first frame
+
+    forget_private(store)
 
 
 def run(app: KeptApp | None = None, *, headless: bool = False) -> int:

@@ -432,14 +432,27 @@ def keep(store: MemoryStore, attachment: Attachment, *, private: bool = False) -
     return record
 
 
+def _holds_files(folder: Path) -> bool:
+    try:
+        return any(_HEX64.fullmatch(entry.name) for entry in os.scandir(folder))
+    except OSError:
+        return False
+
+
+def forget_private(store: MemoryStore) -> int:
+    """Delete the kept files of private sessions that ended: nothing of them is kept."""
+    return collect(store, grace=0, private_only=True)
+
+
 def collect(store: MemoryStore, *, grace: float = COLLECT_GRACE, private_only: bool = False) -> int:
     """Delete every kept attachment no session journal names any more (a deleted session's,
     an ended private session's); one stored in the last `grace` seconds is spared, since its
     message may not be journaled yet. With `private_only`, only private sessions' files are
     looked at. Returns how many were deleted."""
     folder = store.root / FOLDER
-    if not folder.is_dir():
-        return 0
+    subs = (folder / PRIVATE,) if private_only else (folder, folder / PRIVATE)
+    if not any(_holds_files(s) for s in subs):
+        return 0  # nothing kept: no journal need be read (the common case)
     named: set[str] = set()
     for journal in (*store.sessions_dir.glob("*.jsonl"), *store.done_dir.glob("*.jsonl")):
         try:
@@ -448,7 +461,7 @@ def collect(store: MemoryStore, *, grace: float = COLLECT_GRACE, private_only: b
             return 0  # a journal that cannot be read may name any of them: delete nothing
     deleted = 0
     now = time.time()
-    for sub in (folder / PRIVATE,) if private_only else (folder, folder / PRIVATE):
+    for sub in subs:
         if not sub.is_dir():
             continue
         for path in sub.iterdir():

@@ -56,6 +56,7 @@ MESSAGE_KEYS = {
     "tokens",
     "cost",
     "queued",  # a user message that waited for a reply: the id of its "queued" mark
+    "attachments",  # the files sent with it, as memory.attachments records (read checked)
 }
 ROLES = {"system", "user", "assistant", "tool"}
 TEXT_KEYS = ("time", "name", "model", "tool_call_id", "queued")

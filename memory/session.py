@@ -15,10 +15,24 @@ CONTEXT_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 
 
 def estimate_tokens(messages: list[dict[str, Any]]) -> int:
-    """A cheap estimate (about 4 characters a token) for deciding when to compact."""
-    return sum(
-        len(str(m.get("content") or "")) + len(str(m.get("tool_calls") or "")) for m in messages
-    ) // 4 + 4 * len(messages)
+    """A cheap estimate (about 4 characters a token) for deciding when to compact; an
+    attached file counts what its record says it costs."""
+    return (
+        sum(
+            len(str(m.get("content") or "")) + len(str(m.get("tool_calls") or "")) for m in messages
+        )
+        // 4
+        + 4 * len(messages)
+        + sum(_attached_tokens(m) for m in messages)
+    )
+
+
+def _attached_tokens(message: dict[str, Any]) -> int:
+    found = message.get("attachments")
+    if not isinstance(found, list):
+        return 0
+    tokens = (r.get("tokens") for r in found if isinstance(r, dict))
+    return sum(t for t in tokens if isinstance(t, int) and not isinstance(t, bool) and t > 0)
 
 
 def _last_used(journal: Journal) -> int:
@@ -26,6 +40,12 @@ def _last_used(journal: Journal) -> int:
         return journal.path.stat().st_mtime_ns
     except OSError:  # moved to done/ by another process a moment ago
         return 0
+
+
+def _forget_private(store: MemoryStore) -> None:
+    from memory.attachments import forget_private  # not imported before the first frame
+
+    forget_private(store)
 
 
 class LiveSession:
@@ -119,6 +139,7 @@ class LiveSession:
             if journal.private:
                 # Its window ended without deleting it (a crash): it ends now.
                 store.discard(journal)
+                _forget_private(store)
                 lock.release()
                 continue
             live = cls(store, journal, lock)
@@ -289,6 +310,7 @@ class LiveSession:
         self.ready()  # a session not found yet is found, and ended, as it would have been
         if self.private:
             self.store.discard(self.journal)
+            _forget_private(self.store)  # its attachments go with it
             self.release()
             return None
         self.settle_queue()

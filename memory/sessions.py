@@ -365,5 +365,8 @@ def delete_session(store: MemoryStore, session_id: str, *, forget: bool = False)
             store.sessions_dir / f".{session_id}.claim",
         ):
             leftover.unlink(missing_ok=True)
+        from memory.attachments import collect
+
+        collect(store)  # the files it had attached, unless another session names them too
     finally:
         lock.release()

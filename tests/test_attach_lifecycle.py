@@ -1,0 +1,84 @@
+"""An attachment lives as long as a session names it: deleting a session deletes the files
+no other session uses, and a private session's files go when it ends, or at the next start
+after a crash."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from app.cli import main as kept
+from memory import LiveSession, MemoryStore
+from memory.attachments import FOLDER, PRIVATE, keep, read_attachment, stored_path
+from memory.files import data_dir
+from memory.sessions import delete_session
+
+
+def _file(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _send(session: LiveSession, record: dict) -> None:
+    session.append({"role": "user", "content": "Read it", "attachments": [record]})
+
+
+def test_deleting_a_session_deletes_the_files_only_it_named(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "data")
+    own = read_attachment(_file(tmp_path, "own.txt", "only the first session has this\n"))
+    shared = read_attachment(_file(tmp_path, "shared.txt", "both sessions have this\n"))
+    first = LiveSession.start(store, "gpt-4.1-mini")
+    own_record, shared_record = keep(store, own), keep(store, shared)
+    _send(first, own_record)
+    _send(first, shared_record)
+    first.close()
+    second = LiveSession.start(store, "gpt-4.1-mini")
+    _send(second, keep(store, shared))
+    second.close()
+    for path in (stored_path(store, own_record), stored_path(store, shared_record)):
+        old = path.stat().st_mtime - 3600  # kept an hour ago: past the grace of a new one
+        os.utime(path, (old, old))
+
+    delete_session(store, first.id)
+    assert not stored_path(store, own_record).exists()
+    assert stored_path(store, shared_record).exists()  # the second session still names it
+
+
+def test_a_private_session_s_files_go_when_it_ends(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "data")
+    note = read_attachment(_file(tmp_path, "secret.txt", "off the record\n"))
+    session = LiveSession.start(store, "gpt-4.1-mini", private=True)
+    record = keep(store, note, private=True)
+    _send(session, record)
+    assert stored_path(store, record).exists()
+    session.close()
+    assert not stored_path(store, record).exists()
+
+
+def test_a_private_session_a_crash_left_loses_its_files_at_the_next_start(
+    tmp_path: Path,
+) -> None:
+    store = MemoryStore(data_dir()).ensure()
+    note = read_attachment(_file(tmp_path, "secret.txt", "off the record\n"))
+    session = LiveSession.start(store, "gpt-4.1-mini", private=True)
+    record = keep(store, note, private=True)
+    _send(session, record)
+    session.release()  # the window died: no close, the journal and the file are left
+    assert stored_path(store, record).exists()
+
+    assert kept(["memory", "path"]) == 0  # any command first ends orphaned private sessions
+    assert not stored_path(store, record).exists()
+    assert list((store.root / FOLDER / PRIVATE).iterdir()) == []
+
+
+def test_an_attached_file_counts_toward_compaction() -> None:
+    from memory.session import estimate_tokens
+
+    plain = [{"role": "user", "content": "Read it"}]
+    attached = [{**plain[0], "attachments": [{"name": "r.pdf", "tokens": 40_000}]}]
+    assert estimate_tokens(attached) == estimate_tokens(plain) + 40_000
+    hostile = [
+        {**plain[0], "attachments": [{"tokens": "9"}, {"tokens": -5}, "x", {"tokens": True}]}
+    ]
+    assert estimate_tokens(hostile) == estimate_tokens(plain)
