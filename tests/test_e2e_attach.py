@@ -6,18 +6,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
-
 from app.settings import config_path
-from memory import MemoryStore, journal
+from memory import MemoryStore
 from tests.fakes.provider import FakeProvider, text
 from tests.support import FAKE_GATEWAYS, fake_keys
 from tests.test_e2e import KEPT, Terminal
-
-pytestmark = pytest.mark.skipif(
-    "attachments" not in journal.MESSAGE_KEYS,
-    reason="memory.journal does not keep a message's attachments yet",
-)
 
 
 def test_attach_send_and_find_it_in_sessions_and_export(fake: FakeProvider, tmp_path: Path) -> None:
