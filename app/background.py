@@ -224,6 +224,10 @@ class MemoryJobs:
         )
         if result.saved:
             journal.record_consolidated(segment)  # the live session's copy of the journal
+            from memory.index import build_if_needed
+
+            # Its transcript moved to done/: indexed once enough is new (searches read it).
+            await asyncio.to_thread(build_if_needed, self.app.store.root)
         self._report(result)
         # Counted before the job ends, so the status is right the moment it does.
         self._counts = await asyncio.to_thread(self._count)

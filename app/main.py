@@ -197,6 +197,9 @@ class KeptApp(App[None]):
                 _forget_private(self.store)  # and the files attached in them
         session.find()
         self.call_from_thread(self._bind_session, session)
+        from memory.index import build_if_needed
+
+        build_if_needed(self.store.root)  # a process of its own, at low priority
 
     def _bind_session(self, session: LiveSession) -> None:
         try:

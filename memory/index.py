@@ -401,17 +401,28 @@ def build_in_background(root: Path) -> bool:
     return True
 
 
+def forget_deleted(root: Path) -> bool:
+    """After a transcript is deleted: its words leave the index now, not at the next search
+    (a build in the background, if there is an index to hold them)."""
+    return (root / INDEX).exists() and build_in_background(root)
+
+
 def build_if_needed(root: Path) -> bool:
     """Start a background build when more than BUILD_AFTER bytes of the searched files are
     not in the index, or when it holds a file since deleted (whose words must go); whether
     one was started. For when the app starts, a session is saved or deleted, /grep opens:
     it only stats the files, which is quick, but not for the event loop."""
+    import sqlite3
+
     from memory.places import Places, searched_files
 
-    found = lookup(root, searched_files(Places(root)), {})
-    if found.ready and not found.gone:
+    try:
+        found = lookup(root, searched_files(Places(root)), {})
+        if found.ready and not found.gone:
+            return False
+        return build_in_background(root)
+    except (OSError, sqlite3.Error):  # searches read the files meanwhile: nothing is wrong
         return False
-    return build_in_background(root)
 
 
 def _child_main(root: str) -> None:

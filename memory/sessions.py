@@ -370,3 +370,6 @@ def delete_session(store: MemoryStore, session_id: str, *, forget: bool = False)
         collect(store)  # the files it had attached, unless another session names them too
     finally:
         lock.release()
+    from memory.index import forget_deleted
+
+    forget_deleted(store.root)  # what it said leaves the search index too

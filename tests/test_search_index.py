@@ -305,6 +305,28 @@ def test_nothing_of_a_private_or_deleted_session_stays_in_the_index(
     assert not holds("xylophone")
 
 
+def test_a_deleted_session_s_words_leave_the_index_at_once(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memory.sessions import delete_session
+
+    monkeypatch.setattr(index, "_builders", [])
+    session = "20250401-100000-dddddd"
+    journal(store, session, [said("user", "marimba words")])
+    index.refresh(store.root)
+
+    def holds(word: str) -> bool:
+        with contextlib.closing(sqlite3.connect(store.root / index.INDEX)) as db:
+            query = " AND ".join(f'"{g}"' for g in index.trigrams(word))
+            return bool(db.execute("SELECT 1 FROM words WHERE words MATCH ?", (query,)).fetchall())
+
+    assert holds("marimba")
+    delete_session(store, session)  # no search needed to start the build
+    (builder,) = index._builders
+    assert builder.wait(120) == 0
+    assert not holds("marimba")
+
+
 def test_a_builder_killed_mid_write_leaves_a_usable_index(store: MemoryStore) -> None:
     for n in range(40):
         journal(store, f"20240101-1000{n:02d}-ffffff", [said("user", f"filler {n} " * 500)])
@@ -412,3 +434,23 @@ def test_a_big_folder_missing_from_the_index_is_indexed_in_the_background(
     assert builder.wait(120) == 0
     with contextlib.closing(sqlite3.connect(store.root / index.INDEX)) as db:
         index._check(db)  # a build ran; these files are too new for it to trust yet
+
+
+def test_the_app_starts_a_build_when_much_is_missing_from_the_index(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    from tests.support import make_app, settle
+
+    monkeypatch.setattr(index, "BUILD_AFTER", 100)
+    monkeypatch.setattr(index, "_builders", [])
+
+    async def scenario() -> None:
+        async with make_app().run_test() as pilot:
+            await settle(pilot)
+
+    asyncio.run(scenario())
+    (builder,) = index._builders  # started after the first frame, in the session's thread
+    assert builder.wait(120) == 0
+    assert (store.root / index.INDEX).exists()

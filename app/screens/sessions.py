@@ -279,24 +279,29 @@ class SessionsScreen(Screen[None]):
             return
 
         def chosen(choice: str | None) -> None:
-            from memory.sessions import delete_session
-
-            if not choice:
-                return
-            try:
-                delete_session(self.app.store, summary.id, forget=choice == "forget")
-            except (OSError, ValueError, LookupError) as exc:
-                self.app.notify(str(exc), severity="error", markup=False)
-                return
-            said = "and its history entry are" if choice == "forget" else "is"
-            self.app.notify(
-                f"The transcript of “{summary.title}” {said} deleted.",
-                title="Sessions",
-                markup=False,
-            )
-            self.load()
+            if choice:
+                self.delete(summary, forget=choice == "forget")
 
         self.app.push_screen(DeleteDialog(summary), chosen)
+
+    @work(thread=True, group="sessions-delete", exit_on_error=False)
+    def delete(self, summary: SessionSummary, *, forget: bool) -> None:
+        """In a thread: the files it attached are looked for in every journal."""
+        from memory.sessions import delete_session
+
+        try:
+            delete_session(self.app.store, summary.id, forget=forget)
+        except (OSError, ValueError, LookupError) as exc:
+            self.app.call_from_thread(self.app.notify, str(exc), severity="error", markup=False)
+            return
+        said = "and its history entry are" if forget else "is"
+        self.app.call_from_thread(
+            self.app.notify,
+            f"The transcript of “{summary.title}” {said} deleted.",
+            title="Sessions",
+            markup=False,
+        )
+        self.app.call_from_thread(self.load)
 
 
 def _as_live(summary: SessionSummary) -> SessionSummary:
