@@ -37,13 +37,20 @@ from pathlib import Path
 from typing import Any
 
 from catalog.sanitize import clean_text
-from memory.files import LINK_REFUSED, NOFOLLOW, append_line, ensure_dir, fsync_dir
+from memory.files import (
+    LINK_REFUSED,
+    NOFOLLOW,
+    SCANNED,
+    append_line,
+    ensure_dir,
+    fsync_dir,
+    open_marks,
+)
 
 log = logging.getLogger(__name__)
 
 HEADER_KIND = "session"
 FORMAT_VERSION = 1
-SCANNED = ".scanned"  # in a folder's open marks: every journal made before them is marked
 # tokens and cost: what a turn used, on its answer, so a resumed session counts on from it.
 MESSAGE_KEYS = {
     "role",
@@ -316,14 +323,6 @@ def create(
 
 
 # --- open marks: finding the active sessions without reading every journal ---------------
-
-
-def open_marks(folder: Path) -> Path:
-    """Where the open marks of a folder of journals are: one empty file per journal that
-    may be active, made before the journal (or its "reopened" mark) is written and removed
-    after its closing mark, so that an active journal always has one. A stale mark (a
-    crash after the closing mark) only costs a look at that journal."""
-    return folder.parent / f".{folder.name}.open"
 
 
 def mark_open(path: Path, *, sync: bool = True) -> None:

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from pathlib import Path
 
-from memory.files import HeldLock, fsync_dir
+from memory.files import SCANNED, HeldLock, fsync_dir, open_marks
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +26,19 @@ def _is_private(path: Path) -> bool:
     return isinstance(header, dict) and header.get("private") is True
 
 
+def _maybe_active(sessions_dir: Path) -> list[Path]:
+    """The journals that may be active (a private one is never closed: it keeps its open
+    mark until it is deleted), or, in a folder whose journals are not all marked yet, all."""
+    marks = open_marks(sessions_dir)
+    try:
+        if (marks / SCANNED).exists():
+            names = sorted(n for n in os.listdir(marks) if not n.startswith("."))
+            return [sessions_dir / f"{name}.jsonl" for name in names]
+    except OSError:
+        pass
+    return sorted(sessions_dir.glob("*.jsonl"))
+
+
 def discard_orphaned_private(sessions_dir: Path) -> int:
     """Delete every private journal whose session no process has open any more (a crash,
     a killed process): off the record means nothing of it stays on disk. A journal whose
@@ -33,7 +47,7 @@ def discard_orphaned_private(sessions_dir: Path) -> int:
     if not sessions_dir.is_dir():
         return 0
     deleted = 0
-    for path in sorted(sessions_dir.glob("*.jsonl")):
+    for path in _maybe_active(sessions_dir):
         if not _is_private(path):
             continue
         lock_path = sessions_dir / f".{path.stem}.live"
@@ -50,6 +64,7 @@ def discard_orphaned_private(sessions_dir: Path) -> int:
             path.unlink(missing_ok=True)
             fsync_dir(path.parent)
             lock_path.unlink(missing_ok=True)
+            (open_marks(sessions_dir) / path.stem).unlink(missing_ok=True)
             deleted += 1
         except OSError as exc:
             log.warning("%s could not be deleted (%s).", path, exc.strerror or exc)

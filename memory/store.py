@@ -24,6 +24,7 @@ from memory.files import (
     ensure_dir,
     fsync_dir,
     locked,
+    open_marks,
     read_text,
 )
 from memory.history import (
@@ -660,7 +661,7 @@ class MemoryStore:
         one locks a settled session again, and they would pile up otherwise."""
         if not self.sessions_dir.is_dir():
             return
-        marks = journals.open_marks(self.sessions_dir)
+        marks = open_marks(self.sessions_dir)
         for mark in marks.glob("[!.]*") if marks.is_dir() else []:
             if not (self.sessions_dir / f"{mark.name}.jsonl").exists():
                 self._drop_open_mark(self.sessions_dir / f"{mark.name}.jsonl")

@@ -339,3 +339,24 @@ def test_forget_removes_the_history_entry_from_the_version_records_too(configure
     assert all(isinstance(json.loads(r), dict) for r in records())  # each still valid
     assert any("Ana asked about Lisbon." in r for r in records())  # the other stays
     assert len(store.versions()) == count and all(v.path.exists() for v in store.versions())
+
+
+def test_orphans_are_looked_for_among_the_open_sessions_only(monkeypatch, tmp_path) -> None:
+    """Every `kept` verb looks for orphaned private sessions first: with 10,000 finished
+    sessions it must read the few that are open, not every journal's first line."""
+    from memory import orphans
+    from memory.files import open_marks
+
+    store = MemoryStore(tmp_path / "data").ensure()
+    for _ in range(30):
+        LiveSession.start(store, "gpt-4.1-mini").close()
+    orphan = crashed_private(store, "quokka")
+    store.active_sessions()  # as any start does: the folder is now known to be all marked
+    read: list[str] = []
+    real = orphans._is_private
+    monkeypatch.setattr(orphans, "_is_private", lambda p: read.append(p.stem) or real(p))
+    monkeypatch.setattr(orphans, "ORPHAN_GRACE", 0.0)
+
+    assert orphans.discard_orphaned_private(store.sessions_dir) == 1
+    assert read == [orphan.stem]
+    assert not orphan.exists() and not (open_marks(store.sessions_dir) / orphan.stem).exists()
