@@ -80,10 +80,12 @@ class MemoryReview:
         await self._show(version)
 
     def _last_version(self) -> Version | None:
-        versions = self.app.store.versions()
+        """The version to review, its record read newest first (not every version's)."""
+        store = self.app.store
         if self.last_version is not None:
-            return next((v for v in versions if v.number == self.last_version), None)
-        return next((v for v in reversed(versions) if v.session), None)
+            return store.version(self.last_version)
+        found = (store.version(n) for n in reversed(store.version_numbers()))
+        return next((v for v in found if v is not None and v.session), None)
 
     async def _show(self, version: Version) -> None:
         from memory.review import line_change, unified, version_texts

@@ -64,9 +64,7 @@ def unified(old: str, new: str, old_name: str, new_name: str) -> str:
 def written_by(store: MemoryStore, session: str, entry: str) -> Version | None:
     """The version a consolidation of `session` with history entry `entry` wrote (None when
     it left MEMORY.md as it was)."""
-    return next(
-        (v for v in reversed(store.versions()) if v.session == session and v.entry == entry), None
-    )
+    return next((v for v in reversed(store.versions_of(session)) if v.entry == entry), None)
 
 
 def version_texts(store: MemoryStore, version: Version) -> tuple[str, str]:

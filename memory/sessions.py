@@ -313,7 +313,7 @@ def list_sessions(store: MemoryStore) -> list[SessionSummary]:
 def _entry_of(store: MemoryStore, session_id: str) -> HistoryEntry | None:
     """The history entry a session wrote: the one its version recorded, else the only entry
     dated like its first message (never a guess between two: forgetting deletes it)."""
-    written = {v.entry for v in store.versions() if v.session == session_id and v.entry}
+    written = {v.entry for v in store.versions_of(session_id) if v.entry}
     entries = store.all_history_entries()
     found = [e for e in entries if e.text in written]
     if found:

@@ -175,3 +175,23 @@ def test_previous_version_and_latest_read_only_what_they_need() -> None:
     latest = store.latest_version()
     assert latest is not None and latest.kind is VersionKind.NOT_KEPT
     assert store.version(2) is None and store.version_numbers() == [1, 2, 3, 4, 5]
+
+
+def test_a_hand_written_line_is_explained_from_the_newest_record_alone() -> None:
+    """Where-from on a line you wrote by hand names the version it came after: the newest
+    record, read alone (older records are torn here, as 5,000 unread ones would be)."""
+    from app.widgets.where_from import described
+
+    store = MemoryStore().ensure()
+    for word in WORDS[:3]:
+        store.remember(f"likes {word}")
+    store.write_memory(store.read_memory().text + "- a line typed by hand\n")
+    for number in (1, 2):
+        (store.versions_dir / f"{number:06d}.json").write_text("{ torn")
+    line = next(b for b in blame(store) if "typed by hand" in b.text)
+    assert line.version is None
+    read: list[int] = []
+    real = store.version
+    store.version = lambda n: read.append(n) or real(n)  # type: ignore[method-assign]
+    assert "You wrote this line by hand (edited by you) after version 3 (" in described(store, line)
+    assert read == [3]

@@ -31,8 +31,8 @@ def described(store: MemoryStore, line: BlameLine) -> str:
     head = f"Line {line.number}: {line.text}"
     version = line.version
     if version is None:
-        last = store.versions()[-1:]
-        after = "".join(f" after version {v.number} ({when(v.time)})" for v in last)
+        last = store.latest_version()  # one record read, not every version's
+        after = f" after version {last.number} ({when(last.time)})" if last else ""
         return (
             f"{head}\n\nYou wrote this line by hand (edited by you){after}; "
             "no version holds it yet."
