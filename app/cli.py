@@ -259,19 +259,28 @@ def _cmd_memory(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Version(argparse.Action):
+    """--version, looked up only when asked: reading the package metadata costs every
+    other command 70-110 ms."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            number = version("kept")
+        except PackageNotFoundError:  # run from a checkout that was never installed
+            number = "unknown"
+        print(f"kept {number}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kept",
         description="Kept: a terminal assistant that never loses what you tell it. "
         "`kept` with no command opens the chat.",
     )
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        number = version("kept")
-    except PackageNotFoundError:  # run from a checkout that was never installed
-        number = "unknown"
-    parser.add_argument("--version", action="version", version=f"kept {number}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="print Kept's version")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     models = sub.add_parser("models", help="list the models Kept can use")
     models.add_argument(

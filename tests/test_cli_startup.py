@@ -71,3 +71,17 @@ def test_a_verb_that_sends_a_request_imports_it(tmp_path, fake) -> None:
     )
     assert lines == ["import " + str(transcript) + " False", "consolidate True"]
     assert fake.count() == 1
+
+
+def test_a_command_reads_no_package_metadata_unless_version_is_asked() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom app.cli import main\nmain(['memory', 'path'])\n"
+        "print('importlib.metadata' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.strip().splitlines()[-1] == "False"
