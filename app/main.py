@@ -427,12 +427,20 @@ class KeptApp(App[None]):
         self.push_screen(MemoryScreen())
 
     def action_remember(self, text: str = "") -> None:
+        self.run_worker(partial(self._remember, text), thread=True, group="remember")
+
+    def _remember(self, text: str) -> None:
+        """In a thread: the write is locked and fsynced, and may wait for a consolidation."""
         try:
             number = self.store.remember(text)
         except (OSError, ValueError) as exc:
-            self.notify(str(exc), title="Not remembered", severity="warning", markup=False)
+            self.call_from_thread(
+                self.notify, str(exc), title="Not remembered", severity="warning", markup=False
+            )
             return
-        self.notify(f"Remembered (MEMORY.md version {number}).", title="Memory", markup=False)
+        self.call_from_thread(
+            self.notify, f"Remembered (MEMORY.md version {number}).", title="Memory", markup=False
+        )
 
     def action_grep(self, pattern: str = "") -> None:
         from app.screens.search import SearchScreen

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 from textual.widgets import Markdown, TabbedContent, TextArea
@@ -82,13 +83,27 @@ def test_remember_adds_a_line_now_as_a_version_without_a_model(fake: FakeProvide
     store = MemoryStore().ensure()
     store.write_memory("# About Ana\n- likes tea\n")
 
+    on_loop: list[bool] = []
+
     async def scenario() -> None:
         app = make_app(fake)
+        real = app.store.remember
+
+        def remember(line: str) -> int:
+            on_loop.append(threading.current_thread() is threading.main_thread())
+            return real(line)
+
+        app.store.remember = remember  # type: ignore[method-assign]
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.press(*"/remember I am vegetarian.", "enter")
-            await pilot.pause()
+            await until(
+                pilot,
+                lambda: any("Remembered" in n.message for n in app._notifications),
+                "the notice that it was remembered",
+            )
 
     asyncio.run(scenario())
+    assert on_loop == [False]  # the locked, fsynced write is not on the event loop
     assert store.memory_path.read_text() == "# About Ana\n- likes tea\n- I am vegetarian.\n"
     sources = [v.source for v in store.versions()]
     assert sources == ["edited by you", "remembered"]  # the earlier text is kept too
