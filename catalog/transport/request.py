@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +18,10 @@ from catalog.transport.liveness import Watch
 from catalog.transport.policy import RetryPolicy
 from catalog.transport.records import DeltaHook, Kind, Reply
 from catalog.transport.stream import Assembly, to_reply
+
+# A stream read in a burst gives the event loop a turn this often (seconds): keys typed
+# meanwhile answer within it, at little cost to how fast the reply arrives.
+YIELD_EVERY = 0.010
 
 
 async def request(
@@ -139,6 +144,7 @@ async def read_stream(
     first_token = policy.first_token or policy.stall_timeout
     assembly = Assembly()
     iterator = response.__aiter__()
+    turn_due = time.monotonic() + YIELD_EVERY
     try:
         while True:
             wait = policy.stall_timeout if assembly.chunks else first_token
@@ -160,6 +166,11 @@ async def read_stream(
             piece = assembly.add(chunk)
             if piece and on_delta is not None:
                 on_delta(piece)
+            if time.monotonic() >= turn_due:
+                # Chunks already in the socket are parsed without awaiting anything: give
+                # the loop a turn now and then, or a key typed meanwhile waits for the burst.
+                await asyncio.sleep(0)
+                turn_due = time.monotonic() + YIELD_EVERY
     finally:
         closer = getattr(getattr(response, "completion_stream", None), "aclose", None)
         if closer is not None:
