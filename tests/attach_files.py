@@ -5,19 +5,6 @@ from __future__ import annotations
 import struct
 import zlib
 
-import pytest
-
-
-@pytest.fixture(autouse=True)
-def journal_keeps_attachments(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A journal message keeps its "attachments" list. Until memory.journal's MESSAGE_KEYS
-    has the key (memory/journal.py belongs to the sessions work), a test module that imports
-    this fixture adds it."""
-    from memory import journal
-
-    if "attachments" not in journal.MESSAGE_KEYS:
-        monkeypatch.setattr(journal, "MESSAGE_KEYS", journal.MESSAGE_KEYS | {"attachments"})
-
 
 def text_pdf(pages: list[str | None]) -> bytes:
     """A minimal PDF written by hand: each page shows its string with Helvetica (a text

@@ -10,11 +10,9 @@ import pytest
 from app.cli import main
 from memory import MemoryStore
 from memory.attachments import stored_path
-from tests.attach_files import journal_keeps_attachments, png, text_pdf
+from tests.attach_files import png, text_pdf
 from tests.fakes.provider import FakeProvider, text
 from tests.support import configure_fake
-
-__all__ = ["journal_keeps_attachments"]  # an autouse fixture
 
 
 @pytest.fixture

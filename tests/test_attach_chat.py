@@ -12,11 +12,9 @@ from app.screens.chat import WAIT_TO_ATTACH, ChatScreen
 from app.screens.transcript import TranscriptScreen
 from app.widgets.composer import Chips, Composer
 from app.widgets.message import MessageView
-from tests.attach_files import journal_keeps_attachments, png
+from tests.attach_files import png
 from tests.fakes.provider import FakeProvider, hang, text
 from tests.support import SMALL, make_app, small_window_entries, until
-
-__all__ = ["journal_keeps_attachments"]  # an autouse fixture
 
 
 def run(scenario):

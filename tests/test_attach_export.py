@@ -8,9 +8,7 @@ from app.export import export_session
 from catalog import Catalog
 from memory import LiveSession, MemoryStore
 from memory.attachments import keep, read_attachment, stored_path
-from tests.attach_files import journal_keeps_attachments, png
-
-__all__ = ["journal_keeps_attachments"]  # an autouse fixture
+from tests.attach_files import png
 
 
 def test_export_copies_attachments_beside_the_markdown(tmp_path: Path) -> None:

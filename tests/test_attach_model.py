@@ -12,11 +12,9 @@ from catalog import MODEL_CATALOG, Catalog, ModelEntry, Outcome
 from memory import LiveSession, MemoryStore
 from memory.assistant import Turn, answer, failure_notice
 from memory.attachments import Attachment, keep, read_attachment
-from tests.attach_files import journal_keeps_attachments, png, text_pdf
+from tests.attach_files import png, text_pdf
 from tests.fakes.provider import FakeProvider, http_error
 from tests.support import FAST_POLICY, fake_catalog, local_catalog
-
-__all__ = ["journal_keeps_attachments"]  # an autouse fixture
 
 
 def files(tmp_path: Path) -> dict[str, Attachment]:

@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 from memory import LiveSession, MemoryStore
-from memory import journal as journals
 from memory.assistant import answer
 from memory.attachments import Attachment, keep, read_attachment
 from tests.attach_files import text_pdf
@@ -51,8 +50,6 @@ def request_size(root: Path, attachment: Attachment | None) -> int:
 
 
 def main() -> None:
-    # A journal keeps a message's "attachments" list once memory.journal lists the key.
-    journals.MESSAGE_KEYS.add("attachments")
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         pdf = root / "report.pdf"
