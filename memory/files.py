@@ -273,16 +273,3 @@ class HeldLock:
             _unlock(self._fd)
             os.close(self._fd)
             self._fd = None
-
-
-# --- open marks of a folder of journals (see memory.journal) -----------------------------
-
-SCANNED = ".scanned"  # in a folder's open marks: every journal made before them is marked
-
-
-def open_marks(folder: Path) -> Path:
-    """Where the open marks of a folder of journals are: one empty file per journal that
-    may be active, made before the journal (or its "reopened" mark) is written and removed
-    after its closing mark, so that an active journal always has one. A stale mark (a
-    crash after the closing mark) only costs a look at that journal."""
-    return folder.parent / f".{folder.name}.open"

@@ -10,7 +10,6 @@ from typing import Any
 from memory.files import atomic_write
 from memory.journal import (
     FORMAT_VERSION,
-    HEADER_KIND,
     Journal,
     clean_message,
     load,
@@ -18,6 +17,7 @@ from memory.journal import (
     now_iso,
     records,
 )
+from memory.marks import HEADER_KIND
 from memory.store import MemoryStore
 
 

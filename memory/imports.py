@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from memory.files import atomic_write, ensure_dir
-from memory.journal import FORMAT_VERSION, HEADER_KIND, now_iso
+from memory.journal import FORMAT_VERSION, now_iso
+from memory.marks import HEADER_KIND
 from memory.sanitize import clean_text
 from memory.store import MemoryStore
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from pathlib import Path
 
-from memory.files import SCANNED, HeldLock, fsync_dir, open_marks
+from memory.files import HeldLock, fsync_dir
+from memory.marks import marked_open, open_marks
 
 log = logging.getLogger(__name__)
 
@@ -27,16 +27,13 @@ def _is_private(path: Path) -> bool:
 
 
 def _maybe_active(sessions_dir: Path) -> list[Path]:
-    """The journals that may be active (a private one is never closed: it keeps its open
-    mark until it is deleted), or, in a folder whose journals are not all marked yet, all."""
-    marks = open_marks(sessions_dir)
+    """The journals that may be active: a private one is never closed, so it keeps its
+    open mark until it is deleted. A folder not marked yet is marked once (each journal
+    read from its end); one whose marks cannot be written is looked through whole."""
     try:
-        if (marks / SCANNED).exists():
-            names = sorted(n for n in os.listdir(marks) if not n.startswith("."))
-            return [sessions_dir / f"{name}.jsonl" for name in names]
+        return marked_open(sessions_dir)
     except OSError:
-        pass
-    return sorted(sessions_dir.glob("*.jsonl"))
+        return sorted(sessions_dir.glob("*.jsonl"))
 
 
 def discard_orphaned_private(sessions_dir: Path) -> int:

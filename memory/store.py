@@ -24,7 +24,6 @@ from memory.files import (
     ensure_dir,
     fsync_dir,
     locked,
-    open_marks,
     read_text,
 )
 from memory.history import (
@@ -34,6 +33,7 @@ from memory.history import (
     parse_entries,
 )
 from memory.journal import Journal, JournalState
+from memory.marks import is_closed, marked_open, open_marks, unmark_open
 from memory.redact import redact
 from memory.settings import MemorySettings
 from memory.versions import VersionKind, version_numbers
@@ -578,14 +578,14 @@ class MemoryStore:
             raise ValueError(f"session {journal.id} is not private; Kept never deletes it")
         journal.path.unlink(missing_ok=True)
         fsync_dir(journal.path.parent)
-        journals.unmark_open(journal.path)
+        unmark_open(journal.path)
 
     def active_sessions(self) -> list[Journal]:
         """The active sessions, oldest first, as `open_sessions` would find them, read from
         the few journals that have an open mark (journal.open_marks), not from every one."""
         found = []
         skipped: dict[Path, str] = {}
-        for path in journals.marked_open(self.sessions_dir):
+        for path in marked_open(self.sessions_dir):
             try:
                 journal = journals.load(path)
             except FileNotFoundError:
@@ -613,8 +613,8 @@ class MemoryStore:
         except OSError:
             return
         try:
-            if not path.exists() or journals.is_closed(path):
-                journals.unmark_open(path)
+            if not path.exists() or is_closed(path):
+                unmark_open(path)
         except OSError:
             pass  # unreadable now: the mark stays, and the next look reads it again
         finally:

@@ -345,7 +345,7 @@ def test_orphans_are_looked_for_among_the_open_sessions_only(monkeypatch, tmp_pa
     """Every `kept` verb looks for orphaned private sessions first: with 10,000 finished
     sessions it must read the few that are open, not every journal's first line."""
     from memory import orphans
-    from memory.files import open_marks
+    from memory.marks import open_marks
 
     store = MemoryStore(tmp_path / "data").ensure()
     for _ in range(30):

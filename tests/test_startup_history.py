@@ -14,6 +14,7 @@ from memory import MemoryStore
 from memory import journal as journals
 from memory.files import HeldLock
 from memory.journal import JournalState
+from memory.marks import SCANNED, is_closed, mark_open, open_marks
 from memory.session import LiveSession
 from tests.fakes.provider import FakeProvider, text
 from tests.support import make_app, pending_session, settle, until
@@ -102,7 +103,7 @@ def test_a_journal_read_from_its_end_is_closed_exactly_when_a_full_read_says_so(
     for path in sorted(folder.glob("*.jsonl")):
         closed = journals.load(path).closed
         for chunk in (5, 64, 16384):  # reads that end inside lines, and one that does not
-            assert journals.is_closed(path, chunk=chunk) is closed, (path.name, chunk)
+            assert is_closed(path, chunk=chunk) is closed, (path.name, chunk)
 
 
 def test_the_active_sessions_are_found_from_open_marks_as_a_full_read_finds_them() -> None:
@@ -119,8 +120,8 @@ def test_the_active_sessions_are_found_from_open_marks_as_a_full_read_finds_them
     }
     # The first look marks the journals an older Kept left; then only marked ones are read.
     assert [j.id for j in store.active_sessions()] == expected
-    marks = journals.open_marks(store.sessions_dir)
-    assert sorted(p.name for p in marks.iterdir() if p.name != journals.SCANNED) == expected
+    marks = open_marks(store.sessions_dir)
+    assert sorted(p.name for p in marks.iterdir() if p.name != SCANNED) == expected
 
     # Sessions made, closed, reopened and discarded since, as Kept does it.
     made = LiveSession.start(store, "gpt-4.1-mini")
@@ -134,7 +135,7 @@ def test_the_active_sessions_are_found_from_open_marks_as_a_full_read_finds_them
     reopened = LiveSession.reopen(store, pending.id)
     assert reopened is not None
     # A crash between a closing mark and its mark's removal leaves a stale mark.
-    journals.mark_open(store.sessions_dir / f"{closed_then.id}.jsonl")
+    mark_open(store.sessions_dir / f"{closed_then.id}.jsonl")
     for live in (made, reopened):
         live.release()
 
