@@ -28,7 +28,9 @@ SERVER_NAME = "kept"
 # A client's name as a version names it: one short line.
 CLIENT_NAME_CHARS = 60
 SEARCH_MAX_CHARS = 16_000
-LOOPBACK_NAMES = ("localhost",)
+# The hosts the SDK guards against DNS rebinding (a web page that points its own name at
+# 127.0.0.1 must not reach the user's memory): another loopback address would go unguarded.
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 
 
 def client_name(ctx: "Context[Any, Any] | None") -> str:
@@ -294,14 +296,7 @@ def instructions_text(store: "MemoryStore") -> str:
 
 
 def loopback(host: str) -> bool:
-    import ipaddress
-
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return host in LOOPBACK_NAMES
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
@@ -311,8 +306,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     if args.http is not None and not loopback(args.host):
         print(
-            f"kept mcp: --host {args.host} is not a loopback address; Kept serves memory only "
-            "to this machine (127.0.0.1, ::1 or localhost).",
+            f"kept mcp: --host {args.host} is not 127.0.0.1, ::1 or localhost; Kept serves "
+            "memory only to this machine, on an address guarded against DNS rebinding.",
             file=sys.stderr,
         )
         return 2

@@ -150,6 +150,16 @@ class ToolServer:
         self._task = asyncio.create_task(self._hold(ready), name=f"mcp:{self.name}")
         try:
             await asyncio.wait_for(asyncio.shield(ready), timeout)
+        except asyncio.CancelledError:  # whoever waited went away: the next start begins anew
+            task, self._task, self._client = self._task, None, None
+            self.state, self.reason, self.tools = ServerState.OFF, "", ()
+            if task is not None:
+                task.cancel()  # it was connecting, not waiting to be told to stop
+                with contextlib.suppress(BaseException):
+                    await task
+            if ready.done() and not ready.cancelled():
+                ready.exception()  # seen: a start given up is not an error to report
+            raise
         except TimeoutError:
             await self._fail(f"did not start within {timeout:g} s")
         except Exception as exc:

@@ -198,11 +198,10 @@ async def answer(
             turn.model = reply.model
             if reply.model != model and not turn.unavailable:
                 turn.unavailable = _why_unavailable(model, turn.attempts, health)
-            calls = [
-                c
-                for c in reply.tool_calls
-                if c.name == "search_history" or (toolbox and toolbox.find(c.name))
-            ]
+            # Each call with its tool, found once: a server that fails during an earlier
+            # call of this reply leaves its later calls answered with why, never searched.
+            found_tools = [(c, toolbox.find(c.name) if toolbox else None) for c in reply.tool_calls]
+            calls = [(c, t) for c, t in found_tools if c.name == "search_history" or t]
             if not calls:
                 turn.text = clean_text(reply.text)
                 if reply.finish_reason == "length":  # it stopped for room, not because done
@@ -230,14 +229,13 @@ async def answer(
                             "type": "function",
                             "function": {"name": c.name, "arguments": c.arguments},
                         }
-                        for c in calls
+                        for c, _ in calls
                     ],
                 }
             )
             shown.clear()
-            for call in calls:
-                tool = toolbox.find(call.name) if toolbox is not None else None
-                if tool is None or toolbox is None:
+            for call, tool in calls:
+                if tool is None or toolbox is None:  # search_history: the only tool of Kept's
                     turn.searches.append(call.arguments)
                     found = await asyncio.to_thread(
                         run_search_tool, store, call.arguments, exclude=(session.id,)

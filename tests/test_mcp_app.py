@@ -140,3 +140,39 @@ def test_tools_screen_turns_a_server_on_and_keeps_it(fake: FakeProvider) -> None
     asyncio.run(go())
     data = tomllib.loads(config_path().read_text())
     assert data["mcp"]["servers"]["web"]["enabled"] is True
+
+
+def test_a_server_s_own_words_are_shown_as_written_not_read_as_markup(
+    fake: FakeProvider,
+) -> None:
+    """A server that fails says why on its stderr, in words Kept does not write: brackets
+    in them ("usage: srv [/path]") are shown as they are, not taken for Textual markup."""
+    from textual.widgets import OptionList
+
+    from app.screens.tools import ToolsScreen
+
+    path = config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fails = "import sys; print('usage: srv [/path]', file=sys.stderr); sys.exit(2)"
+    path.write_text(f'[mcp.servers.web]\ncommand = "{sys.executable}"\nargs = ["-c", "{fails}"]\n')
+
+    async def go() -> str:
+        app = make_app(fake)
+        app.settings = replace(app.settings, mcp=mcp_settings(path))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await ask(pilot, "/tools")
+            await until(pilot, lambda: isinstance(app.screen, ToolsScreen), "/tools")
+            screen = app.screen
+            assert isinstance(screen, ToolsScreen)
+            await pilot.press("space")
+            server = screen.toolbox.servers["web"]
+            await until(pilot, lambda: bool(server.reason), "the server's failure", 120)
+            await pilot.app.workers.wait_for_complete()
+            await pilot.pause()
+            options = screen.query_one(OptionList)
+            shown = str(options.get_option_at_index(0).prompt)
+            await pilot.press("escape")
+            await screen.toolbox.close()
+            return shown
+
+    assert "usage: srv [/path]" in asyncio.run(go())

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +144,22 @@ def test_a_server_that_dies_mid_call_is_a_notice_and_the_turn_goes_on(
     assert "stopped during die" in tool_results(fake.requests[1].body)[0]
     assert "web__die" not in tool_names(fake.requests[1].body)  # its tools are left out
     assert session.live_messages()[-1]["content"] == "The tool failed, sorry."
+
+
+def test_a_call_after_its_server_died_is_answered_with_why_never_searched(
+    fake: FakeProvider, tmp_path
+) -> None:
+    """Two calls in one reply; the first kills the server. The second is not sent to the
+    history search (its arguments would search the user's past): it is told why."""
+    store = MemoryStore(settings=MemorySettings())
+    second = tool_call("web__echo", {"text": "the user's secret plans"})
+    fake.script(MODEL, replace(tool_call("web__die", {}), also=(second,)), text("Sorry."))
+    choices = [Approval.ONCE, Approval.ONCE]
+    turn, _, _ = chat(store, fake_catalog(fake), box(tmp_path), "Go", choices)
+    assert turn.ok and turn.searches == []
+    results = tool_results(fake.requests[1].body)
+    assert len(results) == 2 and "stopped during die" in results[0]
+    assert results[1].startswith("Tool server web is not running"), results[1]
 
 
 def test_a_server_that_cannot_start_is_a_notice_and_the_chat_answers(

@@ -198,3 +198,32 @@ def test_a_server_over_http_gets_its_headers(tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(timeout=60)
+
+
+def test_a_start_given_up_leaves_the_server_off_to_start_again(tmp_path: Path) -> None:
+    """Esc during a turn that waits for a slow server (or /tools closed while it starts):
+    the server is not left half-started for ever, its process is stopped, and the next
+    turn starts it again."""
+    silent = ServerSpec(
+        "slow", command=sys.executable, args=("-c", "import time; time.sleep(600)"), enabled=True
+    )
+
+    async def go() -> None:
+        box = ToolBox([silent], logs=tmp_path)
+        server = box.servers["slow"]
+        waiting = asyncio.create_task(box.start_enabled())
+        while server.state is not ServerState.STARTING:
+            await asyncio.sleep(0)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        assert server.state is ServerState.OFF and server._task is None
+        again = asyncio.create_task(box.start_enabled())  # the next turn tries it anew
+        while server.state is not ServerState.STARTING:
+            await asyncio.sleep(0)
+        again.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await again
+        await box.close()
+
+    run(go())

@@ -278,12 +278,14 @@ def test_wrong_arguments_are_one_sentence_never_a_traceback() -> None:
 
 
 def test_http_refuses_a_non_loopback_bind_in_one_sentence() -> None:
-    done = kept("mcp", "--http", "8765", "--host", "0.0.0.0")
-    assert done.returncode == 2
-    assert done.stderr == (
-        "kept mcp: --host 0.0.0.0 is not a loopback address; Kept serves memory only to "
-        "this machine (127.0.0.1, ::1 or localhost).\n"
-    )
+    # 127.0.1.1 is loopback too, but the SDK guards only these three against DNS rebinding.
+    for host in ("0.0.0.0", "127.0.1.1"):
+        done = kept("mcp", "--http", "8765", "--host", host)
+        assert done.returncode == 2
+        assert done.stderr == (
+            f"kept mcp: --host {host} is not 127.0.0.1, ::1 or localhost; Kept serves memory "
+            "only to this machine, on an address guarded against DNS rebinding.\n"
+        )
     done = kept("mcp", "--http", "70000")
     assert done.returncode == 2
     assert done.stderr == "kept mcp: --http takes a port from 1 to 65535, not 70000.\n"

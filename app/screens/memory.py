@@ -147,7 +147,7 @@ class MemoryScreen(Screen[None]):
             with TabPane("History", id="history-tab"), VerticalScroll():
                 yield Markdown(id="history-view")
             with TabPane("Versions", id="versions-tab"), Horizontal():
-                yield OptionList(id="versions")
+                yield OptionList(id="versions", markup=False)
                 with VerticalScroll(id="diff-scroll"):
                     yield Static("", id="diff")
                     yield Button("Restore this version", id="restore", variant="warning")

@@ -46,7 +46,7 @@ class SearchScreen(Screen[None]):
             yield Checkbox("regex", id="regex")
             yield Checkbox("match case", id="case")
         yield Static("", id="search-summary", markup=False)
-        yield OptionList(id="results")
+        yield OptionList(id="results", markup=False)
         with VerticalScroll(id="entry-scroll"):
             yield Static("", id="entry", markup=False)
         yield Footer()

@@ -99,7 +99,7 @@ class SessionsScreen(Screen[None]):
             id="filter",
         )
         yield Static("Loading sessions…", id="sessions-summary", markup=False)
-        yield OptionList(id="sessions")
+        yield OptionList(id="sessions", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:

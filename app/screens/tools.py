@@ -68,7 +68,7 @@ class ToolsScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="log-scroll"):
             yield Label("Tool servers", classes="section")
-            yield OptionList(id="servers")
+            yield OptionList(id="servers", markup=False)
             yield Static("", id="server-tools", markup=False)
             yield Static("", id="tools-total", markup=False, classes="hint")
         yield Footer()

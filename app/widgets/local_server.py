@@ -58,7 +58,7 @@ class LocalServerForm(Vertical):
             id="base-url",
             placeholder="Server address, then Enter to list its models",
         )
-        yield OptionList(id="server-models")
+        yield OptionList(id="server-models", markup=False)
         yield Input(placeholder="Model name on that server, e.g. llama3.2", id="local-model")
         yield Input(
             placeholder="Its context window in tokens, as the server was started with",

@@ -105,6 +105,7 @@ class ToolCall(Step):
     name: str
     arguments: str  # always the exact string sent on the OpenAI wire
     content: str = ""
+    also: tuple[ToolCall, ...] = ()  # more calls in the same reply (OpenAI's stream only)
 
 
 @dataclass(frozen=True)
@@ -716,29 +717,29 @@ class _Handler(BaseHTTPRequestHandler):
             self._sse(self._openai_chunk({"content": piece}))
         completion_text = "".join(pieces)
         finish = getattr(self, "finish_reason", "stop")
-        if tool is not None:
+        for index, call in enumerate((tool, *tool.also) if tool is not None else ()):
             call_id = f"call_{uuid.uuid4().hex[:24]}"
             self._sse(
                 self._openai_chunk(
                     {
                         "tool_calls": [
                             {
-                                "index": 0,
+                                "index": index,
                                 "id": call_id,
                                 "type": "function",
-                                "function": {"name": tool.name, "arguments": ""},
+                                "function": {"name": call.name, "arguments": ""},
                             }
                         ]
                     }
                 )
             )
-            for part in _split(tool.arguments, max(2, len(tool.arguments) // 8)):
+            for part in _split(call.arguments, max(2, len(call.arguments) // 8)):
                 self._sse(
                     self._openai_chunk(
                         {
                             "tool_calls": [
                                 {
-                                    "index": 0,
+                                    "index": index,
                                     "function": {"arguments": part},
                                 }
                             ]
@@ -746,7 +747,7 @@ class _Handler(BaseHTTPRequestHandler):
                     )
                 )
             finish = "tool_calls"
-            completion_text += tool.name + tool.arguments
+            completion_text += call.name + call.arguments
         self._sse(self._openai_chunk({}, finish))
         prompt, completion = self._usage(completion_text)
         if (self.body.get("stream_options") or {}).get("include_usage"):
