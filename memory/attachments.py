@@ -25,6 +25,7 @@ from typing import Any
 from catalog.capabilities import sees_images
 from catalog.catalog import Catalog
 from memory.files import atomic_write, ensure_dir, fsync_dir
+from memory.marks import marked_open
 from memory.settings import AttachmentLimits
 from memory.store import MemoryStore
 
@@ -444,6 +445,17 @@ def forget_private(store: MemoryStore) -> int:
     return collect(store, grace=0, private_only=True)
 
 
+def _naming(store: MemoryStore, private_only: bool) -> list[Path]:
+    """The journals that may name a kept file. A private session's are named only by its
+    journal, which keeps its open mark until it is deleted: those few, not every journal."""
+    if private_only:
+        try:
+            return marked_open(store.sessions_dir)
+        except OSError:
+            pass  # marks that cannot be made here: every journal is read instead
+    return [*store.sessions_dir.glob("*.jsonl"), *store.done_dir.glob("*.jsonl")]
+
+
 def collect(store: MemoryStore, *, grace: float = COLLECT_GRACE, private_only: bool = False) -> int:
     """Delete every kept attachment no session journal names any more (a deleted session's,
     an ended private session's); one stored in the last `grace` seconds is spared, since its
@@ -454,9 +466,13 @@ def collect(store: MemoryStore, *, grace: float = COLLECT_GRACE, private_only: b
     if not any(_holds_files(s) for s in subs):
         return 0  # nothing kept: no journal need be read (the common case)
     named: set[str] = set()
-    for journal in (*store.sessions_dir.glob("*.jsonl"), *store.done_dir.glob("*.jsonl")):
+    # A private session's files are named only by its journal, which stays open (marked)
+    # until it is deleted: those few are read, not every journal.
+    for journal in _naming(store, private_only):
         try:
             named.update(m.decode() for m in _DIGEST.findall(journal.read_bytes()))
+        except FileNotFoundError:
+            continue  # deleted since it was listed: it names nothing now
         except OSError:
             return 0  # a journal that cannot be read may name any of them: delete nothing
     deleted = 0

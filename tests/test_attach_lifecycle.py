@@ -82,3 +82,17 @@ def test_an_attached_file_counts_toward_compaction() -> None:
         {**plain[0], "attachments": [{"tokens": "9"}, {"tokens": -5}, "x", {"tokens": True}]}
     ]
     assert estimate_tokens(hostile) == estimate_tokens(plain)
+
+
+def test_ending_a_private_session_reads_only_the_open_journals(tmp_path: Path) -> None:
+    """/new after a private session with a file runs on the event loop: the files of private
+    sessions are looked for in the few open journals, not in 10,000 finished ones."""
+    from memory.attachments import _naming
+
+    store = MemoryStore(tmp_path / "data")
+    for _ in range(30):
+        LiveSession.start(store, "gpt-4.1-mini").close()
+    private = LiveSession.start(store, "gpt-4.1-mini", private=True)
+    assert _naming(store, private_only=True) == [private.journal.path]
+    assert len(_naming(store, private_only=False)) == 31
+    private.close()
