@@ -36,6 +36,8 @@ if TYPE_CHECKING:  # imported where used: a search of a folder with no index nee
 
 INDEX = "index.search.sqlite"
 LOCK = "index.search.lock"  # held by the one process that builds
+AGAIN = "index.search.again"  # left for the builder at work: a file went, look once more
+_MOST_PASSES = 5  # a builder looks again at most this many times in a row
 BUILD_AFTER = 4 * 2**20  # bytes of searched files missing from the index before a build
 SETTLE_SECONDS = 2.0  # a file changed more recently is left to the scan: its mtime may not tick
 _BATCH_BYTES = 8 * 2**20  # written per transaction
@@ -255,13 +257,19 @@ def refresh(root: Path, *, cancelled: Callable[[], bool] | None = None) -> int:
     with locked(root / LOCK, blocking=False) as mine:
         if not mine:
             return 0
-        try:
-            return _refresh(root, cancelled)
-        except sqlite3.OperationalError:  # busy, or the folder refused: not damage
-            raise
-        except sqlite3.DatabaseError:  # damaged, or not this index: it is only derived
-            remove(root)
-            return _refresh(root, cancelled)
+        indexed = 0
+        for _ in range(_MOST_PASSES):  # again while a transcript was deleted meanwhile
+            (root / AGAIN).unlink(missing_ok=True)
+            try:
+                indexed += _refresh(root, cancelled)
+            except sqlite3.OperationalError:  # busy, or the folder refused: not damage
+                raise
+            except sqlite3.DatabaseError:  # damaged, or not this index: it is only derived
+                remove(root)
+                indexed += _refresh(root, cancelled)
+            if not (root / AGAIN).exists():
+                break
+        return indexed
 
 
 def _refresh(root: Path, cancelled: Callable[[], bool] | None) -> int:
@@ -404,7 +412,15 @@ def build_in_background(root: Path) -> bool:
 def forget_deleted(root: Path) -> bool:
     """After a transcript is deleted: its words leave the index now, not at the next search
     (a build in the background, if there is an index to hold them)."""
-    return (root / INDEX).exists() and build_in_background(root)
+    if not (root / INDEX).exists():
+        return False
+    if build_in_background(root):
+        return True
+    # A builder is at work, and may have listed the files before this one went: it is
+    # told to look again (and the next build_if_needed sees the note too).
+    with contextlib.suppress(OSError):
+        (root / AGAIN).touch()
+    return False
 
 
 def build_if_needed(root: Path) -> bool:
@@ -418,7 +434,7 @@ def build_if_needed(root: Path) -> bool:
 
     try:
         found = lookup(root, searched_files(Places(root)), {})
-        if found.ready and not found.gone:
+        if found.ready and not found.gone and not (root / AGAIN).exists():
             return False
         return build_in_background(root)
     except (OSError, sqlite3.Error):  # searches read the files meanwhile: nothing is wrong

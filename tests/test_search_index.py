@@ -454,3 +454,37 @@ def test_the_app_starts_a_build_when_much_is_missing_from_the_index(
     (builder,) = index._builders  # started after the first frame, in the session's thread
     assert builder.wait(120) == 0
     assert (store.root / index.INDEX).exists()
+
+
+def test_a_session_deleted_while_a_builder_works_is_forgotten_by_that_builder(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The builder may have listed the files before the transcript went: it is told to look
+    again, and does, so the deleted words do not wait for the next start."""
+    from memory.files import locked
+    from memory.sessions import delete_session
+
+    monkeypatch.setattr(index, "_builders", [])
+    session = "20250401-100000-cccccc"
+    journal(store, session, [said("user", "ocarina words")])
+    index.refresh(store.root)
+    with locked(store.root / index.LOCK):  # a builder is at work
+        delete_session(store, session)
+        assert index._builders == [] and (store.root / index.AGAIN).exists()
+        assert index.build_if_needed(store.root) is False  # still at work: nothing started
+
+    passes: list[int] = []
+    real = index._refresh
+
+    def one_pass(root: Path, cancelled: object) -> int:
+        passes.append(1)
+        if len(passes) == 1:
+            (root / index.AGAIN).touch()  # another deletion while this pass ran
+        return real(root, cancelled)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(index, "_refresh", one_pass)
+    index.refresh(store.root)  # the builder's own call
+    assert len(passes) == 2 and not (store.root / index.AGAIN).exists()
+    with contextlib.closing(sqlite3.connect(store.root / index.INDEX)) as db:
+        query = " AND ".join(f'"{g}"' for g in index.trigrams("ocarina"))
+        assert not db.execute("SELECT 1 FROM words WHERE words MATCH ?", (query,)).fetchall()
