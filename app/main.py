@@ -464,6 +464,10 @@ class KeptApp(App[None]):
         self.push_screen(HelpScreen())
 
     def action_export(self, argument: str = "") -> None:
+        self.run_worker(partial(self._export, argument), thread=True, group="export")
+
+    def _export(self, argument: str) -> None:
+        """In a thread: a session's attachments are copied beside its Markdown."""
         from app.export import export_session
 
         try:
@@ -472,12 +476,16 @@ class KeptApp(App[None]):
             )
         except OSError as exc:
             where = argument or self.store.root / "exports"
-            self.notify(
+            self.call_from_thread(
+                self.notify,
                 f"Could not export to {where}: {exc.strerror or exc}.",
                 severity="error",
                 markup=False,
             )
             return
+        self.call_from_thread(self._exported, path)
+
+    def _exported(self, path: Path) -> None:
         if self.session.private:
             self.notify(
                 f"This private session is exported to {path}, outside Kept's private "

@@ -72,3 +72,34 @@ def test_a_session_without_attachments_makes_no_folder(tmp_path: Path) -> None:
     session.append({"role": "user", "content": "Hi"})
     path = export_session(session, Catalog(), None, store.root / "exports")
     assert [p.name for p in path.parent.iterdir()] == [path.name]
+
+
+def test_export_copies_in_a_thread_not_on_the_event_loop(fake, monkeypatch) -> None:
+    """A session's attachments may be many megabytes: /export copies them off the loop."""
+    import asyncio
+    import threading
+
+    import app.export
+    from tests.support import make_app, until
+
+    threads: list[bool] = []
+    real = app.export.export_session
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        threads.append(threading.current_thread() is threading.main_thread())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(app.export, "export_session", spy)
+
+    async def go() -> None:
+        kept = make_app(fake)
+        async with kept.run_test() as pilot:
+            kept.action_export()
+            await until(
+                pilot,
+                lambda: any("exported to" in n.message for n in kept._notifications),
+                "the export's notice",
+            )
+
+    asyncio.run(go())
+    assert threads == [False]

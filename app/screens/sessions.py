@@ -249,22 +249,29 @@ class SessionsScreen(Screen[None]):
         self.app.pop_screen()
 
     def action_export(self) -> None:
+        summary = self._current()
+        if summary is not None:
+            self.export(summary)
+
+    @work(thread=True, group="sessions-export", exit_on_error=False)
+    def export(self, summary: SessionSummary) -> None:
+        """In a thread: the session's attachments are copied beside its Markdown."""
         from app.export import export_session
 
-        summary = self._current()
-        if summary is None:
-            return
         try:
             journal = self.app.store.find_session(summary.id)
             path = export_session(journal, self.app.catalog, None, self.app.store.root / "exports")
         except (OSError, LookupError) as exc:
-            self.app.notify(
+            self.app.call_from_thread(
+                self.app.notify,
                 f"Could not export: {getattr(exc, 'strerror', None) or exc}",
                 severity="error",
                 markup=False,
             )
             return
-        self.app.notify(f"Session exported to {path}", title="Export", markup=False)
+        self.app.call_from_thread(
+            self.app.notify, f"Session exported to {path}", title="Export", markup=False
+        )
 
     def action_delete(self) -> None:
         summary = self._current()
