@@ -305,7 +305,7 @@ class ChatScreen(Screen[None]):
     @work(thread=True, group="attach", exit_on_error=False)
     def _read(self, chip: Chip) -> None:
         """Read the file off the event loop: a big PDF never stops the typing."""
-        from memory.attachments import AttachmentError, can_take, read_attachment
+        from memory.attachments import AttachmentError, can_take, keep, read_attachment
 
         try:
             attachment = read_attachment(chip.path, self.app.store.settings.attachments)
@@ -329,6 +329,8 @@ class ChatScreen(Screen[None]):
             litellm()  # what the model can take, and its window, are litellm's figures
         if attachment.kind == "image":  # a local server is asked here, not at Enter
             can_take(self.app.model, {"image"}, self.app.catalog)
+        with contextlib.suppress(OSError):  # stored and fsynced here: Enter finds it stored
+            keep(self.app.store, attachment, private=self.app.session.private)
         self.app.call_from_thread(self._read_done, chip, attachment)
 
     def _read_done(self, chip: Chip, attachment: Attachment) -> None:
