@@ -302,18 +302,20 @@ def test_a_resumed_session_and_its_transcript_show_attachments(fake: FakeProvide
             def users() -> list[MessageView]:
                 return [v for v in screen.query(MessageView) if v.kind == "user"]
 
-            await until(pilot, lambda: len(users()) == 2, "the resumed messages")
-            views = users()
-            for view in views:
-                shown = str(view.query_one(".attachments").render())
-                assert shown == "+ report.pdf · 12 pages · 31 KB"
+            def lines(views: list[MessageView]) -> list[str]:
+                # A view's parts are mounted a frame after the view itself: wait for them.
+                return [str(w.render()) for v in views for w in v.query(".attachments")]
+
+            line = "+ report.pdf · 12 pages · 31 KB"
+            await until(pilot, lambda: lines(users()) == [line] * 2, "the resumed messages")
             messages = again.session.messages
             await again.push_screen(TranscriptScreen("A past session", messages, []))
-            await pilot.pause()
-            shown = [
-                str(v.query_one(".attachments").render()) for v in again.screen.query(MessageView)
-            ]
-            assert shown == ["+ report.pdf · 12 pages · 31 KB"] * 2
+            transcript = again.screen
+            await until(
+                pilot,
+                lambda: lines(list(transcript.query(MessageView))) == [line] * 2,
+                "the transcript's messages",
+            )
 
     run(scenario)
 
