@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from catalog import MODEL_CATALOG, Catalog, KeyStore, ModelEntry, RetryPolicy
 from catalog.config import CatalogConfig
 from catalog.gateways import GATEWAYS
@@ -231,3 +234,21 @@ def small_window_entries() -> tuple[ModelEntry, ...]:
         output_per_mtok=2.0,
     )
     return (*MODEL_CATALOG, tiny)
+
+
+def gateways_toml(fake: FakeProvider) -> str:
+    """config.toml's [gateways] tables, every gateway pointed at the fake provider."""
+    return "".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n' for g in FAKE_GATEWAYS)
+
+
+def terminal_env(home: Path, *, keys: bool = True) -> dict[str, str]:
+    """What Kept is started with in a real terminal (tmux): this test's folders, no
+    keyring, and (unless not `keys`) the fake provider's keys."""
+    return {
+        "KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
+        "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"],
+        "HOME": str(home),
+        "TERM": "xterm-256color",
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+        **(fake_keys() if keys else {}),
+    }

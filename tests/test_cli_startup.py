@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import subprocess_env
-from tests.support import SAMPLE_MESSAGES
+from tests.support import SAMPLE_MESSAGES, gateways_toml
 
 ROOT = Path(__file__).parent.parent
 CHILD = """
@@ -53,13 +53,11 @@ def test_verbs_that_send_nothing_never_import_litellm(tmp_path) -> None:
 
 def test_a_verb_that_sends_a_request_imports_it(tmp_path, fake) -> None:
     from tests.fakes.provider import tool_call
-    from tests.support import FAKE_GATEWAYS, fake_keys, save_args
+    from tests.support import fake_keys, save_args
 
     config = tmp_path / "config"
     config.mkdir()
-    (config / "config.toml").write_text(
-        "".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n' for g in FAKE_GATEWAYS)
-    )
+    (config / "config.toml").write_text(gateways_toml(fake))
     fake.default = tool_call("save_memory", save_args())
     transcript = tmp_path / "chat.jsonl"
     transcript.write_text("".join(json.dumps(m) + "\n" for m in SAMPLE_MESSAGES))

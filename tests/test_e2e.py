@@ -17,7 +17,12 @@ import pytest
 from app.settings import config_path
 from memory import MemoryStore
 from tests.fakes.provider import FakeProvider, text, tool_call
-from tests.support import FAKE_GATEWAYS, fake_keys, nothing_new, save_args
+from tests.support import (
+    gateways_toml,
+    nothing_new,
+    save_args,
+    terminal_env,
+)
 
 KEPT = Path(sys.executable).with_name("kept")
 
@@ -123,18 +128,8 @@ def test_chat_new_session_and_quit_write_memory(fake: FakeProvider, tmp_path: Pa
     )
     path = config_path()
     path.parent.mkdir(parents=True)
-    path.write_text(
-        "".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n' for g in FAKE_GATEWAYS)
-        + '[app]\nmodel = "gpt-4.1-mini"\n'
-    )
-    env = {
-        "KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
-        "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"],
-        "HOME": str(tmp_path),
-        "TERM": "xterm-256color",
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-        **fake_keys(),
-    }
+    path.write_text(gateways_toml(fake) + '[app]\nmodel = "gpt-4.1-mini"\n')
+    env = terminal_env(tmp_path)
     terminal = Terminal("e2e")
     terminal.start([str(KEPT)], env)
     try:
@@ -164,18 +159,8 @@ def test_kept_ask_on_a_terminal_renders_markdown(fake: FakeProvider, tmp_path: P
     fake.default = tool_call("save_memory", nothing_new("Asked for a camping plan."))
     path = config_path()
     path.parent.mkdir(parents=True)
-    path.write_text(
-        "".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n' for g in FAKE_GATEWAYS)
-        + '[app]\nmodel = "gpt-4.1-mini"\n'
-    )
-    env = {
-        "KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
-        "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"],
-        "HOME": str(tmp_path),
-        "TERM": "xterm-256color",
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-        **fake_keys(),
-    }
+    path.write_text(gateways_toml(fake) + '[app]\nmodel = "gpt-4.1-mini"\n')
+    env = terminal_env(tmp_path)
     terminal = Terminal("ask")
     terminal.start([str(KEPT), "ask", "a camping plan"], env)
     try:
@@ -204,18 +189,8 @@ def test_continue_a_past_session_from_the_sessions_browser(
     fake.default = tool_call("save_memory", nothing_new("Ana chose May."))
     path = config_path()
     path.parent.mkdir(parents=True)
-    path.write_text(
-        "".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n' for g in FAKE_GATEWAYS)
-        + '[app]\nmodel = "gpt-4.1-mini"\n'
-    )
-    env = {
-        "KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
-        "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"],
-        "HOME": str(tmp_path),
-        "TERM": "xterm-256color",
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-        **fake_keys(),
-    }
+    path.write_text(gateways_toml(fake) + '[app]\nmodel = "gpt-4.1-mini"\n')
+    env = terminal_env(tmp_path)
     terminal = Terminal("continue")
     terminal.start([str(KEPT)], env)
     try:

@@ -3,13 +3,12 @@ in /sessions' transcript and in /export's Markdown and files."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from app.settings import config_path
 from memory import MemoryStore
 from tests.fakes.provider import FakeProvider, text
-from tests.support import FAKE_GATEWAYS, fake_keys
+from tests.support import gateways_toml, terminal_env
 from tests.test_e2e import KEPT, Terminal
 
 
@@ -17,21 +16,11 @@ def test_attach_send_and_find_it_in_sessions_and_export(fake: FakeProvider, tmp_
     fake.set_default("gpt-4.1-mini", text("Three retries, ten seconds."))
     path = config_path()
     path.parent.mkdir(parents=True)
-    path.write_text(
-        "".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n' for g in FAKE_GATEWAYS)
-        + '[app]\nmodel = "gpt-4.1-mini"\n'
-    )
+    path.write_text(gateways_toml(fake) + '[app]\nmodel = "gpt-4.1-mini"\n')
     (tmp_path / "work").mkdir()
     notes = tmp_path / "work" / "retry notes.txt"
     notes.write_text("retries = 3\ntimeout = 10\n")
-    env = {
-        "KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
-        "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"],
-        "HOME": str(tmp_path),
-        "TERM": "xterm-256color",
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-        **fake_keys(),
-    }
+    env = terminal_env(tmp_path)
     exported = tmp_path / "out" / "walk.md"
     exported.parent.mkdir()
     terminal = Terminal("attach")

@@ -2,30 +2,19 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from app.settings import config_path
 from tests.fakes.provider import FakeProvider, text
-from tests.support import FAKE_GATEWAYS, fake_keys
+from tests.support import gateways_toml, terminal_env
 from tests.test_e2e import KEPT, Terminal
 
 
 def _environment(fake: FakeProvider, tmp_path: Path, *, keys: bool = True) -> dict[str, str]:
     path = config_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        "".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n' for g in FAKE_GATEWAYS)
-        + '[app]\nmodel = "gpt-4.1-mini"\n'
-    )
-    return {
-        "KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
-        "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"],
-        "HOME": str(tmp_path),
-        "TERM": "xterm-256color",
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-        **(fake_keys() if keys else {}),
-    }
+    path.write_text(gateways_toml(fake) + '[app]\nmodel = "gpt-4.1-mini"\n')
+    return terminal_env(tmp_path, keys=keys)
 
 
 def test_alt_enter_adds_a_line_as_the_terminal_sends_it(fake: FakeProvider, tmp_path: Path) -> None:
@@ -68,13 +57,7 @@ def test_a_first_hour_at_80x24_shows_every_screen_whole(fake: FakeProvider, tmp_
         text("Hello Ana, from your local model."),
         text(json.dumps(save_args(entry="Ana said hello."))),
     )
-    env = {
-        "KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
-        "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"],
-        "HOME": str(tmp_path),
-        "TERM": "xterm-256color",
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-    }
+    env = terminal_env(tmp_path, keys=False)
     url = fake.base_url("local").removesuffix("/v1")
     terminal = Terminal("first-hour")
     terminal.start([str(KEPT)], env, size=(80, 24))

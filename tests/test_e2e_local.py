@@ -19,7 +19,7 @@ import pytest
 from memory import MemoryStore
 from tests.fakes.provider import FakeProvider, text
 from tests.llama_server import LlamaServer, why_unavailable
-from tests.support import save_args
+from tests.support import save_args, terminal_env
 from tests.test_e2e import KEPT, Terminal
 
 for tool in ("tmux", "strace"):
@@ -88,13 +88,7 @@ def walk(terminal: Terminal, url: str, expect_reply: str | None, patience: float
 
 def run_kept(tmp_path: Path, name: str, url: str, reply: str | None, patience: float) -> list[str]:
     trace = tmp_path / "connections.strace"
-    env = {
-        "KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
-        "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"],
-        "HOME": str(tmp_path),
-        "TERM": "xterm-256color",
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-    }
+    env = terminal_env(tmp_path, keys=False)
     terminal = Terminal(name)
     terminal.start(
         [

@@ -3,14 +3,13 @@ one of its tools, the user allows it with y, and the result feeds the reply."""
 
 from __future__ import annotations
 
-import os
 import sys
 import tomllib
 from pathlib import Path
 
 from app.settings import config_path
 from tests.fakes.provider import FakeProvider, text, tool_call
-from tests.support import FAKE_GATEWAYS, fake_keys
+from tests.support import gateways_toml, terminal_env
 from tests.test_e2e import KEPT, Terminal
 
 SERVER = Path(__file__).with_name("mcp_tool_server.py")
@@ -27,19 +26,12 @@ def test_enable_a_server_approve_a_call_and_the_result_feeds_the_reply(
     path = config_path()
     path.parent.mkdir(parents=True)
     path.write_text(
-        "".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n' for g in FAKE_GATEWAYS)
+        gateways_toml(fake)
         + '[app]\nmodel = "gpt-4.1-mini"\n\n'
         + f'# the weather, for tests\n[mcp.servers.web]\ncommand = "{sys.executable}"\n'
         + f'args = ["{SERVER}"]\n'
     )
-    env = {
-        "KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
-        "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"],
-        "HOME": str(tmp_path),
-        "TERM": "xterm-256color",
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-        **fake_keys(),
-    }
+    env = terminal_env(tmp_path)
     terminal = Terminal("e2e-mcp")
     terminal.start([str(KEPT)], env)
     try:

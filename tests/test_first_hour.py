@@ -9,7 +9,7 @@ from textual import events
 
 from app.widgets.composer import Composer
 from tests.fakes.provider import FakeProvider
-from tests.support import make_app, settle
+from tests.support import gateways_toml, make_app, settle
 
 
 def run(scenario):
@@ -247,13 +247,11 @@ def test_consolidate_prints_each_sessions_attempts_before_its_line(
     from app.settings import config_path
     from memory import MemoryStore
     from tests.fakes.provider import http_error, tool_call
-    from tests.support import FAKE_GATEWAYS, fake_keys, pending_session, save_args
+    from tests.support import fake_keys, pending_session, save_args
 
     path = config_path()
     path.parent.mkdir(parents=True)
-    path.write_text(
-        "".join(f'[gateways.{g}]\nbase_url = "{fake.base_url(g)}"\n\n' for g in FAKE_GATEWAYS)
-    )
+    path.write_text(gateways_toml(fake))
     for name, value in fake_keys().items():
         monkeypatch.setenv(name, value)
     fake.set_default("llama-3.3-70b-versatile", http_error(400))
