@@ -7,7 +7,6 @@ tool call out as text."""
 from __future__ import annotations
 
 import json
-import urllib.request
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -98,6 +97,8 @@ def server_says(api_base: str, model: str, ability: Ability, timeout: float = 2.
 
 def _json(url: str, timeout: float, body: dict[str, Any] | None = None) -> Any:
     """The JSON at `url`: GET, or POST when there is a `body`."""
+    import urllib.request  # only when a local server is asked (not before the first frame)
+
     data = json.dumps(body).encode() if body is not None else None
     headers = {"Accept": "application/json", "Content-Type": "application/json"}
     request = urllib.request.Request(url, data, headers)

@@ -12,7 +12,6 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from memory.attachments import display_name, human_size
 from memory.sanitize import clean_text
 
 if TYPE_CHECKING:
@@ -27,6 +26,8 @@ MAX_PAUSE = 0.5  # seconds: what arrived is drawn within this, however long draw
 def attachment_line(record: object) -> str:
     """What a sent message's attachment is, in one line: its name, pages and size (a
     journal edited by hand may hold anything; what is missing is left out)."""
+    from memory.attachments import display_name, human_size  # not before the first frame
+
     if not isinstance(record, dict):
         return "+ (an attachment this journal does not describe)"
     parts = [clean_text(display_name(record))]
