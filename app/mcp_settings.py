@@ -9,11 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field, with_config
-
-from catalog.config import STRICT, parse_table
+from catalog.config import parse_table
 from catalog.mcp import CALL_TIMEOUT, MAX_TOOL_TOKENS, START_TIMEOUT
 from catalog.sanitize import clean_text
+from catalog.schema import STRICT, Field, with_config
 
 SUBTABLES = ("server", "servers")
 

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import AfterValidator, Field, with_config
-
 from app.mcp_settings import McpSettings, parse_mcp_settings
 from catalog import DEFAULT_CHAT_MODEL
-from catalog.config import CONFIG_FILE, STRICT, CatalogConfig, parse_catalog_config, parse_table
+from catalog.config import CONFIG_FILE, CatalogConfig, parse_catalog_config, parse_table
+from catalog.schema import STRICT, AfterValidator, Field, with_config
 from memory.files import atomic_write, ensure_dir
 from memory.settings import MemorySettings, parse_memory_settings
 
@@ -106,7 +105,9 @@ class Settings:
 
 def parse_app_settings(data: dict[str, Any], where: str) -> tuple[AppSettings, list[str]]:
     """[app], and the top level's unknown tables or keys."""
-    _, problems = parse_table(TopLevel, data, f"{where}: the file")
+    problems: list[str] = []
+    if data.keys() - {f.name for f in fields(TopLevel)}:  # each known one is its layer's
+        _, problems = parse_table(TopLevel, data, f"{where}: the file")
     app, more = parse_table(AppSettings, data.get("app", {}), f"{where}: [app]")
     return app or AppSettings(), problems + more
 

@@ -1,10 +1,11 @@
 """The catalog's part of config.toml: gateway URLs, the user's own models, retry policy.
 
 Each table is declared once, as a frozen dataclass whose fields carry their defaults and
-bounds; `problems_of` turns pydantic's errors into Kept's sentences for every table of every
-layer. Problems are returned as sentences, never raised: a bad setting is reported and the
-built-in default stands in for it, so Kept always starts. The app finds and reads the file
-(app.settings); this module only validates tables it is handed.
+bounds (catalog.schema's markers: pydantic is imported only when a table with keys in it is
+validated); `problems_of` turns pydantic's errors into Kept's sentences for every table of
+every layer. Problems are returned as sentences, never raised: a bad setting is reported
+and the built-in default stands in for it, so Kept always starts. The app finds and reads
+the file (app.settings); this module only validates tables it is handed.
 """
 
 from __future__ import annotations
@@ -14,15 +15,16 @@ import re
 import unicodedata
 from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
-from typing import Annotated, Any, Literal, TypeVar, get_args, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, get_args, get_type_hints
 from urllib.parse import urlparse
-
-from pydantic import BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError, with_config
-from pydantic.fields import FieldInfo
 
 from catalog.gateways import GATEWAYS, Protocol
 from catalog.models import ModelEntry, short_label
 from catalog.sanitize import clean_text
+from catalog.schema import STRICT, BeforeValidator, Field, with_config
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter, ValidationError
 
 CONFIG_FILE = "config.toml"
 DEFAULT_WINDOW = 8192  # tokens, for a user's hosted model whose window config.toml does not give
@@ -36,7 +38,6 @@ MAX_WINDOW = 10_000_000  # tokens: the largest (no model has more; max_tokens fo
 # do) whose fields' Annotated metadata is the schema config.toml is validated against:
 # unknown keys are reported, and each field marked strict never coerces ("5" is not 5,
 # true is not 1).
-STRICT = ConfigDict(extra="forbid")
 T = TypeVar("T")
 
 
@@ -47,22 +48,21 @@ def _number(value: float) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def field_info(schema: type[Any]) -> dict[str, tuple[Any, FieldInfo]]:
+def field_info(schema: type[Any]) -> dict[str, tuple[Any, Field]]:
     """Each field of a table: its type and its schema (description, bounds)."""
     found = {}
     for name, hint in get_type_hints(schema, include_extras=True).items():
         args = get_args(hint) if hasattr(hint, "__metadata__") else (hint,)
-        infos = [a for a in args[1:] if isinstance(a, FieldInfo)]
-        found[name] = (args[0], infos[0] if infos else FieldInfo())
+        infos = [a for a in args[1:] if isinstance(a, Field)]
+        found[name] = (args[0], infos[0] if infos else Field())
     return found
 
 
-def _what(annotation: Any, info: FieldInfo) -> str:
+def _what(annotation: Any, info: Field) -> str:
     """What a field takes, in words: its description, else its type and bounds."""
     if info.description:
         return str(info.description)
-    low = next((m.ge for m in info.metadata if hasattr(m, "ge")), None)
-    high = next((m.le for m in info.metadata if hasattr(m, "le")), None)
+    low, high = info.ge, info.le
     kinds = [k for k in get_args(annotation) or (annotation,) if k is not type(None)]
     kind = kinds[0] if kinds else None
     if kind is bool:
@@ -101,8 +101,11 @@ _ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
 
 
 def _adapter(schema: type[T]) -> TypeAdapter[T]:
-    """A table's validator, built on first use: a verb that reads no table pays nothing."""
+    """A table's validator, built on first use: a verb that reads no table pays nothing
+    (pydantic itself is imported then)."""
     if schema not in _ADAPTERS:
+        from pydantic import TypeAdapter
+
         _ADAPTERS[schema] = TypeAdapter(schema)
     return _ADAPTERS[schema]
 
@@ -117,6 +120,8 @@ def parse_table(schema: type[T], data: object, head: str) -> tuple[T | None, lis
             return schema(), []
         except TypeError:  # a table with required keys: the validator names them
             pass
+    from pydantic import ValidationError
+
     adapter = _adapter(schema)
     try:
         return adapter.validate_python(data), []

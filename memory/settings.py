@@ -7,9 +7,8 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, Field, with_config
-
-from catalog.config import STRICT, parse_table
+from catalog.config import parse_table
+from catalog.schema import STRICT, AfterValidator, Field, with_config
 
 
 class Review(StrEnum):

@@ -1,0 +1,67 @@
+"""The first screen loads only what it draws: on an empty data folder with no config to
+check, neither the config schema's library (pydantic) nor litellm is imported before the
+first frame; a config with a table in it is checked, and loads pydantic then."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import subprocess_env
+
+ROOT = Path(__file__).parent.parent
+# A fresh interpreter, as `kept` starts: the modules loaded when the first frame is drawn
+# (before anything is started after it), then it leaves.
+CHILD = """
+import json, sys
+from app.main import KeptApp
+
+class FirstFrame(KeptApp):
+    def _first_frame(self):
+        print(json.dumps({m: m in sys.modules for m in ("pydantic", "litellm")}))
+        self.exit()
+
+FirstFrame().run(headless=True)
+"""
+
+
+def modules_at_first_frame(config: str | None) -> dict[str, bool]:
+    config_dir = Path(os.environ["KEPT_CONFIG_DIR"])
+    if config is not None:
+        config_dir.mkdir(parents=True, exist_ok=True)
+        (config_dir / "config.toml").write_text(config, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD],
+        cwd=ROOT,
+        env=subprocess_env(
+            KEPT_DATA_DIR=os.environ["KEPT_DATA_DIR"],
+            KEPT_CONFIG_DIR=str(config_dir),
+            OPENAI_API_KEY="sk-test",
+            PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
+        ),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    loaded: dict[str, bool] = json.loads(done.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+@pytest.mark.parametrize(
+    ("config", "pydantic"),
+    [
+        (None, False),  # no config.toml
+        ("# nothing set yet\n[app]\n[memory]\n", False),  # empty tables: nothing to check
+        ('[app]\ntheme = "kept-light"\n', True),  # a table to check
+    ],
+)
+def test_the_schema_library_loads_only_when_a_table_is_checked(
+    config: str | None, pydantic: bool
+) -> None:
+    assert modules_at_first_frame(config) == {"pydantic": pydantic, "litellm": False}
