@@ -78,6 +78,20 @@ class KeptApp(App[None]):
             self.problems.append(app_model_problem(model))
             model = self._answerable_default()
         self.set_reactive(KeptApp.model, model)
+        # The theme is set before the stylesheet is first parsed: set once the app is
+        # mounted, every rule would be parsed and applied again before the first frame.
+        self._theme_chosen = False  # the theme set at start-up is not the user's choice
+        for theme in KEPT_THEMES:
+            self.register_theme(theme)
+        wanted = self.settings.app.theme
+        if wanted not in self.available_themes:
+            self.problems.append(
+                f"config.toml: [app] theme '{wanted}' is unknown; using "
+                f"{DEFAULT_THEME}. Pick one with /theme."
+            )
+            wanted = DEFAULT_THEME
+        self.theme = wanted
+        self._theme_chosen = True
         # Every notice shown this run, in order: what a notice said stays readable after
         # its toast has gone.
         self.notices: list[str] = []
@@ -89,7 +103,6 @@ class KeptApp(App[None]):
         self.jobs = MemoryJobs(self)
         self.review = MemoryReview(self)
         self.ready_at: float | None = None
-        self._theme_chosen = False  # the theme set at start-up is not the user's choice
 
     def notify(
         self,
@@ -117,17 +130,6 @@ class KeptApp(App[None]):
         return default
 
     def on_mount(self) -> None:
-        for theme in KEPT_THEMES:
-            self.register_theme(theme)
-        wanted = self.settings.app.theme
-        if wanted not in self.available_themes:
-            self.problems.append(
-                f"config.toml: [app] theme '{wanted}' is unknown; using "
-                f"{DEFAULT_THEME}. Pick one with /theme."
-            )
-            wanted = DEFAULT_THEME
-        self.theme = wanted
-        self._theme_chosen = True
         self._catch_signals(install=True)
         self.call_after_refresh(self._first_frame)
 
