@@ -9,7 +9,7 @@ from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -22,9 +22,12 @@ from app.background import MemoryJobs, MemoryStatus
 from app.commands import SLASH_COMMANDS
 from app.review import MemoryReview
 from app.settings import DEFAULT_THEME, Settings, load_settings, save_setting
-from catalog import Catalog, KeyStore, RetryPolicy, UnknownModelError, load_catalog
+from catalog import Catalog, KeyStore, UnknownModelError, load_catalog
 from memory import LiveSession, MemoryStore
 from themes import KEPT_THEMES, STYLES
+
+if TYPE_CHECKING:
+    from catalog import RetryPolicy
 
 STARTED = time.perf_counter()
 

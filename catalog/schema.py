@@ -11,7 +11,6 @@ config.toml (or empty tables) never loads it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -33,31 +32,27 @@ def with_config(config: dict[str, Any]) -> Callable[[type[T]], type[T]]:
     return mark
 
 
-@dataclass(frozen=True)
-class Ge:
-    ge: float
-
-
-@dataclass(frozen=True)
-class Le:
-    le: float
-
-
-@dataclass(frozen=True)
 class Field:
     """A field's bounds, strictness (never coerced: "5" is not 5) and the words for what it
     takes; read as pydantic's `Field` would be."""
 
-    ge: float | None = None
-    le: float | None = None
-    strict: bool | None = None
-    description: str | None = None
+    __slots__ = ("description", "ge", "le", "strict")
+
+    def __init__(
+        self,
+        *,
+        ge: float | None = None,
+        le: float | None = None,
+        strict: bool | None = None,
+        description: str | None = None,
+    ) -> None:
+        self.ge, self.le, self.strict, self.description = ge, le, strict, description
 
     @property
-    def metadata(self) -> list[Ge | Le]:
-        """Its bounds, as pydantic's FieldInfo lists them."""
-        low = [Ge(self.ge)] if self.ge is not None else []
-        return [*low, *([Le(self.le)] if self.le is not None else [])]
+    def metadata(self) -> list[Field]:
+        """Its bounds as pydantic's FieldInfo lists them, things with a `ge` or an `le`:
+        itself, when it has one."""
+        return [self] if (self.ge, self.le) != (None, None) else []
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
@@ -66,15 +61,18 @@ class Field:
 
         import pydantic
 
-        given = {k: v for k, v in vars(self).items() if v is not None}
-        return handler(Annotated[source, pydantic.Field(**given)])
+        given = {name: getattr(self, name) for name in self.__slots__}
+        real = pydantic.Field(**{k: v for k, v in given.items() if v is not None})
+        return handler(Annotated[source, real])
 
 
-@dataclass(frozen=True)
 class BeforeValidator:
     """Runs on the raw value, before its type is checked (pydantic's BeforeValidator)."""
 
-    func: Callable[[Any], Any]
+    __slots__ = ("func",)
+
+    def __init__(self, func: Callable[[Any], Any]) -> None:
+        self.func = func
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
@@ -84,11 +82,13 @@ class BeforeValidator:
         return pydantic.BeforeValidator(self.func).__get_pydantic_core_schema__(source, handler)
 
 
-@dataclass(frozen=True)
 class AfterValidator:
     """Runs on the value once its type is checked (pydantic's AfterValidator)."""
 
-    func: Callable[[Any], Any]
+    __slots__ = ("func",)
+
+    def __init__(self, func: Callable[[Any], Any]) -> None:
+        self.func = func
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler

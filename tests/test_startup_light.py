@@ -65,3 +65,20 @@ def test_the_schema_library_loads_only_when_a_table_is_checked(
     config: str | None, pydantic: bool
 ) -> None:
     assert modules_at_first_frame(config) == {"pydantic": pydantic, "litellm": False}
+
+
+@pytest.mark.parametrize(
+    ("chosen", "theme", "problem"),
+    [("kept-light", "kept-light", False), ("no-such-theme", "kept-dark", True)],
+)
+def test_the_theme_is_set_when_the_app_is_built(chosen: str, theme: str, problem: bool) -> None:
+    """Set before the stylesheet is first parsed: once mounted, it would be parsed and
+    applied a second time before the first frame."""
+    from app.main import KeptApp
+
+    config_dir = Path(os.environ["KEPT_CONFIG_DIR"])
+    config_dir.mkdir(parents=True, exist_ok=True)
+    (config_dir / "config.toml").write_text(f'[app]\ntheme = "{chosen}"\n', encoding="utf-8")
+    app = KeptApp()
+    assert app.theme == theme
+    assert any("no-such-theme" in p for p in app.problems) is problem
