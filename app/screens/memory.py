@@ -23,7 +23,6 @@ from textual.screen import Screen
 from textual.widgets import (
     Button,
     Footer,
-    Markdown,
     OptionList,
     Static,
     TabbedContent,
@@ -34,6 +33,7 @@ from textual.widgets import (
 from textual.widgets.option_list import Option
 
 from app.screens.conflict import ConflictDialog
+from app.widgets.document import Document
 from app.widgets.where_from import WhereFrom, described
 from catalog.sanitize import clean_text
 
@@ -136,16 +136,16 @@ class MemoryScreen(Screen[None]):
         with TabbedContent(id="tabs"):
             with TabPane("MEMORY.md", id="memory-tab"):
                 with VerticalScroll(id="memory-scroll"):
-                    yield Markdown(id="memory-view")
+                    yield Document(id="memory-view")
                 yield TextArea(id="editor", language="markdown", soft_wrap=True)
                 yield Static("", id="memory-status", markup=False)
             with (
                 TabPane("INSTRUCTIONS.md", id="instructions-tab"),
                 VerticalScroll(id="instructions-scroll"),
             ):
-                yield Markdown(id="instructions-view")
+                yield Document(id="instructions-view")
             with TabPane("History", id="history-tab"), VerticalScroll():
-                yield Markdown(id="history-view")
+                yield Document(id="history-view")
             with TabPane("Versions", id="versions-tab"), Horizontal():
                 yield OptionList(id="versions", markup=False)
                 with VerticalScroll(id="diff-scroll"):
@@ -302,11 +302,10 @@ class MemoryScreen(Screen[None]):
                 self.query_one("#blame-detail", Static).update("MEMORY.md is empty.")
 
     def _draw(self, selector: str, text: str) -> None:
-        """Markdown drawn again only when its text changed: 16,000 characters of memory
-        take a while to lay out, and most looks find it as it was."""
+        """A document drawn again only when its text changed: most looks find it as it was."""
         if self._drawn.get(selector) != text:
             self._drawn[selector] = text
-            self.query_one(selector, Markdown).update(text)
+            self.query_one(selector, Document).update(text)
 
     def _list_versions(self, versions: list[Version]) -> None:
         options = self.query_one("#versions", OptionList)
