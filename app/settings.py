@@ -105,8 +105,10 @@ class Settings:
 
 def parse_app_settings(data: dict[str, Any], where: str) -> tuple[AppSettings, list[str]]:
     """[app], and the top level's unknown tables or keys."""
+    # Only an unknown table or key is the top level's to name (each known table is checked
+    # by its layer): with none, its validator is not built.
     problems: list[str] = []
-    if data.keys() - {f.name for f in fields(TopLevel)}:  # each known one is its layer's
+    if data.keys() - {f.name for f in fields(TopLevel)}:
         _, problems = parse_table(TopLevel, data, f"{where}: the file")
     app, more = parse_table(AppSettings, data.get("app", {}), f"{where}: [app]")
     return app or AppSettings(), problems + more
