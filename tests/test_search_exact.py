@@ -188,3 +188,36 @@ def test_a_match_made_quickly_is_a_match(tmp_path: Path) -> None:
     assert quick == plain and hash(quick) == hash(plain) and repr(quick) == repr(plain)
     with pytest.raises(AttributeError):
         quick.line = 4  # type: ignore[misc]
+
+
+def test_the_quick_find_finds_what_bytes_find_finds() -> None:
+    import random
+
+    from memory.search import _finder
+
+    rng = random.Random(20)
+    alphabet = [b"a", b"b", b" ", b"\n", b"q", b"Z", "é".encode(), b'"']
+    for trial in range(400):
+        weights = [rng.random() ** 3 for _ in alphabet]  # some bytes rare, some common
+        size = rng.choice([50, 3000, 40000])
+        haystack = b"".join(rng.choices(alphabet, weights, k=size))
+        needle = b"".join(rng.choices(alphabet, k=rng.randint(1, 5)))
+        if trial % 3 == 0:  # one that is surely in it
+            at = rng.randrange(max(1, size - 5))
+            needle = haystack[at : at + rng.randint(1, 5)] or needle
+        find = _finder(haystack, needle)
+        for start in (0, 1, *rng.sample(range(size), 20)):
+            assert find(needle, start) == haystack.find(needle, start), (trial, needle, start)
+        hits, at = [], find(needle, 0)
+        while at >= 0:
+            hits.append(at)
+            at = find(needle, at + 1)
+        expected, at = [], haystack.find(needle)
+        while at >= 0:
+            expected.append(at)
+            at = haystack.find(needle, at + 1)
+        assert hits == expected, (trial, needle)
+    # A byte rare at the start and common later: the quick find gives way to the plain one.
+    haystack = b"a" * 4000 + b"qx" * 20000 + b"qa" + b"qx" * 100 + b"qa"
+    find = _finder(haystack, b"qa")
+    assert find(b"qa", 0) == haystack.find(b"qa") and find(b"qa", 44002) == 44202
