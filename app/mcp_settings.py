@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from catalog.config import parse_table
-from catalog.mcp import CALL_TIMEOUT, MAX_TOOL_TOKENS, START_TIMEOUT
+from catalog.mcp_limits import CALL_TIMEOUT, MAX_TOOL_TOKENS, START_TIMEOUT
 from catalog.sanitize import clean_text
 from catalog.schema import STRICT, Field, with_config
 

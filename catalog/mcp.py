@@ -20,11 +20,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, TextIO
 
+from catalog.mcp_limits import CALL_TIMEOUT, MAX_TOOL_TOKENS, START_TIMEOUT
 from catalog.sanitize import clean_text
 
-START_TIMEOUT = 30.0  # seconds for a server to start and list its tools (npx may download)
-CALL_TIMEOUT = 60.0  # seconds for one tool call
-MAX_TOOL_TOKENS = 8_000  # the tool schemas sent with every request, all servers together
 MAX_RESULT_CHARS = 20_000  # a tool's answer as the model sees it (the rest is cut, said)
 SEPARATOR = "__"  # between server and tool in the name the model sees: "files__read"
 _NAME = re.compile(r"[^A-Za-z0-9_-]")

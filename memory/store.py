@@ -11,11 +11,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from catalog.health import HealthBook
 from memory import journal as journals
-from memory.commit import recover_locked
 from memory.files import (
     append_line,
     atomic_write,
@@ -34,9 +32,11 @@ from memory.history import (
 )
 from memory.journal import Journal, JournalState
 from memory.marks import is_closed, marked_open, open_marks, unmark_open
-from memory.redact import redact
 from memory.settings import MemorySettings
 from memory.versions import VersionKind, version_numbers
+
+if TYPE_CHECKING:
+    from catalog.health import HealthBook
 
 
 class MemoryProblem(OSError):
@@ -318,6 +318,8 @@ class MemoryStore:
 
     def _finish_interrupted_save(self) -> None:
         if self.commit_path.exists():
+            from memory.commit import recover_locked  # a crash's leftovers are rare
+
             recover_locked(self)
 
     def keep_unversioned(self, current: MemoryText, now: str) -> None:
@@ -415,6 +417,7 @@ class MemoryStore:
         the line is empty or MEMORY.md would outgrow its budget."""
         from datetime import UTC
 
+        from memory.redact import redact
         from memory.sanitize import clean_text
 
         # Redacted before the spaces are joined: a key wrapped onto a second line is one.
@@ -694,6 +697,8 @@ class MemoryStore:
     def health(self) -> HealthBook:
         """What every Kept process learned about each model (catalog.health): the
         transport orders, paces and times its walk by it."""
+        from catalog.health import HealthBook  # the transport's, not the first frame's
+
         self.ensure()
         return HealthBook(self.health_path)
 
