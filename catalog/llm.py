@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import os
 import sys
+from collections.abc import Iterator
 from functools import cache
 from types import ModuleType
+
+_streams = 0  # streams being read now
+_threshold = gc.get_threshold()  # the collector's thresholds before the first of them
 
 
 @cache
@@ -34,3 +39,23 @@ def litellm() -> ModuleType:
 
 def is_loaded() -> bool:
     return "litellm" in sys.modules
+
+
+@contextlib.contextmanager
+def full_collections_held() -> Iterator[None]:
+    """While a stream is read, the collector's full collections wait (the young ones go
+    on): litellm keeps every chunk of a stream, a dozen objects each, and each time they
+    have grown by a quarter a full collection walks them all again, 0.1-0.4 s of a frozen
+    screen at a time, a score of times in a long reply. The one held collection comes once
+    the stream is let go, and with it litellm's chunks."""
+    global _streams, _threshold
+    if _streams == 0:
+        _threshold = gc.get_threshold()
+        gc.set_threshold(_threshold[0], _threshold[1], 2**31 - 1)
+    _streams += 1
+    try:
+        yield
+    finally:
+        _streams -= 1
+        if _streams == 0:
+            gc.set_threshold(*_threshold)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from catalog.catalog import Catalog, Route
-from catalog.llm import litellm
+from catalog.llm import full_collections_held, litellm
 from catalog.structured import fit_max_tokens, refused_dialect, response_format, structured_dialect
 from catalog.transport.errors import AttemptFailure
 from catalog.transport.liveness import Watch
@@ -22,6 +22,10 @@ from catalog.transport.stream import Assembly, to_reply
 # A stream read in a burst gives the event loop a turn this often (seconds): keys typed
 # meanwhile answer within it, at little cost to how fast the reply arrives.
 YIELD_EVERY = 0.010
+# A turn is this many rounds of the loop: a key travels through several hops (the
+# terminal's reader, the app, the focused widget), each a round of its own; given one
+# round, it waited a whole YIELD_EVERY per hop. A round with nothing ready is cheap.
+TURN_ROUNDS = 8
 
 
 async def request(
@@ -41,20 +45,23 @@ async def request(
     local server that stopped listening, and litellm's own exception for anything the
     provider said."""
     local = route.api_base if not route.gateway.needs_key else None
-    async with Watch(local, policy.liveness) as watch:
-        return await _ask(
-            route,
-            catalog,
-            messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            stream=stream,
-            policy=policy,
-            on_delta=on_delta,
-            max_tokens=max_tokens,
-            schema=schema,
-            heard=watch.heard,
-        )
+    # Held until the stream (and litellm's copy of every chunk) is let go, not only read.
+    held = full_collections_held() if stream else contextlib.nullcontext()
+    with held:
+        async with Watch(local, policy.liveness) as watch:
+            return await _ask(
+                route,
+                catalog,
+                messages,
+                tools=tools,
+                tool_choice=tool_choice,
+                stream=stream,
+                policy=policy,
+                on_delta=on_delta,
+                max_tokens=max_tokens,
+                schema=schema,
+                heard=watch.heard,
+            )
 
 
 async def _ask(
@@ -169,7 +176,8 @@ async def read_stream(
             if time.monotonic() >= turn_due:
                 # Chunks already in the socket are parsed without awaiting anything: give
                 # the loop a turn now and then, or a key typed meanwhile waits for the burst.
-                await asyncio.sleep(0)
+                for _ in range(TURN_ROUNDS):
+                    await asyncio.sleep(0)
                 turn_due = time.monotonic() + YIELD_EVERY
     finally:
         closer = getattr(getattr(response, "completion_stream", None), "aclose", None)
