@@ -4,6 +4,7 @@ screen never pays for loading the Markdown widget."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -16,11 +17,13 @@ from memory.sanitize import clean_text
 
 if TYPE_CHECKING:
     from textual.widgets import Markdown
-    from textual.widgets.markdown import MarkdownStream
 
 PLAIN = {"user", "info", "notice", "error"}
 DRAW_SHARE = 0.25  # of the time, at most, spent drawing a streamed reply
 MAX_PAUSE = 0.5  # seconds: what arrived is drawn within this, however long drawing takes
+# A streamed reply's Markdown is sealed once it holds this many blocks, and the rest of the
+# reply goes on in a new one: each frame's layout and parse cover only the open part.
+SEAL_BLOCKS = 16
 
 
 def attachment_line(record: object) -> str:
@@ -54,8 +57,9 @@ class MessageView(Vertical):
         self.attachments: list[object] = attachments if isinstance(attachments, list) else []
         self.who = who
         self.text = text
-        self._stream: MarkdownStream | None = None
         self._pending: list[str] = []
+        self._unwritten = ""  # flushed, not yet appended to the Markdown
+        self._writer: asyncio.Task[None] | None = None
         self._next_draw = 0.0  # the clock time before which a flush does not draw
         self._drawing: float | None = None  # when the draw not yet on screen began
 
@@ -68,15 +72,20 @@ class MessageView(Vertical):
                 lines = "\n".join(attachment_line(a) for a in self.attachments)
                 yield Static(lines, classes="attachments", markup=False)
         else:
-            from textual.widgets import Markdown
+            from app.widgets.reply_part import ReplyPart
 
-            yield Markdown(self.text)
+            yield ReplyPart(self.text)
 
     @property
     def markdown(self) -> Markdown:
+        """The reply's first (or only) Markdown widget."""
+        return self._parts()[0]
+
+    def _parts(self) -> list[Markdown]:
+        """The Markdown widgets the reply is drawn in: the sealed ones, then the open one."""
         from textual.widgets import Markdown
 
-        return self.query_one(Markdown)
+        return list(self.query_children(Markdown))
 
     def set_who(self, who: str) -> None:
         self.who = who
@@ -91,9 +100,8 @@ class MessageView(Vertical):
 
     async def flush(self, *, now: bool = False) -> None:
         """Draw what arrived since the last draw, once that draw is on screen and three
-        times as long again as it took (at most MAX_PAUSE): a long reply's layout grows
-        with each block, and the keys and the stream keep at least three quarters of the
-        time. `now` draws whatever the pace."""
+        times as long again as it took (at most MAX_PAUSE): the keys and the stream keep
+        at least three quarters of the time. `now` draws whatever the pace."""
         if not self._pending or (not now and self.clock() < self._next_draw):
             return
         started = self.clock()
@@ -104,11 +112,46 @@ class MessageView(Vertical):
         chunk = "".join(self._pending)
         self._pending.clear()
         self.text += chunk
-        if self._stream is None:
-            from textual.widgets import Markdown
+        self._unwritten += chunk
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write())
+        await asyncio.sleep(0)  # the writer starts now; the stream goes on meanwhile
 
-            self._stream = Markdown.get_stream(self.markdown)
-        await self._stream.write(chunk)
+    async def _write(self) -> None:
+        """Append what was flushed to the open Markdown widget, all that came meanwhile at
+        once, sealing it when it has grown long."""
+        while self._unwritten and self.is_attached:
+            chunk, self._unwritten = self._unwritten, ""
+            part = self._parts()[-1]
+            await part.append(chunk)
+            if len(part.children) >= SEAL_BLOCKS:
+                await self._seal(part)
+
+    async def _written(self) -> None:
+        """Wait until what was flushed is in the Markdown widgets."""
+        if self._writer is not None:
+            await self._writer
+            self._writer = None
+
+    async def _seal(self, part: Markdown) -> None:
+        """Leave `part` its finished blocks and go on in a new Markdown widget, from the
+        last finished block whose top margin is nothing (so the two look as one): only the
+        last block of a stream may still change, as Markdown.append itself assumes."""
+        from textual.widgets.markdown import MarkdownBlock
+
+        from app.widgets.reply_part import ReplyPart
+
+        blocks = [block for block in part.children if isinstance(block, MarkdownBlock)]
+        cut = next(
+            (i for i in range(len(blocks) - 2, 0, -1) if blocks[i].styles.margin.top == 0), None
+        )
+        if cut is None:
+            return
+        start = blocks[cut].source_range[0]
+        rest = "".join(part.source.splitlines(keepends=True)[start:])
+        with self.app.batch_update():  # no frame shows the reply half moved
+            await self.mount(ReplyPart(rest), after=part)
+            await part.remove_children(blocks[cut:])
 
     def _drawn(self, started: float) -> None:
         if self._drawing != started:  # a later draw, or a restart, came meanwhile
@@ -121,19 +164,23 @@ class MessageView(Vertical):
         """Drop what was streamed so far (the model that sent it failed)."""
         self._pending.clear()
         self._next_draw, self._drawing = 0.0, None
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
+        self._unwritten = ""
+        await self._written()
         self.text = ""
-        await self.markdown.update("")
+        await self._redraw("")
+
+    async def _redraw(self, text: str) -> None:
+        """Draw `text` whole in the first Markdown widget, without the others."""
+        first, *others = self._parts()
+        if others:
+            await self.remove_children(others)
+        await first.update(text)
 
     async def finish(self, final_text: str | None = None) -> None:
         """Stop streaming; render the whole text again only if it differs from what was
         streamed (a long reply re-rendered whole would stall the screen)."""
         await self.flush(now=True)
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
+        await self._written()
         if final_text is not None and final_text != self.text:
             self.text = final_text
-            await self.markdown.update(final_text)
+            await self._redraw(final_text)
