@@ -199,6 +199,15 @@ def big_session(tmp: Path) -> None:
 
 
 def streaming() -> None:
+    # A new chat in a data folder of its own: not the user's, nor one a bench left behind.
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["KEPT_DATA_DIR"] = str(Path(tmp) / "data")
+        os.environ["KEPT_CONFIG_DIR"] = str(Path(tmp) / "config")
+        os.environ["OPENAI_API_KEY"] = "sk-bench"
+        _streaming()
+
+
+def _streaming() -> None:
     from dataclasses import replace
 
     from textual import events
