@@ -7,12 +7,17 @@ import gc
 import logging
 import os
 import sys
+import time
 from collections.abc import Iterator
 from functools import cache
 from types import ModuleType
 
 _streams = 0  # streams being read now
 _threshold = gc.get_threshold()  # the collector's thresholds before the first of them
+# Seconds a full collection is held at most: the garbage that waits for it grows with the
+# time a stream takes (a long reply at a slow model's pace), one collection bounds it.
+HOLD_AT_MOST = 15.0
+_held_since = 0.0
 
 
 @cache
@@ -48,9 +53,10 @@ def full_collections_held() -> Iterator[None]:
     have grown by a quarter a full collection walks them all again, 0.1-0.4 s of a frozen
     screen at a time, a score of times in a long reply. The one held collection comes once
     the stream is let go, and with it litellm's chunks."""
-    global _streams, _threshold
+    global _streams, _threshold, _held_since
     if _streams == 0:
         _threshold = gc.get_threshold()
+        _held_since = time.monotonic()
         gc.set_threshold(_threshold[0], _threshold[1], 2**31 - 1)
     _streams += 1
     try:
@@ -59,3 +65,12 @@ def full_collections_held() -> Iterator[None]:
         _streams -= 1
         if _streams == 0:
             gc.set_threshold(*_threshold)
+
+
+def full_collection_if_due() -> None:
+    """Run the held full collection if it has been held HOLD_AT_MOST: one pause then, not
+    the garbage of a whole long stream kept."""
+    global _held_since
+    if _streams and time.monotonic() - _held_since >= HOLD_AT_MOST:
+        gc.collect()
+        _held_since = time.monotonic()

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from catalog import llm
 from catalog.llm import full_collections_held
 from catalog.transport import request
 from catalog.transport.policy import RetryPolicy
@@ -118,3 +119,22 @@ def test_a_key_travels_all_its_hops_in_one_turn(monkeypatch: pytest.MonkeyPatch)
     started, answered = asyncio.run(scenario())
     # Before, one round a turn: the key waited for a chunk per hop.
     assert answered - started <= 1, (started, answered)
+
+
+def test_a_long_stream_lets_the_held_collection_run_now_and_then(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(request, "YIELD_EVERY", 0.0)  # every chunk is past due: a turn each
+
+    def read(hold_at_most: float) -> int:
+        monkeypatch.setattr(llm, "HOLD_AT_MOST", hold_at_most)
+
+        def work() -> None:
+            with full_collections_held():
+                asyncio.run(request.read_stream(Burst(3), RetryPolicy(), None))
+
+        return _full_collections(work)
+
+    assert read(3600.0) == 0
+    # Held this long already: the garbage of a long stream does not pile up until its end.
+    assert read(0.0) > 0

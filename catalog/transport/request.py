@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from catalog.catalog import Catalog, Route
-from catalog.llm import full_collections_held, litellm
+from catalog.llm import full_collection_if_due, full_collections_held, litellm
 from catalog.structured import fit_max_tokens, refused_dialect, response_format, structured_dialect
 from catalog.transport.errors import AttemptFailure
 from catalog.transport.liveness import Watch
@@ -178,6 +178,7 @@ async def read_stream(
                 # the loop a turn now and then, or a key typed meanwhile waits for the burst.
                 for _ in range(TURN_ROUNDS):
                     await asyncio.sleep(0)
+                full_collection_if_due()
                 turn_due = time.monotonic() + YIELD_EVERY
     finally:
         closer = getattr(getattr(response, "completion_stream", None), "aclose", None)
