@@ -10,7 +10,6 @@ where the file was wrong.
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -52,6 +51,8 @@ def read_toml(path: Path) -> tuple[dict[str, Any], list[str], str | None]:
         return {}, [], None
     except OSError as exc:
         return {}, [f"{path} could not be read ({exc.strerror}); using the defaults."], None
+    import tomllib  # only when there is a file: not loaded before the first frame otherwise
+
     text = raw.decode("utf-8", errors="replace")
     try:
         return tomllib.loads(raw.decode("utf-8")), [], None

@@ -6,7 +6,6 @@ for importing litellm itself.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 from dataclasses import dataclass
@@ -31,6 +30,8 @@ class Pricing:
 
 @cache
 def _litellm_price_map() -> dict[str, dict[str, Any]]:
+    import importlib.util  # not needed before the first frame
+
     spec = importlib.util.find_spec("litellm")
     if spec is None or not spec.submodule_search_locations:
         return {}

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import os
 import re
 import stat
@@ -59,6 +58,8 @@ else:
 
 def digest(raw: bytes) -> str:
     """The identity of a file's exact bytes: a change to MEMORY.md is noticed by it."""
+    import hashlib  # not needed before the first frame
+
     return hashlib.sha256(raw).hexdigest()
 
 

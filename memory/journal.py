@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -70,6 +69,8 @@ def now_iso() -> str:
 
 
 def new_session_id() -> str:
+    import secrets  # not needed before the first frame (ids are made after it)
+
     return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
 
@@ -175,6 +176,8 @@ class Journal:
             raise ValueError(f"session {self.id} is closed")
         if not isinstance(content, str):
             raise ValueError(f"content must be text, not {type(content).__name__}")
+        import secrets
+
         waiting = Queued("q" + secrets.token_hex(4), clean_text(content), now_iso())
         self._write(
             {"mark": "queued", "id": waiting.id, "content": waiting.content, "time": waiting.time}

@@ -193,7 +193,6 @@ def test_a_local_model_whose_window_is_not_given_gets_a_small_one_not_8192() -> 
 
 def test_config_toml_is_parsed_once_per_start(monkeypatch, capsys) -> None:
     """Before, the catalog and the settings each read and parsed the file."""
-    from app import settings as settings_module
     from app.cli import main
     from app.main import KeptApp
 
@@ -205,7 +204,7 @@ def test_config_toml_is_parsed_once_per_start(monkeypatch, capsys) -> None:
         parsed.append(text)
         return loads(text)
 
-    monkeypatch.setattr(settings_module.tomllib, "loads", counting)
+    monkeypatch.setattr(tomllib, "loads", counting)
     assert main(["models", "--all"]) == 0
     assert len(parsed) == 1
     parsed.clear()

@@ -23,20 +23,22 @@ from app.main import KeptApp
 
 class FirstFrame(KeptApp):
     def _first_frame(self):
-        print(json.dumps({m: m in sys.modules for m in ("pydantic", "litellm")}))
+        print(json.dumps({m: m in sys.modules for m in sys.argv[1:]}))
         self.exit()
 
 FirstFrame().run(headless=True)
 """
 
 
-def modules_at_first_frame(config: str | None) -> dict[str, bool]:
+def modules_at_first_frame(
+    config: str | None, modules: tuple[str, ...] = ("pydantic", "litellm")
+) -> dict[str, bool]:
     config_dir = Path(os.environ["KEPT_CONFIG_DIR"])
     if config is not None:
         config_dir.mkdir(parents=True, exist_ok=True)
         (config_dir / "config.toml").write_text(config, encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, "-c", CHILD],
+        [sys.executable, "-c", CHILD, *modules],
         cwd=ROOT,
         env=subprocess_env(
             KEPT_DATA_DIR=os.environ["KEPT_DATA_DIR"],
@@ -65,6 +67,19 @@ def test_the_schema_library_loads_only_when_a_table_is_checked(
     config: str | None, pydantic: bool
 ) -> None:
     assert modules_at_first_frame(config) == {"pydantic": pydantic, "litellm": False}
+
+
+# What only a later action needs (a TOML parser with no file to parse, hashes, random ids,
+# the module finder) is loaded when first used.
+LATER = ("tomllib", "hashlib", "secrets", "importlib.util")
+
+
+def test_what_only_later_work_needs_is_not_loaded_before_the_first_frame() -> None:
+    assert modules_at_first_frame(None, LATER) == dict.fromkeys(LATER, False)
+
+
+def test_a_config_file_loads_the_toml_parser() -> None:
+    assert modules_at_first_frame("# nothing set yet\n", ("tomllib",)) == {"tomllib": True}
 
 
 @pytest.mark.parametrize(
