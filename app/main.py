@@ -81,9 +81,6 @@ class KeptApp(App[None]):
             self.problems.append(app_model_problem(model))
             model = self._answerable_default()
         self.set_reactive(KeptApp.model, model)
-        # The theme is set before the stylesheet is first parsed: set once the app is
-        # mounted, every rule would be parsed and applied again before the first frame.
-        self._theme_chosen = False  # the theme set at start-up is not the user's choice
         for theme in KEPT_THEMES:
             self.register_theme(theme)
         wanted = self.settings.app.theme
@@ -93,8 +90,7 @@ class KeptApp(App[None]):
                 f"{DEFAULT_THEME}. Pick one with /theme."
             )
             wanted = DEFAULT_THEME
-        self.theme = wanted
-        self._theme_chosen = True
+        self._set_first_theme(wanted)
         # Every notice shown this run, in order: what a notice said stays readable after
         # its toast has gone.
         self.notices: list[str] = []
@@ -106,6 +102,18 @@ class KeptApp(App[None]):
         self.jobs = MemoryJobs(self)
         self.review = MemoryReview(self)
         self.ready_at: float | None = None
+
+    def _set_first_theme(self, name: str) -> None:
+        """What setting `theme` does, before anything is parsed: its variables, classes
+        and colours. Set as usual, the change would parse and apply every rule a second
+        time before the first frame; and the theme read at start-up is not saved."""
+        self.set_reactive(App.theme, name)
+        dark = self.current_theme.dark
+        self.set_class(True, f"-theme-{name}", update=False)
+        self.set_class(dark, "-dark-mode", update=False)
+        self.set_class(not dark, "-light-mode", update=False)
+        self._refresh_truecolor_filter(self.ansi_theme)
+        self.stylesheet.set_variables(self.get_css_variables())
 
     def notify(
         self,
@@ -256,7 +264,7 @@ class KeptApp(App[None]):
     def watch_theme(self, theme: str) -> None:
         # Only a theme the user picks is saved: an unknown one in config.toml stays there,
         # named in a notice, for the user to fix.
-        if self._theme_chosen and theme != self.settings.app.theme:
+        if theme != self.settings.app.theme:
             self._save("app", "theme", theme)
             self.settings = replace(self.settings, app=replace(self.settings.app, theme=theme))
 

@@ -4,6 +4,7 @@ first frame; a config with a table in it is checked, and loads pydantic then."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import subprocess_env
+from tests.support import until
 
 ROOT = Path(__file__).parent.parent
 # A fresh interpreter, as `kept` starts: the modules loaded when the first frame is drawn
@@ -97,3 +99,44 @@ def test_the_theme_is_set_when_the_app_is_built(chosen: str, theme: str, problem
     app = KeptApp()
     assert app.theme == theme
     assert any("no-such-theme" in p for p in app.problems) is problem
+
+
+@pytest.mark.parametrize("chosen", ["kept-dark", "kept-light"])
+def test_the_stylesheet_is_parsed_once_before_the_first_frame(chosen: str) -> None:
+    """The theme read at start-up is in place before the first parse: setting it once the
+    app is built scheduled a second parse and application of every rule, before the first
+    frame, for nothing."""
+    from textual.color import Color
+
+    from app.main import KeptApp
+    from themes import KEPT_THEMES
+
+    class Counting(KeptApp):
+        refreshed = 0
+        at_first_frame: int | None = None
+
+        def refresh_css(self, animate: bool = True) -> None:
+            self.refreshed += 1
+            super().refresh_css(animate)
+
+        def _first_frame(self) -> None:  # what starts after it is not this test's
+            self.at_first_frame = self.refreshed
+
+    config = Path(os.environ["KEPT_CONFIG_DIR"]) / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'[app]\ntheme = "{chosen}"\n', encoding="utf-8")
+    theme = next(t for t in KEPT_THEMES if t.name == chosen)
+    app = Counting()
+
+    async def scenario() -> None:
+        async with app.run_test() as pilot:
+            await until(pilot, lambda: app.at_first_frame is not None, "the first frame")
+            chat = app.screen_stack[0]
+            assert chat.styles.background == Color.parse(str(theme.background))
+            assert app.has_class(f"-theme-{chosen}")
+            assert app.has_class("-dark-mode") is theme.dark
+            assert app.has_class("-light-mode") is not theme.dark
+
+    asyncio.run(scenario())
+    assert app.at_first_frame == 0
+    assert config.read_text(encoding="utf-8") == f'[app]\ntheme = "{chosen}"\n'  # not saved
