@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from catalog.config import CatalogConfig, remote_host
 from catalog.gateways import GATEWAYS, Gateway
 from catalog.keys import KeyLookup, KeyStore
 from catalog.models import MODEL_CATALOG, ModelEntry
-from catalog.pricing import Pricing, pricing_for
-from catalog.structured import learned_window
+
+if TYPE_CHECKING:
+    from catalog.pricing import Pricing
 
 
 class UnknownModelError(LookupError):
@@ -139,6 +141,9 @@ class Catalog:
     def pricing(self, entry: ModelEntry) -> Pricing | None:
         """Its prices and context window; the window its server said it has wins over
         config.toml's and litellm's figures."""
+        from catalog.pricing import pricing_for  # with the first price asked, not at start-up
+        from catalog.structured import learned_window
+
         gateway = self.gateway_of(entry)
         found = pricing_for(entry, gateway.protocol.value, gateway.name)
         said = learned_window(_litellm_model(gateway, entry))
