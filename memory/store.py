@@ -24,12 +24,6 @@ from memory.files import (
     locked,
     read_text,
 )
-from memory.history import (
-    ENTRY_START,
-    HistoryEntry,
-    join_entries,
-    parse_entries,
-)
 from memory.journal import Journal, JournalState
 from memory.marks import is_closed, marked_open, open_marks, unmark_open
 from memory.settings import MemorySettings
@@ -37,6 +31,7 @@ from memory.versions import VersionKind, version_numbers
 
 if TYPE_CHECKING:
     from catalog.health import HealthBook
+    from memory.history import HistoryEntry
 
 
 class MemoryProblem(OSError):
@@ -488,7 +483,12 @@ class MemoryStore:
 
     # --- HISTORY.md ------------------------------------------------------------------------
 
+    # HISTORY.md's format (memory.history) is imported with the first look at it, not
+    # before the first frame.
+
     def history_entries(self) -> list[HistoryEntry]:
+        from memory.history import parse_entries
+
         text, _ = read_text(self.history_path)
         return parse_entries(text, self.history_path)
 
@@ -499,6 +499,8 @@ class MemoryStore:
 
     def all_history_entries(self) -> list[HistoryEntry]:
         """Archived entries, oldest first, then HISTORY.md's."""
+        from memory.history import parse_entries
+
         entries: list[HistoryEntry] = []
         for path in self.archive_files():
             entries.extend(parse_entries(read_text(path)[0], path))
@@ -506,6 +508,8 @@ class MemoryStore:
 
     def has_history_entry(self, paragraph: str) -> bool:
         """Whether HISTORY.md, or the archive an entry of that month rolls into, holds it."""
+        from memory.history import ENTRY_START, parse_entries
+
         match = ENTRY_START.match(paragraph)
         places = [self.history_path]
         places.append(self.archive_dir / f"{match.group(1)[:7] if match else 'undated'}.md")
@@ -520,6 +524,8 @@ class MemoryStore:
         Archives are written before HISTORY.md shrinks, and skip entries they already
         hold, so a crash in between duplicates nothing and loses nothing.
         """
+        from memory.history import ENTRY_START, join_entries, parse_entries
+
         text, raw = read_text(self.history_path)
         self._keep_undecodable(self.history_path, raw)
         # Whatever stands before the first entry (a heading the user added) stays put.
@@ -553,6 +559,8 @@ class MemoryStore:
             atomic_write(path.with_name(f"{path.name}.{stamp}.orig"), raw)
 
     def _archive(self, paragraphs: list[str]) -> None:
+        from memory.history import ENTRY_START, join_entries, parse_entries
+
         ensure_dir(self.archive_dir)
         by_month: dict[str, list[str]] = {}
         for paragraph in paragraphs:
