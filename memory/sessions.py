@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -158,7 +159,7 @@ def _header_title(path: Path) -> str | None:
 
 
 _FIELDS = {"id": str, "started": str, "title": str, "model": str, "messages": int, "state": str}
-_FIELD_NAMES = frozenset(_FIELDS)
+_TYPES = tuple(_FIELDS.values())
 
 
 def _cached(known: object, mtime: int, size: int) -> SessionSummary | None:
@@ -167,11 +168,13 @@ def _cached(known: object, mtime: int, size: int) -> SessionSummary | None:
     if not isinstance(known, dict) or known.get("mtime") != mtime or known.get("size") != size:
         return None
     row = known.get("summary")
-    if not isinstance(row, dict) or row.keys() != _FIELD_NAMES:
+    # Exactly these fields, of these types (bool is not an int here): one pass in C.
+    if (
+        type(row) is not dict
+        or len(row) != len(_FIELDS)
+        or tuple(map(type, map(row.get, _FIELDS))) != _TYPES
+    ):
         return None
-    for key, kind in _FIELDS.items():
-        if type(row[key]) is not kind:  # bool is not an int here
-            return None
     return SessionSummary(**row)
 
 
@@ -219,13 +222,12 @@ def _grown_by_failures(
     return summary
 
 
-def _journal_names(folder: Path) -> list[str]:
-    """The journals' names in `folder`, sorted (what glob("*.jsonl") finds)."""
+def _journals(folder: Path) -> list[os.DirEntry[str]]:
+    """The journals in `folder` (what glob("*.jsonl") finds), as directory entries: their
+    paths are made and their stats taken without a Path each."""
     try:
         with os.scandir(folder) as entries:
-            return sorted(
-                e.name for e in entries if e.name.endswith(".jsonl") and not e.name.startswith(".")
-            )
+            return [e for e in entries if e.name.endswith(".jsonl") and not e.name.startswith(".")]
     except (FileNotFoundError, NotADirectoryError):
         return []
 
@@ -260,6 +262,15 @@ def _read_row(
 
 def list_sessions(store: MemoryStore) -> list[SessionSummary]:
     """Every session on disk except private ones, newest first."""
+    rows, save = read_sessions(store)
+    save()
+    return rows
+
+
+def read_sessions(store: MemoryStore) -> tuple[list[SessionSummary], Callable[[], None]]:
+    """Every session on disk except private ones, newest first, and what brings the list's
+    cache up to date: a screen shows the rows first, then saves (10,000 rows are some
+    3 MB of JSON to write)."""
     titles = _Titles(store)
     found: dict[str, SessionSummary] = {}
     index_path = store.root / INDEX
@@ -272,11 +283,12 @@ def list_sessions(store: MemoryStore) -> list[SessionSummary]:
         cached = {}  # missing, damaged or not an index: rebuilt below
     fresh: dict[str, dict[str, Any]] = {}
     changed = False
-    # Names and stats, not Paths: at 10,000 sessions Path objects cost most of the time.
+    # Directory entries, not Paths: at 10,000 sessions Path objects cost most of the time.
     for folder in (store.done_dir, store.sessions_dir):
-        for name in _journal_names(folder):
+        for entry in _journals(folder):
+            name = entry.name
             try:
-                stat = os.stat(os.path.join(folder, name))
+                stat = entry.stat()
             except FileNotFoundError:
                 continue
             known = cached.get(name)
@@ -294,7 +306,11 @@ def list_sessions(store: MemoryStore) -> list[SessionSummary]:
                 fresh[name] = known
                 continue
             changed |= _read_row(store, folder / name, stat, titles, found, fresh)
-    if changed or len(fresh) != len(cached):
+    rows = sorted(found.values(), key=lambda s: (s.started, s.id), reverse=True)
+    if not changed and len(fresh) == len(cached):
+        return rows, _nothing_to_save
+
+    def save() -> None:
         try:
             atomic_write(
                 index_path,
@@ -307,7 +323,12 @@ def list_sessions(store: MemoryStore) -> list[SessionSummary]:
                 index_path,
                 exc.strerror,
             )
-    return sorted(found.values(), key=lambda s: (s.started, s.id), reverse=True)
+
+    return rows, save
+
+
+def _nothing_to_save() -> None:
+    """The list's cache is as it should be."""
 
 
 def _entry_of(store: MemoryStore, session_id: str) -> HistoryEntry | None:

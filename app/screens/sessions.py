@@ -109,15 +109,16 @@ class SessionsScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="sessions", exit_on_error=False)
     def load(self) -> None:
         """Read in a thread: the screen is up at once, whatever the number of sessions."""
-        from memory.sessions import list_sessions
+        from memory.sessions import read_sessions
 
         try:
             self.app.session.find()  # the live session is listed, even at start-up
-            sessions = list_sessions(self.app.store)
+            sessions, save = read_sessions(self.app.store)
         except Exception as exc:  # whatever it is, the list ends loading and says why
             self.app.call_from_thread(self.failed, exc)
             return
         self.app.call_from_thread(self.show, sessions)
+        save()  # the list's cache, once the rows are on screen
 
     def failed(self, exc: Exception) -> None:
         why = (getattr(exc, "strerror", None) or str(exc) or type(exc).__name__).rstrip(".")
