@@ -5,6 +5,7 @@ is exactly what arrived."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
@@ -46,22 +47,22 @@ def _screen(app: App[None]) -> str:
     return app.export_screenshot()
 
 
-async def _streamed(pieces: list[str]) -> tuple[str, str, list[Markdown]]:
+async def _streamed(pieces: list[str], reply: str = REPLY) -> tuple[str, str, list[Markdown]]:
     app = Host()
     async with app.run_test(size=TALL) as pilot:
         view = app.query_one(MessageView)
         for piece in pieces:
             view.feed(piece)
             await view.flush(now=True)
-        await view.finish(REPLY)
+        await view.finish(reply)
         parts = list(view.query_children(Markdown))
         await until(pilot, lambda: view.outer_size.height > 100, "the reply laid out")
         await pilot.pause()
         return _screen(app), view.text, parts
 
 
-async def _whole() -> str:
-    app = Host(REPLY)
+async def _whole(reply: str = REPLY) -> str:
+    app = Host(reply)
     async with app.run_test(size=TALL) as pilot:
         view = app.query_one(MessageView)
         await until(pilot, lambda: view.outer_size.height > 100, "the reply laid out")
@@ -127,3 +128,47 @@ def test_a_long_reply_restarted_or_corrected_leaves_no_part_behind() -> None:
             return (*restarted, len(parts), parts[0].source)
 
     assert asyncio.run(scenario()) == (1, "", 1, "The whole answer, as the journal has it.")
+
+
+def test_a_block_of_several_lines_open_when_its_part_is_sealed_is_kept_whole() -> None:
+    # Two lines at a time: when the part is sealed, the code block has begun and already
+    # holds lines. Before, the new part went on from the block's last line only, and the
+    # lines above it vanished from the screen (the code drawn as a paragraph).
+    reply = "".join(f"Paragraph {n}, long enough to wrap. " * 14 + "\n\n" for n in range(15))
+    reply += "```python\n" + "".join(f"x{n} = {n}\n" for n in range(8)) + "```\n\nAfter.\n"
+    lines = reply.splitlines(keepends=True)
+    pieces = ["".join(lines[i : i + 2]) for i in range(0, len(lines), 2)]
+    screen, text, parts = asyncio.run(_streamed(pieces, reply))
+    assert text == reply
+    assert len(parts) > 1
+    assert screen == asyncio.run(_whole(reply))
+
+
+def test_a_wait_for_the_drawing_cancelled_midway_leaves_the_reply_to_finish() -> None:
+    # A failed attempt's pump is cancelled while it restarts the reply: the next finish
+    # must still run (before, it raised CancelledError: no tokens counted, no notice).
+    text = "".join(f"Paragraph {n} with some words.\n\n" for n in range(200))
+
+    async def scenario() -> list[str]:
+        outcomes = []
+        for turns in (1, 3, 10):
+            app = Host()
+            async with app.run_test(size=(70, 40)):
+                view = app.query_one(MessageView)
+                view.feed(text)
+                await view.flush(now=True)  # the writer is appending a long text
+                pump = asyncio.create_task(view.restart())
+                for _ in range(turns):
+                    await asyncio.sleep(0)
+                pump.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await pump
+                try:
+                    await view.finish("The answer, as the journal has it.")
+                except asyncio.CancelledError:
+                    outcomes.append("finish raised CancelledError")
+                else:
+                    outcomes.append(view.markdown.source)
+        return outcomes
+
+    assert asyncio.run(scenario()) == ["The answer, as the journal has it."] * 3

@@ -128,9 +128,15 @@ class MessageView(Vertical):
                 await self._seal(part)
 
     async def _written(self) -> None:
-        """Wait until what was flushed is in the Markdown widgets."""
-        if self._writer is not None:
-            await self._writer
+        """Wait until what was flushed is in the Markdown widgets. The writer is shielded:
+        a caller cancelled meanwhile (a failed attempt's pump) leaves it writing, and the
+        next wait finds it done, never cancelled."""
+        writer = self._writer
+        if writer is None:
+            return
+        if not writer.done():
+            await asyncio.shield(writer)
+        if self._writer is writer:
             self._writer = None
 
     async def _seal(self, part: Markdown) -> None:
@@ -150,7 +156,12 @@ class MessageView(Vertical):
         start = blocks[cut].source_range[0]
         rest = "".join(part.source.splitlines(keepends=True)[start:])
         with self.app.batch_update():  # no frame shows the reply half moved
-            await self.mount(ReplyPart(rest), after=part)
+            # Appended, not given whole: an append goes on from the start of the last
+            # block, which may still grow (given whole, from its last line only: a block
+            # already two lines long lost all but the lines after it).
+            following = ReplyPart()
+            await self.mount(following, after=part)
+            await following.append(rest)
             await part.remove_children(blocks[cut:])
 
     def _drawn(self, started: float) -> None:
