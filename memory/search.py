@@ -459,7 +459,7 @@ _FREQUENT = b' etaoinsrhldcumfpgwybvk"\n.,:0123456789-_{}'
 def _rarest(needle: bytes) -> int:
     """Where the needle's rarest byte is, by _FREQUENT."""
     rank = [_FREQUENT.find(byte) for byte in needle]
-    return min(range(len(needle)), key=lambda i: (rank[i] >= 0, rank[i]))
+    return min(range(len(needle)), key=lambda i: (rank[i] >= 0, -rank[i]))
 
 
 def _finder(haystack: bytes, needle: bytes) -> Callable[[bytes, int], int]:

@@ -221,3 +221,13 @@ def test_the_quick_find_finds_what_bytes_find_finds() -> None:
     haystack = b"a" * 4000 + b"qx" * 20000 + b"qa" + b"qx" * 100 + b"qa"
     find = _finder(haystack, b"qa")
     assert find(b"qa", 0) == haystack.find(b"qa") and find(b"qa", 44002) == 44202
+
+
+def test_the_quick_find_looks_for_the_rarest_byte_of_the_word() -> None:
+    from memory.search import _rarest
+
+    # "h" is rarer in prose than "t" or "e"; a byte the table does not list (a capital, an
+    # accent) rarer than any it does.
+    assert b"the"[_rarest(b"the")] == ord("h")
+    assert b"print"[_rarest(b"print")] == ord("p")
+    assert b"Quokka"[_rarest(b"Quokka")] == ord("Q")
