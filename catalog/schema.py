@@ -66,33 +66,33 @@ class Field:
         return handler(Annotated[source, real])
 
 
-class BeforeValidator:
+class _Validator:
+    """A function pydantic runs on a field's value, named after pydantic's own kind."""
+
+    __slots__ = ("func",)
+    kind = ""  # the pydantic class it becomes
+
+    def __init__(self, func: Callable[[Any], Any]) -> None:
+        self.func = func
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        import pydantic
+
+        real = getattr(pydantic, self.kind)(self.func)
+        return real.__get_pydantic_core_schema__(source, handler)  # type: ignore[no-any-return]
+
+
+class BeforeValidator(_Validator):
     """Runs on the raw value, before its type is checked (pydantic's BeforeValidator)."""
 
-    __slots__ = ("func",)
-
-    def __init__(self, func: Callable[[Any], Any]) -> None:
-        self.func = func
-
-    def __get_pydantic_core_schema__(
-        self, source: Any, handler: GetCoreSchemaHandler
-    ) -> CoreSchema:
-        import pydantic
-
-        return pydantic.BeforeValidator(self.func).__get_pydantic_core_schema__(source, handler)
+    __slots__ = ()
+    kind = "BeforeValidator"
 
 
-class AfterValidator:
+class AfterValidator(_Validator):
     """Runs on the value once its type is checked (pydantic's AfterValidator)."""
 
-    __slots__ = ("func",)
-
-    def __init__(self, func: Callable[[Any], Any]) -> None:
-        self.func = func
-
-    def __get_pydantic_core_schema__(
-        self, source: Any, handler: GetCoreSchemaHandler
-    ) -> CoreSchema:
-        import pydantic
-
-        return pydantic.AfterValidator(self.func).__get_pydantic_core_schema__(source, handler)
+    __slots__ = ()
+    kind = "AfterValidator"
