@@ -18,7 +18,7 @@ from catalog.sanitize import clean_text
 if TYPE_CHECKING:
     from app.main import KeptApp
     from memory import Consolidation, Journal, Segment
-    from memory.pending import PendingSession
+    from memory.sessions.pending import PendingSession
 
 RETRY_EVERY = 60.0  # seconds between looks for pending sessions that are due
 SAVING = "memory"  # the worker group of consolidations: what "Saving memory…" means
@@ -105,7 +105,7 @@ class MemoryJobs:
         self.app.set_interval(RETRY_EVERY, self.retry_due)
 
     async def _startup(self) -> None:
-        from memory.commit import recover
+        from memory.consolidation.commit import recover
 
         message = await asyncio.to_thread(recover, self.app.store)
         if message:
@@ -164,8 +164,8 @@ class MemoryJobs:
 
     async def _retry(self, only_due: bool, include_held: bool = False) -> None:
         await asyncio.to_thread(litellm)
-        from memory.consolidation import ASK_ABOVE_PARTS, consolidate_pending
-        from memory.pending import pending as pending_sessions
+        from memory.consolidation.run import ASK_ABOVE_PARTS, consolidate_pending
+        from memory.sessions.pending import pending as pending_sessions
 
         results = await consolidate_pending(
             self.app.store,
@@ -184,7 +184,7 @@ class MemoryJobs:
     def _ask_about_held(self, pending: list[PendingSession]) -> None:
         """Once per session and segment: every model keeps refusing it, so Kept stops
         paying for the same answers and asks the user what to do."""
-        from memory.consolidation import HOLD_AFTER, held
+        from memory.consolidation.run import HOLD_AFTER, held
 
         for session in pending:
             journal = session.marks
@@ -211,7 +211,7 @@ class MemoryJobs:
 
     async def _save(self, journal: Journal, segment: Segment) -> None:
         await asyncio.to_thread(litellm)
-        from memory.consolidation import ASK_ABOVE_PARTS, consolidate
+        from memory.consolidation.run import ASK_ABOVE_PARTS, consolidate
 
         result = await consolidate(
             self.app.store,
@@ -224,7 +224,7 @@ class MemoryJobs:
         )
         if result.saved:
             journal.record_consolidated(segment)  # the live session's copy of the journal
-            from memory.index import build_if_needed
+            from memory.recall.index import build_if_needed
 
             # Its transcript moved to done/: indexed once enough is new (searches read it).
             await asyncio.to_thread(build_if_needed, self.app.store.root)
@@ -282,8 +282,8 @@ class MemoryJobs:
         self.app.call_from_thread(self._show, counts)
 
     def _count(self) -> _Counts:
-        from memory.pending import pending as pending_sessions
-        from memory.review import proposals
+        from memory.consolidation.review import proposals
+        from memory.sessions.pending import pending as pending_sessions
 
         store = self.app.store
         waiting = len(proposals(store))

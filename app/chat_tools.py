@@ -11,7 +11,7 @@ from textual.widget import Widget
 
 from app.mcp_tools import declared_servers, save_server, toolbox_for
 from catalog.mcp import McpTool, ToolBox
-from memory.assistant import Approval, ToolRun
+from memory.chat.turn import Approval, ToolRun
 
 if TYPE_CHECKING:
     from app.main import KeptApp

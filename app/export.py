@@ -9,8 +9,8 @@ from typing import Any
 
 from catalog import Catalog
 from memory import Journal, LiveSession
-from memory.attachments import display_name, mention, records_of, stored_path
-from memory.files import atomic_write, ensure_dir
+from memory.chat.attachments import display_name, mention, records_of, stored_path
+from memory.data.files import atomic_write, ensure_dir
 
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
 

@@ -76,7 +76,7 @@ class KeptApp(App[None]):
         self.problems = list(dict.fromkeys([*self.catalog.problems, *self.settings.problems]))
         model = self.settings.app.model
         if model not in self.catalog:
-            from app.cli_inspect import app_model_problem
+            from app.cli.inspect import app_model_problem
 
             self.problems.append(app_model_problem(model))
             model = self._answerable_default()
@@ -199,7 +199,7 @@ class KeptApp(App[None]):
     def _find_session(self) -> None:
         """The session to go on with: the one used last that no other window has open (or
         a new one), made the live one on the loop."""
-        from memory.orphans import discard_orphaned_private
+        from memory.sessions.orphans import discard_orphaned_private
 
         session = self.session
         if session.is_found:
@@ -210,7 +210,7 @@ class KeptApp(App[None]):
                 _forget_private(self.store)  # and the files attached in them
         session.find()
         self.call_from_thread(self._bind_session, session)
-        from memory.index import build_if_needed
+        from memory.recall.index import build_if_needed
 
         build_if_needed(self.store.root)  # a process of its own, at low priority
 
@@ -218,7 +218,7 @@ class KeptApp(App[None]):
         try:
             session.ready()
         except OSError as exc:
-            from app.cli import os_error
+            from app.cli.main import os_error
 
             self.notify(
                 f"No session could be opened: {os_error(exc)}. What you send is tried again.",
@@ -549,7 +549,7 @@ class KeptApp(App[None]):
 
 
 def _forget_private(store: MemoryStore) -> None:
-    from memory.attachments import forget_private  # not imported before the first frame
+    from memory.chat.attachments import forget_private  # not imported before the first frame
 
     forget_private(store)
 
@@ -563,7 +563,7 @@ def run(app: KeptApp | None = None, *, headless: bool = False) -> int:
         except OSError as exc:  # e.g. a data folder the user made read-only
             import sys
 
-            from app.cli import os_error
+            from app.cli.main import os_error
 
             print(f"kept: {os_error(exc)}", file=sys.stderr)
             return 2
@@ -574,7 +574,7 @@ def run(app: KeptApp | None = None, *, headless: bool = False) -> int:
 def _refuse_read_only(store: MemoryStore) -> None:
     """A data folder the user made read-only is said before the app starts (the session
     is found after the first frame, too late to say it instead of starting)."""
-    from memory.files import ensure_dir
+    from memory.data.files import ensure_dir
 
     for folder in (store.root, store.sessions_dir):
         if folder.is_dir():

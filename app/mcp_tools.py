@@ -12,7 +12,7 @@ from pathlib import Path
 from app.mcp_settings import McpServerEntry, McpSettings, parse_mcp_settings
 from catalog.mcp import ServerSpec, ToolBox
 from catalog.sanitize import clean_text
-from memory.files import atomic_write, ensure_dir
+from memory.data.files import atomic_write, ensure_dir
 
 MCP_JSON = "mcp.json"
 

@@ -12,9 +12,9 @@ if TYPE_CHECKING:
     from app.main import KeptApp
     from app.screens.change import Decision
     from memory import Consolidation
-    from memory.review import Proposal
-    from memory.store import Version
-    from memory.tidy import Tidy
+    from memory.consolidation.review import Proposal
+    from memory.consolidation.tidy import Tidy
+    from memory.data.store import Version
 
 
 class MemoryReview:
@@ -42,7 +42,7 @@ class MemoryReview:
 
     def saved(self, result: Consolidation) -> None:
         """Say what a consolidation changed, if anything, and how to see or undo it."""
-        from memory.review import line_change, version_texts, written_by
+        from memory.consolidation.review import line_change, version_texts, written_by
 
         store = self.app.store
         version = written_by(store, result.session, result.history_entry)
@@ -63,7 +63,7 @@ class MemoryReview:
 
     async def open(self) -> None:
         """The oldest proposal waiting for a decision, else the last saved change."""
-        from memory.review import proposals
+        from memory.consolidation.review import proposals
 
         store = self.app.store
         problems: list[str] = []
@@ -88,7 +88,7 @@ class MemoryReview:
         return next((v for v in found if v is not None and v.session), None)
 
     async def _show(self, version: Version) -> None:
-        from memory.review import line_change, unified, version_texts
+        from memory.consolidation.review import line_change, unified, version_texts
 
         old, new = await asyncio.to_thread(version_texts, self.app.store, version)
         by = f"session {version.session}, {version.model}" if version.session else version.source
@@ -121,7 +121,7 @@ class MemoryReview:
         )
 
     def _review(self, proposal: Proposal, more: int) -> None:
-        from memory.review import StaleProposal, accept, reject, unified
+        from memory.consolidation.review import StaleProposal, accept, reject, unified
 
         note = (
             f"Session {proposal.session} · {self._label(proposal.model)}\n{proposal.history_entry}"
@@ -166,7 +166,7 @@ class MemoryReview:
 
     async def tidy(self) -> None:
         from catalog.llm import litellm
-        from memory.tidy import tidy
+        from memory.consolidation.tidy import tidy
 
         self._say("Tidying MEMORY.md: the consolidation chain is rewriting it…")
         await asyncio.to_thread(litellm)
@@ -179,8 +179,8 @@ class MemoryReview:
         self._offer_tidy(result)
 
     def _offer_tidy(self, result: Tidy) -> None:
-        from memory.review import line_change, unified
-        from memory.tidy import apply_tidy
+        from memory.consolidation.review import line_change, unified
+        from memory.consolidation.tidy import apply_tidy
 
         old = result.base.text
 

@@ -18,7 +18,7 @@ from app.mcp_settings import McpSettings, parse_mcp_settings
 from catalog import DEFAULT_CHAT_MODEL
 from catalog.config import CONFIG_FILE, CatalogConfig, parse_catalog_config, parse_table
 from catalog.schema import STRICT, AfterValidator, Field, with_config
-from memory.files import atomic_write, ensure_dir
+from memory.data.files import atomic_write, ensure_dir
 from memory.settings import MemorySettings, parse_memory_settings
 
 if TYPE_CHECKING:

@@ -8,23 +8,23 @@ from typing import TYPE_CHECKING, Any
 # Names load on first use (PEP 562), so importing a part of this package never pays
 # for the rest of it: the app's first screen needs only a few of them.
 _WHERE = {
-    "Consolidation": "memory.consolidation",
-    "HistoryEntry": "memory.history",
-    "Journal": "memory.journal",
-    "LiveSession": "memory.session",
+    "Consolidation": "memory.consolidation.run",
+    "HistoryEntry": "memory.data.history",
+    "Journal": "memory.sessions.journal",
+    "LiveSession": "memory.sessions.live",
     "MemorySettings": "memory.settings",
-    "MemoryStore": "memory.store",
-    "MemoryText": "memory.store",
-    "SavedMemory": "memory.save_memory",
-    "Segment": "memory.journal",
-    "Version": "memory.store",
-    "consolidate": "memory.consolidation",
-    "consolidate_pending": "memory.consolidation",
-    "data_dir": "memory.files",
-    "next_retry": "memory.consolidation",
-    "parse_save_memory": "memory.save_memory",
-    "recover": "memory.commit",
-    "system_prompt": "memory.prompt",
+    "MemoryStore": "memory.data.store",
+    "MemoryText": "memory.data.store",
+    "SavedMemory": "memory.consolidation.reply",
+    "Segment": "memory.sessions.journal",
+    "Version": "memory.data.store",
+    "consolidate": "memory.consolidation.run",
+    "consolidate_pending": "memory.consolidation.run",
+    "data_dir": "memory.data.files",
+    "next_retry": "memory.consolidation.run",
+    "parse_save_memory": "memory.consolidation.reply",
+    "recover": "memory.consolidation.commit",
+    "system_prompt": "memory.chat.system_prompt",
 }
 __all__ = [
     "Consolidation",
@@ -47,21 +47,21 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from memory.commit import recover
-    from memory.consolidation import (
+    from memory.chat.system_prompt import system_prompt
+    from memory.consolidation.commit import recover
+    from memory.consolidation.reply import SavedMemory, parse_save_memory
+    from memory.consolidation.run import (
         Consolidation,
         consolidate,
         consolidate_pending,
         next_retry,
     )
-    from memory.files import data_dir
-    from memory.history import HistoryEntry
-    from memory.journal import Journal, Segment
-    from memory.prompt import system_prompt
-    from memory.save_memory import SavedMemory, parse_save_memory
-    from memory.session import LiveSession
+    from memory.data.files import data_dir
+    from memory.data.history import HistoryEntry
+    from memory.data.store import MemoryStore, MemoryText, Version
+    from memory.sessions.journal import Journal, Segment
+    from memory.sessions.live import LiveSession
     from memory.settings import MemorySettings
-    from memory.store import MemoryStore, MemoryText, Version
 
 
 def __getattr__(name: str) -> Any:

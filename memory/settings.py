@@ -14,7 +14,7 @@ from catalog.schema import STRICT, AfterValidator, Field, with_config
 class Review(StrEnum):
     """When you see a consolidation's change: after it is saved, or before (it waits);
     "auto": before for local models and for a model whose recent edits were refused
-    (memory.trust), after for the rest."""
+    (memory.consolidation.trust), after for the rest."""
 
     AFTER = "after"
     BEFORE = "before"

@@ -10,7 +10,7 @@ and one closed, pending session), then prints
     READY             <- flushed right before commit() is called
     DONE <seconds>    <- only when commit() returned (seconds: how long it took)
 
-and calls `memory.commit.commit` directly: no catalog, no model, no network.
+and calls `memory.consolidation.commit.commit` directly: no catalog, no model, no network.
 
 `history_window_chars` is small, so the commit also rolls dozens of entries from HISTORY.md
 into four history/YYYY-MM.md archives: a dozen atomic writes, two dozen fsyncs in all.
@@ -36,12 +36,12 @@ from pathlib import Path
 if __name__ == "__main__":  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memory.commit import commit
-from memory.journal import Segment
-from memory.save_memory import SavedMemory
-from memory.session import LiveSession
+from memory.consolidation.commit import commit
+from memory.consolidation.reply import SavedMemory
+from memory.data.store import MemoryStore
+from memory.sessions.journal import Segment
+from memory.sessions.live import LiveSession
 from memory.settings import MemorySettings
-from memory.store import MemoryStore
 
 SETTINGS = MemorySettings(history_window_chars=3_000)
 MODEL = "test-model"

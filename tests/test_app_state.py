@@ -70,7 +70,7 @@ def test_a_model_set_on_the_app_shows_in_the_status_bar_by_itself(fake: FakeProv
 
 
 def test_a_cancelled_memory_job_does_not_leave_the_status_saving(fake, monkeypatch) -> None:
-    import memory.consolidation
+    import memory.consolidation.run
 
     started = asyncio.Event()
 
@@ -78,7 +78,7 @@ def test_a_cancelled_memory_job_does_not_leave_the_status_saving(fake, monkeypat
         started.set()
         await asyncio.Event().wait()
 
-    monkeypatch.setattr(memory.consolidation, "consolidate", never_ends)
+    monkeypatch.setattr(memory.consolidation.run, "consolidate", never_ends)
 
     async def scenario():
         app = make_app(fake)
@@ -107,12 +107,12 @@ def test_a_cancelled_memory_job_does_not_leave_the_status_saving(fake, monkeypat
 
 
 def test_a_failed_memory_job_says_so_and_the_session_stays_pending(fake, monkeypatch) -> None:
-    import memory.consolidation
+    import memory.consolidation.run
 
     async def fails(*args, **kwargs):
         raise OSError("disk went away")
 
-    monkeypatch.setattr(memory.consolidation, "consolidate", fails)
+    monkeypatch.setattr(memory.consolidation.run, "consolidate", fails)
 
     async def scenario():
         app = make_app(fake)

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 from memory import LiveSession, MemoryStore
 from tests.fakes.provider import FakeProvider, http_error, text, tool_call
 from tests.support import configure_fake, nothing_new
@@ -148,8 +148,8 @@ def test_a_model_failing_mid_stream_keeps_what_arrived_and_says_so(configured, c
     out, err = capsys.readouterr()
     assert out.strip() and "The whole answer." not in out  # the partial reply, not a new one
     assert "kept ask: the reply was cut off (" in err and "the stream broke off" in err
-    from memory.assistant import CUT_OFF
-    from memory.journal import load
+    from memory.chat.turn import CUT_OFF
+    from memory.sessions.journal import load
 
     (path,) = MemoryStore().sessions_dir.rglob("*.jsonl")
     reply = load(path).messages[-1]

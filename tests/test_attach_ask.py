@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 from memory import MemoryStore
-from memory.attachments import stored_path
+from memory.chat.attachments import stored_path
 from tests.attach_files import png, text_pdf
 from tests.fakes.provider import FakeProvider, text
 from tests.support import configure_fake

@@ -177,7 +177,7 @@ def test_a_pasted_path_offers_to_attach(fake: FakeProvider, tmp_path: Path) -> N
 def test_too_big_for_the_window_keeps_the_message_and_chips(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
-    from memory.attachments import does_not_fit
+    from memory.chat.attachments import does_not_fit
 
     big = tmp_path / "big.log"
     big.write_text("the same line of a log, over and over again\n" * 2_000)
@@ -203,7 +203,7 @@ def test_too_big_for_the_window_keeps_the_message_and_chips(
 def test_an_image_to_a_model_that_cannot_see_names_one_that_can(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
-    from memory.attachments import can_take, vision_model_sentence
+    from memory.chat.attachments import can_take, vision_model_sentence
 
     picture = tmp_path / "screen.png"
     picture.write_bytes(png())
@@ -337,20 +337,20 @@ def test_typing_goes_on_while_a_file_is_read(
     before the chip is ready is given back, with the chip, not sent without its file."""
     import threading
 
-    import memory.attachments
+    import memory.chat.attachments
 
     fake.set_default("gpt-4.1-mini", text("Read it."))
     report = tmp_path / "report.txt"
     report.write_text("a long report\n")
     reading, release = threading.Event(), threading.Event()
-    real = memory.attachments.read_attachment
+    real = memory.chat.attachments.read_attachment
 
     def slow_read(path, limits=None):
         reading.set()
         assert release.wait(120), "the test never released the read"
         return real(path, limits)
 
-    monkeypatch.setattr(memory.attachments, "read_attachment", slow_read)
+    monkeypatch.setattr(memory.chat.attachments, "read_attachment", slow_read)
 
     async def scenario():
         app = make_app(fake)
@@ -386,11 +386,11 @@ def test_typing_goes_on_while_a_file_is_read(
 def test_a_reader_that_fails_its_own_way_is_one_sentence_and_no_stuck_chip(
     fake: FakeProvider, tmp_path: Path, monkeypatch
 ) -> None:
-    import memory.attachments
+    import memory.chat.attachments
 
     odd = tmp_path / "odd\x1b]0;owned\x07.txt"
     odd.write_text("text\n")
-    real = memory.attachments.read_attachment
+    real = memory.chat.attachments.read_attachment
     broken = tmp_path / "broken.pdf"
     broken.write_bytes(b"%PDF-1.4\n")
 
@@ -399,7 +399,7 @@ def test_a_reader_that_fails_its_own_way_is_one_sentence_and_no_stuck_chip(
             raise RuntimeError("the parser broke")
         return real(path, limits)
 
-    monkeypatch.setattr(memory.attachments, "read_attachment", read)
+    monkeypatch.setattr(memory.chat.attachments, "read_attachment", read)
 
     async def scenario():
         app = make_app(fake)

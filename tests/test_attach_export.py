@@ -7,7 +7,7 @@ from pathlib import Path
 from app.export import export_session
 from catalog import Catalog
 from memory import LiveSession, MemoryStore
-from memory.attachments import keep, read_attachment, stored_path
+from memory.chat.attachments import keep, read_attachment, stored_path
 from tests.attach_files import png
 
 

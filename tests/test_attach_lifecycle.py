@@ -7,11 +7,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from app.cli import main as kept
+from app.cli.main import main as kept
 from memory import LiveSession, MemoryStore
-from memory.attachments import FOLDER, PRIVATE, keep, read_attachment, stored_path
-from memory.files import data_dir
-from memory.sessions import delete_session
+from memory.chat.attachments import FOLDER, PRIVATE, keep, read_attachment, stored_path
+from memory.data.files import data_dir
+from memory.sessions.browse import delete_session
 
 
 def _file(tmp_path: Path, name: str, text: str) -> Path:
@@ -73,7 +73,7 @@ def test_a_private_session_a_crash_left_loses_its_files_at_the_next_start(
 
 
 def test_an_attached_file_counts_toward_compaction() -> None:
-    from memory.session import estimate_tokens
+    from memory.sessions.live import estimate_tokens
 
     plain = [{"role": "user", "content": "Read it"}]
     attached = [{**plain[0], "attachments": [{"name": "r.pdf", "tokens": 40_000}]}]
@@ -87,7 +87,7 @@ def test_an_attached_file_counts_toward_compaction() -> None:
 def test_ending_a_private_session_reads_only_the_open_journals(tmp_path: Path) -> None:
     """/new after a private session with a file runs on the event loop: the files of private
     sessions are looked for in the few open journals, not in 10,000 finished ones."""
-    from memory.attachments import _naming
+    from memory.chat.attachments import _naming
 
     store = MemoryStore(tmp_path / "data")
     for _ in range(30):

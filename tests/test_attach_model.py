@@ -10,8 +10,8 @@ from typing import Any
 
 from catalog import MODEL_CATALOG, Catalog, ModelEntry, Outcome
 from memory import LiveSession, MemoryStore
-from memory.assistant import Turn, answer, failure_notice
-from memory.attachments import Attachment, keep, read_attachment
+from memory.chat.attachments import Attachment, keep, read_attachment
+from memory.chat.turn import Turn, answer, failure_notice
 from tests.attach_files import png, text_pdf
 from tests.fakes.provider import FakeProvider, http_error
 from tests.support import FAST_POLICY, fake_catalog, local_catalog
@@ -178,7 +178,7 @@ def test_an_earlier_image_is_a_mention_to_a_model_that_cannot_see(
 
 
 def test_a_kept_file_removed_by_hand_is_said_not_sent(fake: FakeProvider, tmp_path: Path) -> None:
-    from memory.attachments import stored_path
+    from memory.chat.attachments import stored_path
 
     store = MemoryStore(tmp_path / "data")
     found = files(tmp_path)

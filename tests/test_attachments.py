@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.attachments import (
+from memory.chat.attachments import (
     AttachmentError,
     AttachmentLimits,
     collect,
@@ -20,9 +20,9 @@ from memory.attachments import (
     read_stdin_bytes,
     stored_path,
 )
-from memory.files import append_line
+from memory.data.files import append_line
+from memory.data.store import MemoryStore
 from memory.settings import parse_memory_settings
-from memory.store import MemoryStore
 from tests.attach_files import bomb_pdf, png, text_pdf
 
 
@@ -271,7 +271,7 @@ def test_attachment_limits_come_from_their_own_table() -> None:
 
 
 def test_a_kept_pdf_is_read_again_in_a_new_process(tmp_path: Path) -> None:
-    from memory import attachments
+    from memory.chat import attachments
 
     store = MemoryStore(tmp_path / "data").ensure()
     path = write(tmp_path, "report.pdf", text_pdf(["Revenue rose", None]))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 from app.settings import load_settings
 from catalog import (
     CONSOLIDATION_HEAD,

@@ -11,8 +11,8 @@ from catalog import Catalog, Outcome
 from catalog.health import State
 from catalog.llm import litellm
 from memory import LiveSession, MemorySettings, MemoryStore, consolidate_pending
-from memory.assistant import Turn, answer
-from memory.log import read_records
+from memory.chat.turn import Turn, answer
+from memory.consolidation.log import read_records
 from memory.settings import Review
 from tests.fakes.provider import FakeProvider, Step, hold, text, tool_call
 from tests.support import FAST_POLICY, fake_catalog, local_catalog, pending_session, save_args

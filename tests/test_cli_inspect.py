@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 from memory import MemoryStore
-from memory.search import Pattern, grep
+from memory.recall.search import Pattern, grep
 from tests.support import pending_session
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 from memory import MemoryStore
 from tests.fakes.provider import FakeProvider, http_error, text, tool_call
 from tests.support import SAMPLE_MESSAGES, configure_fake, save_args

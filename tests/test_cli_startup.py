@@ -13,7 +13,7 @@ from tests.support import SAMPLE_MESSAGES, gateways_toml
 ROOT = Path(__file__).parent.parent
 CHILD = """
 import sys
-from app.cli import main
+from app.cli.main import main
 for argv in {argvs!r}:
     main(argv)
     print(" ".join(argv[:2]), "litellm" in sys.modules, file=sys.stderr)
@@ -76,7 +76,7 @@ def test_a_command_reads_no_package_metadata_unless_version_is_asked() -> None:
     import sys
 
     code = (
-        "import sys\nfrom app.cli import main\nmain(['memory', 'path'])\n"
+        "import sys\nfrom app.cli.main import main\nmain(['memory', 'path'])\n"
         "print('importlib.metadata' in sys.modules)"
     )
     out = subprocess.run(

@@ -11,8 +11,8 @@ import pytest
 
 from catalog import MODEL_CATALOG, Kind, Outcome
 from memory import LiveSession, MemorySettings, MemoryStore, consolidate, consolidate_pending
-from memory.consolidation import next_retry
-from memory.prompt import system_prompt
+from memory.chat.system_prompt import system_prompt
+from memory.consolidation.run import next_retry
 from tests.fakes.provider import (
     FakeProvider,
     cut,
@@ -483,7 +483,7 @@ def test_a_late_head_is_hedged_by_the_next_model(store, fake) -> None:
 def test_every_surface_says_when_a_retry_is_due_in_the_same_words(store) -> None:
     from datetime import timedelta
 
-    from memory.consolidation import retry_note
+    from memory.consolidation.run import retry_note
     from tests.support import pending_session
 
     journal = pending_session(store)

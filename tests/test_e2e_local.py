@@ -146,8 +146,8 @@ def test_a_real_local_model_never_writes_memory_unasked_and_nothing_leaves(
 ) -> None:
     """SmolLM2 writes valid, mostly invented memory: Kept holds what passes its checks for
     the user's review and keeps the rest pending with the reason; MEMORY.md is untouched."""
-    from memory.grounding import grounded
-    from memory.review import proposals
+    from memory.consolidation.grounding import grounded
+    from memory.consolidation.review import proposals
 
     with LlamaServer(n_ctx=2048, log=tmp_path / "server.log") as server:
         connections = run_kept(tmp_path, "real", server.base_url, None, 900)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 from memory import MemorySettings
 from memory.eval import (
     SHIPPED,

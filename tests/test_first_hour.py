@@ -196,10 +196,10 @@ def test_a_resumed_session_counts_its_tokens_on(fake: FakeProvider) -> None:
 
 
 def test_one_failing_memory_job_of_two_leaves_the_counter_right(fake, monkeypatch) -> None:
-    import memory.consolidation
+    import memory.consolidation.run
     from tests.support import pending_session, settle
 
-    real = memory.consolidation.consolidate
+    real = memory.consolidation.run.consolidate
     failed = asyncio.Event()
     calls = []
 
@@ -211,7 +211,7 @@ def test_one_failing_memory_job_of_two_leaves_the_counter_right(fake, monkeypatc
         await failed.wait()
         return await real(*args, **kwargs)
 
-    monkeypatch.setattr(memory.consolidation, "consolidate", first_fails)
+    monkeypatch.setattr(memory.consolidation.run, "consolidate", first_fails)
 
     async def scenario():
         app = make_app(fake)
@@ -232,7 +232,7 @@ def test_one_failing_memory_job_of_two_leaves_the_counter_right(fake, monkeypatc
 def test_kept_version(capsys) -> None:
     import pytest
 
-    from app.cli import main
+    from app.cli.main import main
 
     with pytest.raises(SystemExit) as exit_:
         main(["--version"])
@@ -243,7 +243,7 @@ def test_kept_version(capsys) -> None:
 def test_consolidate_prints_each_sessions_attempts_before_its_line(
     fake, capsys, monkeypatch
 ) -> None:
-    from app.cli import main
+    from app.cli.main import main
     from app.settings import config_path
     from memory import MemoryStore
     from tests.fakes.provider import http_error, tool_call
@@ -310,7 +310,7 @@ def test_export_goes_to_the_exports_folder_and_names_a_bad_path(
 
 
 def test_memory_grep_ignores_case_by_default_like_grep_screen(capsys) -> None:
-    from app.cli import main
+    from app.cli.main import main
     from memory import MemoryStore
 
     MemoryStore().ensure().append_history("[2026-11-01 09:00] Talked about Green Tea.")
@@ -319,7 +319,7 @@ def test_memory_grep_ignores_case_by_default_like_grep_screen(capsys) -> None:
 
 
 def test_lock_files_of_settled_sessions_do_not_pile_up(fake: FakeProvider) -> None:
-    from app.cli import main
+    from app.cli.main import main
     from memory import MemoryStore
     from tests.support import pending_session
 
@@ -413,7 +413,7 @@ def test_every_verb_and_the_app_name_a_data_folder_that_is_a_file(tmp_path) -> N
 
 
 def test_import_rejects_a_message_with_no_text_naming_the_line(tmp_path, capsys) -> None:
-    from app.cli import main
+    from app.cli.main import main
     from memory import MemoryStore
 
     path = tmp_path / "chat.jsonl"
@@ -424,7 +424,7 @@ def test_import_rejects_a_message_with_no_text_naming_the_line(tmp_path, capsys)
 
 
 def test_import_keeps_the_original_times(tmp_path, capsys) -> None:
-    from app.cli import main
+    from app.cli.main import main
     from memory import MemoryStore
 
     path = tmp_path / "chat.jsonl"
@@ -446,7 +446,7 @@ def test_import_keeps_the_original_times(tmp_path, capsys) -> None:
 
 
 def test_doctor_names_an_unknown_app_model_and_a_bad_consolidation_model(capsys) -> None:
-    from app.cli import main
+    from app.cli.main import main
     from app.settings import config_path
 
     path = config_path()
@@ -459,7 +459,7 @@ def test_doctor_names_an_unknown_app_model_and_a_bad_consolidation_model(capsys)
 
 
 def test_bad_toml_is_one_problem_in_doctor_and_one_notice_in_the_app(capsys) -> None:
-    from app.cli import main
+    from app.cli.main import main
     from app.settings import config_path
 
     path = config_path()
@@ -652,7 +652,7 @@ asyncio.run(main())
 
 CONSOLIDATE_CHILD = """
 import sys
-from app.cli import main
+from app.cli.main import main
 from memory import MemoryStore
 from tests.support import pending_session
 pending_session(MemoryStore().ensure())

@@ -318,7 +318,7 @@ def test_hedging_is_a_memory_setting() -> None:
 
 def test_a_request_that_lost_a_hedge_counts_in_the_figures() -> None:
     from memory import MemoryStore
-    from memory.log import figures
+    from memory.consolidation.log import figures
 
     store = MemoryStore().ensure()
     store.log(

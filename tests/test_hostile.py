@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 from memory import MemorySettings, MemoryStore, consolidate_pending
 from tests.fakes.provider import FakeProvider, http_error, text, tool_call
 from tests.support import (
@@ -152,12 +152,12 @@ def test_escapes_already_in_a_journal_or_the_log_are_never_shown(store, capsys) 
 
 
 def disk_full_after(monkeypatch, budget: int) -> None:
-    """Writes through memory.files succeed for `budget` bytes, then fail with ENOSPC,
+    """Writes through memory.data.files succeed for `budget` bytes, then fail with ENOSPC,
     as on a nearly full filesystem (the part that fit is on disk: a torn line)."""
     import errno
     import os
 
-    import memory.files
+    import memory.data.files
 
     left = [budget]
 
@@ -169,11 +169,11 @@ def disk_full_after(monkeypatch, budget: int) -> None:
         if len(fits) < len(data):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(memory.files, "write_all", write_all)
+    monkeypatch.setattr(memory.data.files, "write_all", write_all)
 
 
 def test_a_full_disk_keeps_the_message_in_the_composer_and_tears_no_line(fake, monkeypatch) -> None:
-    import memory.files
+    import memory.data.files
 
     fake.default = text("ok")
     message = "x" * 5000
@@ -186,7 +186,7 @@ def test_a_full_disk_keeps_the_message_in_the_composer_and_tears_no_line(fake, m
 
             path = app.session.journal.path
             before = path.read_bytes()
-            real = memory.files.write_all
+            real = memory.data.files.write_all
             disk_full_after(monkeypatch, 1000)
             composer = app.screen.query_one(Composer)
             composer.load_text(message)
@@ -199,7 +199,7 @@ def test_a_full_disk_keeps_the_message_in_the_composer_and_tears_no_line(fake, m
             assert notice.has_class("error")
             assert "No space left on device" in notice.text and path.name in notice.text
             assert fake.count() == 0
-            monkeypatch.setattr(memory.files, "write_all", real)  # space again
+            monkeypatch.setattr(memory.data.files, "write_all", real)  # space again
             await pilot.press("enter")
             await pilot.pause()
             await app.screen.reply_finished()
@@ -209,7 +209,7 @@ def test_a_full_disk_keeps_the_message_in_the_composer_and_tears_no_line(fake, m
 
 
 def test_a_failed_write_names_its_file_and_leaves_the_file_as_it_was(store, monkeypatch) -> None:
-    from memory.files import append_line, atomic_write
+    from memory.data.files import append_line, atomic_write
 
     target = store.root / "f.jsonl"
     target.write_text('{"a":1}\n')
@@ -314,18 +314,18 @@ def test_a_reply_that_breaks_the_check_is_that_replys_rejection(store, fake) -> 
 def test_a_session_that_fails_to_consolidate_does_not_stop_the_next(
     store, fake, monkeypatch
 ) -> None:
-    import memory.consolidation
+    import memory.consolidation.run
 
     first = pending_session(store, [{"role": "user", "content": "boom-session"}])
     second = pending_session(store, [{"role": "user", "content": "fine"}])
-    real = memory.consolidation.transcript_lines
+    real = memory.consolidation.run.transcript_lines
 
     def transcript_lines(messages):
         if any(m.get("content") == "boom-session" for m in messages):
             raise RuntimeError("cannot build this prompt")
         return real(messages)
 
-    monkeypatch.setattr(memory.consolidation, "transcript_lines", transcript_lines)
+    monkeypatch.setattr(memory.consolidation.run, "transcript_lines", transcript_lines)
     fake.default = tool_call("save_memory", nothing_new())
     results = run_pending(store, fake)
     by_id = {r.session: r for r in results}
@@ -380,7 +380,7 @@ def test_the_command_exits_non_zero_when_the_app_crashed(fake) -> None:
 
 
 def test_an_interrupted_import_leaves_nothing_behind(store, tmp_path, monkeypatch, capsys) -> None:
-    import memory.files
+    import memory.data.files
 
     source = tmp_path / "big.jsonl"
     source.write_text(
@@ -394,7 +394,7 @@ def test_an_interrupted_import_leaves_nothing_behind(store, tmp_path, monkeypatc
         raise KeyboardInterrupt
 
     with monkeypatch.context() as local:
-        local.setattr(memory.files, "write_all", interrupted)
+        local.setattr(memory.data.files, "write_all", interrupted)
         assert main(["import", str(source)]) == 130
     err = capsys.readouterr().err
     assert "interrupted" in err and "Traceback" not in err
@@ -661,8 +661,8 @@ def big_session(store: MemoryStore):
 
 
 def test_token_counting_and_journal_loading_run_off_the_event_loop(fake, monkeypatch) -> None:
-    import memory.consolidation
-    import memory.journal
+    import memory.consolidation.run
+    import memory.sessions.journal
 
     store = MemoryStore(
         settings=MemorySettings(attempt_deadline=5.0, consolidation_model=SMALL)
@@ -670,9 +670,9 @@ def test_token_counting_and_journal_loading_run_off_the_event_loop(fake, monkeyp
     big_session(store)
     on_the_loop: list[str] = []
     for module, name in (
-        (memory.journal, "load"),
-        (memory.consolidation, "chunk_transcript"),
-        (memory.consolidation, "transcript_budget"),
+        (memory.sessions.journal, "load"),
+        (memory.consolidation.run, "chunk_transcript"),
+        (memory.consolidation.run, "transcript_budget"),
     ):
         real = getattr(module, name)
 
@@ -705,16 +705,16 @@ def test_a_session_needing_many_requests_asks_first(fake, capsys) -> None:
 
 
 def test_the_app_checks_pending_sessions_off_the_event_loop(fake, monkeypatch) -> None:
-    import memory.pending
+    import memory.sessions.pending
 
     calls: list[bool] = []
-    real = memory.pending.pending
+    real = memory.sessions.pending.pending
 
     def spy(store):
         calls.append(on_loop())
         return real(store)
 
-    monkeypatch.setattr(memory.pending, "pending", spy)
+    monkeypatch.setattr(memory.sessions.pending, "pending", spy)
 
     async def scenario():
         app = make_app(fake)
@@ -773,7 +773,7 @@ def dead_pid() -> int:
 def test_temporary_copies_left_by_a_kill_are_removed_at_start(store) -> None:
     import os
 
-    from memory.commit import recover
+    from memory.consolidation.commit import recover
 
     dead = dead_pid()
     leftovers = [
@@ -838,12 +838,12 @@ def test_two_overlapping_consolidations_both_see_the_session_saved(
     import contextlib
     import threading
 
-    import memory.consolidation
+    import memory.consolidation.run
     from tests.fakes.provider import hang
 
     pending_session(store)
     busy = threading.Event()
-    real = memory.consolidation.locked
+    real = memory.consolidation.run.locked
 
     @contextlib.contextmanager
     def spy(path, *, blocking=True):
@@ -852,7 +852,7 @@ def test_two_overlapping_consolidations_both_see_the_session_saved(
                 busy.set()
             yield mine
 
-    monkeypatch.setattr(memory.consolidation, "locked", spy)
+    monkeypatch.setattr(memory.consolidation.run, "locked", spy)
     fake.script(CONSOLIDATION_CHAIN[0], hang())
     fake.default = tool_call("save_memory", save_args())
     catalog = fake_catalog(fake)

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 from textual.widgets import Checkbox, Input, Static
 
-from app.cli import main
+from app.cli.main import main
 from app.screens.search import SearchScreen
 from memory import MemorySettings, MemoryStore, consolidate_pending
-from memory.redact import REDACTED, redact
-from memory.search import Pattern, grep, run_search_tool
+from memory.consolidation.redact import REDACTED, redact
+from memory.recall.search import Pattern, grep, run_search_tool
 from tests.support import (
     FAST_POLICY,
     SMALL,
@@ -91,7 +91,7 @@ def test_a_backtracking_regex_is_stopped_after_its_time_with_a_sentence(store) -
 ORPHAN = """
 import os, sys
 from pathlib import Path
-from memory.search import Pattern, Places, grep
+from memory.recall.search import Pattern, Places, grep
 from tests.test_hostile3_bounds import search_children
 
 def cancelled():
@@ -133,7 +133,7 @@ def test_a_search_child_left_by_a_killed_app_ends_on_its_own(store) -> None:
 
 @pytest.mark.timeout(120)
 def test_kept_memory_grep_stops_a_backtracking_regex(store, capsys, monkeypatch) -> None:
-    monkeypatch.setattr("memory.search.REGEX_SECONDS", 1.0)
+    monkeypatch.setattr("memory.recall.search.REGEX_SECONDS", 1.0)
     assert main(["memory", "grep", "-E", CATASTROPHIC]) == 2
     err = capsys.readouterr().err
     assert "took more than 1 s and was stopped; try a simpler one, or a plain word" in err
@@ -157,7 +157,7 @@ def test_escape_leaves_a_backtracking_grep_and_ends_its_search(store) -> None:
 
 @pytest.mark.timeout(120)
 def test_a_regex_that_runs_too_long_in_grep_says_so(store, monkeypatch) -> None:
-    monkeypatch.setattr("memory.search.REGEX_SECONDS", 1.0)
+    monkeypatch.setattr("memory.recall.search.REGEX_SECONDS", 1.0)
 
     async def scenario() -> None:
         app = make_app(None, env={"OPENAI_API_KEY": "x"})
@@ -303,16 +303,16 @@ def small_store() -> MemoryStore:
 
 def measured(monkeypatch) -> list[int]:
     """The sizes of the transcripts cut into parts by tokens (tokenising them)."""
-    import memory.consolidation
+    import memory.consolidation.run
 
     calls: list[int] = []
-    real = memory.consolidation.chunk_transcript
+    real = memory.consolidation.run.chunk_transcript
 
     def spy(blocks, budget, *args, **kwargs):
         calls.append(sum(len(b) for b in blocks))
         return real(blocks, budget, *args, **kwargs)
 
-    monkeypatch.setattr(memory.consolidation, "chunk_transcript", spy)
+    monkeypatch.setattr(memory.consolidation.run, "chunk_transcript", spy)
     return calls
 
 
@@ -372,7 +372,7 @@ def test_kept_memory_grep_in_colour_never_matches_a_regex_on_its_own_process(
     # "b" matches at once; highlighting the line would then try `(a+)+$` from each "a".
     store = MemoryStore().ensure()
     store.history_path.write_text(f"[2026-11-20 10:00] b{LINE}!\n\n")
-    monkeypatch.setattr("memory.search.REGEX_SECONDS", 1.0)
+    monkeypatch.setattr("memory.recall.search.REGEX_SECONDS", 1.0)
     monkeypatch.setattr(sys, "stdout", _Terminal())
     monkeypatch.delenv("NO_COLOR", raising=False)
     assert main(["memory", "grep", "-E", "b|(a+)+$"]) == 2

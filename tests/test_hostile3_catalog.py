@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 from catalog import Attempt, Kind, Outcome
 from catalog.health import MAX_COOLDOWN, HealthBook, State
 from memory import MemoryStore

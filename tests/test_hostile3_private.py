@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 from memory import LiveSession, MemoryStore
-from memory.files import HeldLock
+from memory.data.files import HeldLock
 from tests.conftest import subprocess_env
 from tests.fakes.provider import FakeProvider, hold, http_error, tool_call
 from tests.support import configure_fake, fake_keys, make_app, nothing_new, settle, until
@@ -61,7 +61,7 @@ def crashed_private(store: MemoryStore, text: str) -> Path:
 def test_a_signal_during_a_private_ask_deletes_its_journal_and_says_so(configured, stop) -> None:
     configured.script("gpt-4.1-mini", hold())
     child = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "ask", "--private", "my private quokka"],
+        [sys.executable, "-m", "app.cli.main", "ask", "--private", "my private quokka"],
         cwd=ROOT,
         env=subprocess_env(**fake_keys()),
         stdin=subprocess.DEVNULL,
@@ -181,7 +181,7 @@ def test_memory_grep_never_shows_a_live_private_session(configured, capsys) -> N
     main(["memory", "grep", "quokka"])
     out = capsys.readouterr().out
     assert "ordinary quokka" in out and "private quokka" not in out
-    from memory.sessions import said_in
+    from memory.sessions.browse import said_in
 
     assert said_in(store, "quokka") == {"quokka": {ordinary.id}}
     live.close()
@@ -225,7 +225,7 @@ def test_a_failed_private_ask_does_not_say_saved(configured, capsys) -> None:
 def test_export_of_an_imported_tool_call_without_arguments(configured, tmp_path) -> None:
     from app.export import session_markdown
     from catalog import load_catalog
-    from memory.importer import import_transcript
+    from memory.sessions.import_transcript import import_transcript
 
     transcript = tmp_path / "chat.jsonl"
     lines = [
@@ -260,7 +260,7 @@ def summary_text(app) -> str:
 
 
 def test_a_wrong_typed_sessions_cache_is_rebuilt_and_f2_ends_loading(configured) -> None:
-    from memory.sessions import INDEX, INDEX_VERSION, list_sessions
+    from memory.sessions.browse import INDEX, INDEX_VERSION, list_sessions
 
     store = MemoryStore().ensure()
     done = saved_journal(store, "About quokkas.")
@@ -321,7 +321,7 @@ def test_f2_ends_loading_with_a_sentence_when_the_list_cannot_be_read(configured
 
 
 def test_forget_removes_the_history_entry_from_the_version_records_too(configured) -> None:
-    from memory.sessions import delete_session
+    from memory.sessions.browse import delete_session
     from tests.test_sessions import saved_session
 
     store = MemoryStore().ensure()
@@ -344,8 +344,8 @@ def test_forget_removes_the_history_entry_from_the_version_records_too(configure
 def test_orphans_are_looked_for_among_the_open_sessions_only(monkeypatch, tmp_path) -> None:
     """Every `kept` verb looks for orphaned private sessions first: with 10,000 finished
     sessions it must read the few that are open, not every journal's first line."""
-    from memory import orphans
-    from memory.marks import open_marks
+    from memory.sessions.browse import orphans
+    from memory.sessions.marks import open_marks
 
     store = MemoryStore(tmp_path / "data").ensure()
     for _ in range(30):

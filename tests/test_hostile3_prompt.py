@@ -10,12 +10,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 from memory import MemorySettings, MemoryStore
-from memory.files import append_line, locked
-from memory.journal import load
-from memory.prompt import consolidation_messages, system_prompt, transcript_lines
-from memory.review import accept, proposal_for, proposals, propose, reject
+from memory.chat.system_prompt import system_prompt
+from memory.consolidation.prompt import consolidation_messages, transcript_lines
+from memory.consolidation.review import accept, proposal_for, proposals, propose, reject
+from memory.data.files import append_line, locked
+from memory.sessions.journal import load
 from memory.settings import Review
 from tests.support import pending_session
 
@@ -235,7 +236,7 @@ def test_a_memory_that_ends_its_block_stays_inside_it_when_tidied(fake) -> None:
     import asyncio
 
     from memory import MemorySettings, MemoryStore
-    from memory.tidy import tidy
+    from memory.consolidation.tidy import tidy
     from tests.fakes.provider import text
     from tests.support import FAST_POLICY, fake_catalog
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 from catalog import MODEL_CATALOG
 from catalog.sanitize import clean_text
 from memory import LiveSession, MemorySettings, MemoryStore, consolidate_pending
@@ -269,7 +269,7 @@ def test_a_locked_logs_db_is_called_locked(tmp_path, capsys) -> None:
 
 
 def test_an_old_journals_system_message_is_not_said_in_a_consolidation_transcript() -> None:
-    from memory.prompt import transcript_lines
+    from memory.consolidation.prompt import transcript_lines
 
     lines = transcript_lines(
         [
@@ -282,7 +282,7 @@ def test_an_old_journals_system_message_is_not_said_in_a_consolidation_transcrip
 
 
 def test_a_journal_line_nested_thousands_deep_is_a_damaged_line(tmp_path) -> None:
-    from memory.journal import load
+    from memory.sessions.journal import load
 
     path = tmp_path / "20261201-090000-abcdef.jsonl"
     deep = '{"role": "user", "content": ' + "[" * 100_000 + "]" * 100_000 + "}"

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 from memory import MemoryStore
-from memory import imports as importing
-from memory.imports import ExportError, json_array
+from memory.sessions.browse import import_exports as importing
+from memory.sessions.import_exports import ExportError, json_array
 from tests.fakes.provider import FakeProvider, tool_call
 from tests.support import configure_fake, nothing_new
 
@@ -331,7 +331,7 @@ def test_consolidate_dry_run_then_oldest_first_with_progress(configured, tmp_pat
 def test_consolidate_stopped_by_ctrl_c_goes_on_next_time(
     configured, tmp_path, capsys, monkeypatch
 ) -> None:
-    from app import cli_import
+    from app.cli.main import imports as cli_import
 
     export = write_json(
         tmp_path / "c.json", [chatgpt_simple(f"c-{i}", f"w{i}", T0 + i * 999) for i in range(3)]

@@ -11,7 +11,7 @@ from textual.widgets import Markdown, TabbedContent, TextArea
 
 from app.screens.memory import MemoryScreen
 from memory import MemorySettings, MemoryStore
-from memory.prompt import system_prompt
+from memory.chat.system_prompt import system_prompt
 from tests.fakes.provider import FakeProvider, text
 from tests.support import make_app, send, until
 

@@ -11,7 +11,7 @@ import pytest
 
 from catalog import Kind, complete
 from catalog.llm import litellm
-from memory.assistant import failure_notice
+from memory.chat.turn import failure_notice
 from tests.fakes.provider import hold, stall, text
 from tests.support import FAST_POLICY, local_catalog
 

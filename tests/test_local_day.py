@@ -12,7 +12,7 @@ import pytest
 from app.screens.chat import QUEUED, ChatScreen
 from app.widgets.message import MessageView
 from memory import MemoryStore
-from memory.journal import load
+from memory.sessions.journal import load
 from tests.fakes.provider import FakeProvider, Step, text
 from tests.support import make_app, send, until
 
@@ -212,7 +212,7 @@ def test_a_reply_stopped_for_length_is_marked_cut_off(fake: FakeProvider) -> Non
 def test_the_failure_notice_names_a_file_model_by_its_label_and_keeps_the_reason() -> None:
     from catalog import Attempt, Catalog, KeyStore, Kind, Outcome
     from catalog.config import CatalogConfig, local_model
-    from memory.assistant import failure_notice
+    from memory.chat.turn import failure_notice
 
     path = "/home/ana/models/SmolLM2-135M-Instruct.Q4_1.gguf"
     catalog = Catalog((local_model(path),), CatalogConfig(), KeyStore(environ={}))
@@ -229,7 +229,7 @@ def test_the_failure_notice_names_a_file_model_by_its_label_and_keeps_the_reason
 
 def test_the_sessions_row_names_a_file_model_by_its_file() -> None:
     from app.screens.sessions import _row
-    from memory.sessions import SessionSummary
+    from memory.sessions.browse import SessionSummary
 
     path = "/home/ana/models/SmolLM2-135M-Instruct.Q4_1.gguf"
     summary = SessionSummary("20261201-090000-abc123", "2026-12-01 09:00", "Hi", path, 2, "saved")

@@ -14,7 +14,7 @@ from catalog.config import LOCAL_WINDOW, local_model
 from catalog.probe import OLLAMA_WINDOW, probe_server
 from catalog.structured import _learned, _windows
 from memory import MemorySettings, MemoryStore, consolidate_pending
-from memory.edits import Context
+from memory.consolidation.edits import Context
 from memory.settings import Review
 from tests.fakes.ollama import FakeOllama
 from tests.fakes.provider import FakeProvider, http_error, text, tool_call
@@ -118,7 +118,7 @@ def test_a_reply_cut_by_the_context_says_so_and_the_next_try_uses_smaller_parts(
 
 def test_a_cut_off_reply_names_the_tokens_of_the_window(store, fake) -> None:
     from catalog import Reply
-    from memory.save_memory import parse_save_memory
+    from memory.consolidation.reply import parse_save_memory
 
     reply = Reply("smollm2", "local", '{"history_entry": "x', (), "length", 969, 3127, 0.0)
     context = Context([], datetime.now(UTC), 16_000)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from app.mcp_settings import mcp_settings
 from app.settings import config_path
-from memory.assistant import DECLINED
+from memory.chat.turn import DECLINED
 from tests.fakes.provider import FakeProvider, text, tool_call
 from tests.support import make_app, until
 

@@ -15,8 +15,8 @@ from typing import Any
 from catalog import Catalog
 from catalog.mcp import McpTool, ServerSpec, ToolBox
 from memory import LiveSession, MemorySettings, MemoryStore, consolidate_pending
-from memory.assistant import DECLINED, Approval, Turn, answer
-from memory.prompt import transcript_lines
+from memory.chat.turn import DECLINED, Approval, Turn, answer
+from memory.consolidation.prompt import transcript_lines
 from tests.fakes.provider import FakeProvider, text, tool_call
 from tests.support import FAST_POLICY, fake_catalog, local_catalog
 

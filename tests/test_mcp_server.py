@@ -19,7 +19,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, Implementation, TextContent, TextResourceContents
 
 from memory import LiveSession, MemoryStore
-from memory.review import accept, proposals
+from memory.consolidation.review import accept, proposals
 from memory.settings import MemorySettings
 from tests.conftest import subprocess_env
 
@@ -41,7 +41,7 @@ def serve(
     async def session() -> T:
         params = StdioServerParameters(
             command=sys.executable,
-            args=["-m", "app.cli", "mcp", *args],
+            args=["-m", "app.cli.main", "mcp", *args],
             env={k: os.environ[k] for k in ("KEPT_DATA_DIR", "KEPT_CONFIG_DIR")},
             cwd=ROOT,
         )
@@ -93,7 +93,7 @@ def finished(store: MemoryStore, said: str, *, entry: str | None = None) -> str:
 
 def kept(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args],
+        [sys.executable, "-m", "app.cli.main", *args],
         cwd=ROOT,
         env=subprocess_env(),
         capture_output=True,
@@ -327,7 +327,7 @@ def test_two_processes_writing_at_once_lose_no_line() -> None:
 
 
 def test_a_version_remembered_via_a_client_is_still_a_remembered_line() -> None:
-    from memory.versions import VersionKind
+    from memory.data.versions import VersionKind
 
     prose = VersionKind.REMEMBERED.prose(via="Claude Code")
     assert prose == "remembered via Claude Code"
@@ -346,7 +346,7 @@ def test_http_serves_the_same_tools_on_loopback() -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     child = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "mcp", "--http", str(port)],
+        [sys.executable, "-m", "app.cli.main", "mcp", "--http", str(port)],
         cwd=ROOT,
         env=subprocess_env(),
         stdin=subprocess.DEVNULL,
@@ -384,7 +384,7 @@ def test_http_serves_the_same_tools_on_loopback() -> None:
 def test_kept_mcp_starts_without_the_ui_or_the_model_library() -> None:
     """Start-up is answering initialize: Textual and litellm are never imported for it."""
     probe = (
-        "import sys; from app.cli import main; main(['mcp']); "
+        "import sys; from app.cli.main import main; main(['mcp']); "
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'textual', 'litellm'}))"
     )
     done = subprocess.run(
@@ -432,7 +432,7 @@ def test_an_unreadable_memory_file_is_one_sentence_from_every_tool_and_resource(
 
 
 def test_search_says_how_many_summaries_it_left_out() -> None:
-    from app.mcp_server import search_text
+    from app.cli.mcp_server import search_text
 
     store = MemoryStore().ensure()
     store.write_memory("- Has a quokka\n")

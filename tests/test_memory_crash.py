@@ -33,12 +33,12 @@ import pytest
 import memory
 from catalog import CONSOLIDATION_HEAD, MODEL_CATALOG, Catalog, KeyStore
 from catalog.config import CatalogConfig
-from memory.commit import commit
-from memory.consolidation import EDIT_ROUNDS, consolidate_pending
-from memory.files import digest
-from memory.history import STAMP_FORMAT
-from memory.save_memory import SavedMemory
-from memory.store import MemoryStore
+from memory.consolidation.commit import commit
+from memory.consolidation.reply import SavedMemory
+from memory.consolidation.run import EDIT_ROUNDS, consolidate_pending
+from memory.data.files import digest
+from memory.data.history import STAMP_FORMAT
+from memory.data.store import MemoryStore
 from tests import crash_child as child
 from tests.conftest import subprocess_env
 from tests.fakes.provider import FakeProvider, hang, tool_call
@@ -381,7 +381,7 @@ def test_two_processes_consolidating_at_once_save_every_session_exactly_once(
         KEPT_CONFIG_DIR=str(config),
         PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
     )
-    command = [sys.executable, "-m", "app.cli", "consolidate"]
+    command = [sys.executable, "-m", "app.cli.main", "consolidate"]
     procs = [
         subprocess.Popen(
             command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True

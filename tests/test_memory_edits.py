@@ -12,11 +12,18 @@ import pytest
 
 from catalog import ReplyRejected
 from memory import MemorySettings, MemoryStore, consolidate_pending
-from memory import journal as journals
-from memory.edits import Context, Edit, Op, apply_edits, edits_from_rewrite, parse_edits
-from memory.grounding import Evidence, grounded, junk, ungrounded
-from memory.log import read_records
-from memory.provenance import authorship
+from memory.consolidation.edits import (
+    Context,
+    Edit,
+    Op,
+    apply_edits,
+    edits_from_rewrite,
+    parse_edits,
+)
+from memory.consolidation.grounding import Evidence, grounded, junk, ungrounded
+from memory.consolidation.log import read_records
+from memory.recall.provenance import authorship
+from memory.sessions import journal as journals
 from memory.settings import Review
 from tests.fakes.provider import FakeProvider, text, tool_call
 from tests.support import FAST_POLICY, fake_catalog
@@ -363,7 +370,7 @@ GOOD = _save(
 def test_a_local_models_change_waits_for_review_by_default(
     store: MemoryStore, fake: FakeProvider
 ) -> None:
-    from memory.review import proposals
+    from memory.consolidation.review import proposals
     from tests.support import local_catalog
 
     before = store.memory_path.read_text()
@@ -397,7 +404,7 @@ def test_a_trusted_local_model_saves_at_once(fake: FakeProvider, settings) -> No
 def test_a_hosted_model_whose_edits_were_refused_goes_through_review(
     store: MemoryStore, fake: FakeProvider
 ) -> None:
-    from memory.trust import RECENT, records
+    from memory.consolidation.trust import RECENT, records
 
     # First session: the head invents a line and is refused; the next model saves.
     fake.set_default(

@@ -14,11 +14,11 @@ import pytest
 
 from catalog import Reply
 from memory import LiveSession, MemorySettings, MemoryStore, parse_save_memory
-from memory.edits import Context
-from memory.files import atomic_write, locked
-from memory.history import format_entry, parse_entries
-from memory.journal import Segment, load
-from memory.save_memory import SavedMemory
+from memory.consolidation.edits import Context
+from memory.consolidation.reply import SavedMemory
+from memory.data.files import atomic_write, locked
+from memory.data.history import format_entry, parse_entries
+from memory.sessions.journal import Segment, load
 
 
 @pytest.fixture
@@ -183,7 +183,7 @@ def test_atomic_write_never_leaves_a_partial_file(tmp_path: Path) -> None:
 def test_the_lock_excludes_other_processes(tmp_path: Path) -> None:
     lock = tmp_path / ".lock"
     code = (
-        "import sys; from pathlib import Path; from memory.files import locked\n"
+        "import sys; from pathlib import Path; from memory.data.files import locked\n"
         "with locked(Path(sys.argv[1]), blocking=False) as got: print(got)"
     )
     with locked(lock):
@@ -303,7 +303,7 @@ def test_a_history_file_with_bad_bytes_is_copied_aside_before_it_is_rewritten() 
 
 
 # Kept on Windows: no fcntl there. The stand-in msvcrt below locks with the real flock of
-# this machine, so the Windows branch of memory.files is run, and its exclusion tested.
+# this machine, so the Windows branch of memory.data.files is run, and its exclusion tested.
 _ON_WINDOWS = """
 import fcntl, os, sys, types
 from pathlib import Path
@@ -324,8 +324,8 @@ def locking(fd, mode, nbytes):
 
 msvcrt.locking = locking
 sys.modules["msvcrt"] = msvcrt
-sys.platform = "win32"  # only while memory.files picks its locks
-from memory.files import HeldLock, atomic_write, locked
+sys.platform = "win32"  # only while memory.data.files picks its locks
+from memory.data.files import HeldLock, atomic_write, locked
 sys.platform = "linux"
 
 lock = Path(sys.argv[1]) / ".lock"
@@ -352,7 +352,7 @@ def test_memory_files_run_without_fcntl_as_on_windows(tmp_path: Path) -> None:
 
 
 def test_two_held_locks_in_one_process_exclude_each_other(tmp_path: Path) -> None:
-    from memory.files import HeldLock
+    from memory.data.files import HeldLock
 
     first, second = HeldLock(tmp_path / ".lock"), HeldLock(tmp_path / ".lock")
     assert first.acquire() and not second.acquire()
@@ -375,7 +375,7 @@ def test_an_edit_the_user_did_not_keep_is_a_version_that_never_was_memory(
 
 
 def test_a_session_state_is_one_of_three_named_states(tmp_path: Path) -> None:
-    from memory.journal import JournalState
+    from memory.sessions.journal import JournalState
 
     store = MemoryStore(tmp_path).ensure()
     journal = store.new_session("gpt-4.1-mini")
@@ -388,7 +388,7 @@ def test_a_session_state_is_one_of_three_named_states(tmp_path: Path) -> None:
 
 
 def test_log_lines_from_any_version_read_back_as_typed_records(tmp_path: Path) -> None:
-    from memory.log import LogRecord, figures, read_records, sessions
+    from memory.consolidation.log import LogRecord, figures, read_records, sessions
 
     store = MemoryStore(tmp_path).ensure()
     lines = [
@@ -408,7 +408,7 @@ def test_log_lines_from_any_version_read_back_as_typed_records(tmp_path: Path) -
 
 
 def test_a_version_kind_is_named_once_and_its_prose_rendered_from_it(tmp_path: Path) -> None:
-    from memory.versions import VersionKind
+    from memory.data.versions import VersionKind
 
     store = MemoryStore(tmp_path).ensure()
     store.save_edit("# Me\n- tea\n", store.read_memory().digest)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from app.cli import main
+from app.cli.main import main
 from memory import MemoryStore
-from memory.pending import INDEX, pending
+from memory.sessions.pending import INDEX, pending
 from tests.support import pending_session
 
 

@@ -7,9 +7,9 @@ import asyncio
 
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 from memory import MemorySettings, MemoryStore, consolidate_pending
-from memory.provenance import blame, history_entry_for, likely_messages
+from memory.recall.provenance import blame, history_entry_for, likely_messages
 from tests.fakes.provider import FakeProvider, tool_call
 from tests.support import FAST_POLICY, fake_catalog, pending_session, save_args
 

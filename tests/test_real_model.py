@@ -85,8 +85,8 @@ def test_a_newcomers_own_lines_survive_every_save_and_nothing_ungrounded_is_appl
     """The newcomer's case: a hand-written MEMORY.md, a /remember line, several sessions
     saved by SmolLM2 trusted outright (review_by_model: the strictest case). Each session is
     saved, held for review, or pending with its reason; never garbage applied."""
-    from memory.edits import normal
-    from memory.grounding import grounded
+    from memory.consolidation.edits import normal
+    from memory.consolidation.grounding import grounded
     from memory.settings import Review
 
     settings = MemorySettings(review_by_model={MODEL_ALIAS: Review.AFTER})

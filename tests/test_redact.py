@@ -11,7 +11,7 @@ import string
 import pytest
 
 from memory import MemorySettings, MemoryStore, consolidate_pending
-from memory.redact import REDACTED, redact
+from memory.consolidation.redact import REDACTED, redact
 from tests.fakes.provider import FakeProvider, tool_call
 from tests.support import FAST_POLICY, fake_catalog, nothing_new, pending_session
 

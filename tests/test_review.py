@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 from memory import MemorySettings, MemoryStore, consolidate_pending
-from memory.review import StaleProposal, accept, line_change, proposals, reject
+from memory.consolidation.review import StaleProposal, accept, line_change, proposals, reject
+from memory.consolidation.tidy import apply_tidy, tidy
 from memory.settings import Review, parse_memory_settings
-from memory.tidy import apply_tidy, tidy
 from tests.fakes.provider import FakeProvider, text, tool_call
 from tests.support import (
     FAST_POLICY,
@@ -123,7 +123,7 @@ def test_review_setting_is_validated() -> None:
     assert problems == [
         'c.toml: [memory] review must be "after" or "before" or "auto", not \'sometimes\'.'
     ]
-    # The default: a local model's or a refused model's change waits (memory.trust).
+    # The default: a local model's or a refused model's change waits (memory.consolidation.trust).
     assert MemorySettings().review is Review.AUTO
 
 

@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 
 from memory import MemoryStore
-from memory.search import Match, Pattern, _grep_here, _stamp_before, message_stamp, searched_files
+from memory.recall.search import (
+    Match,
+    Pattern,
+    _grep_here,
+    _stamp_before,
+    message_stamp,
+    searched_files,
+)
 from tests.test_search_index import PATTERNS, corpus
 
 Q = "quokka"
@@ -181,7 +188,7 @@ def test_each_hostile_journal_line_is_judged_as_json_loads_judges_it(
 
 
 def test_a_match_made_quickly_is_a_match(tmp_path: Path) -> None:
-    from memory.search import _match
+    from memory.recall.search import _match
 
     quick = _match(tmp_path, 3, "text", ((0, 1),), "2025-01-01 10:00", "user", "sid")
     plain = Match(tmp_path, 3, "text", ((0, 1),), "2025-01-01 10:00", "user", "sid")
@@ -193,7 +200,7 @@ def test_a_match_made_quickly_is_a_match(tmp_path: Path) -> None:
 def test_the_quick_find_finds_what_bytes_find_finds() -> None:
     import random
 
-    from memory.search import _finder
+    from memory.recall.search import _finder
 
     rng = random.Random(20)
     alphabet = [b"a", b"b", b" ", b"\n", b"q", b"Z", "é".encode(), b'"']
@@ -224,7 +231,7 @@ def test_the_quick_find_finds_what_bytes_find_finds() -> None:
 
 
 def test_the_quick_find_looks_for_the_rarest_byte_of_the_word() -> None:
-    from memory.search import _rarest
+    from memory.recall.search import _rarest
 
     # "h" is rarer in prose than "t" or "e"; a byte the table does not list (a capital, an
     # accent) rarer than any it does.

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from app.cli import main
+from app.cli.main import main
 from app.screens.search import SearchScreen
 from memory import MemoryStore, index
-from memory.files import locked
-from memory.search import Pattern, Route, _grep_here, grep, run_search_tool, search_history
+from memory.data.files import locked
+from memory.recall.search import Pattern, Route, _grep_here, grep, run_search_tool, search_history
 from tests.support import make_app
 
 ROOT = Path(__file__).parent.parent
@@ -308,7 +308,7 @@ def test_nothing_of_a_private_or_deleted_session_stays_in_the_index(
 def test_a_deleted_session_s_words_leave_the_index_at_once(
     store: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memory.sessions import delete_session
+    from memory.sessions.browse import delete_session
 
     monkeypatch.setattr(index, "_builders", [])
     session = "20250401-100000-dddddd"
@@ -461,8 +461,8 @@ def test_a_session_deleted_while_a_builder_works_is_forgotten_by_that_builder(
 ) -> None:
     """The builder may have listed the files before the transcript went: it is told to look
     again, and does, so the deleted words do not wait for the next start."""
-    from memory.files import locked
-    from memory.sessions import delete_session
+    from memory.data.files import locked
+    from memory.sessions.browse import delete_session
 
     monkeypatch.setattr(index, "_builders", [])
     session = "20250401-100000-cccccc"

@@ -9,11 +9,11 @@ import json
 import pytest
 from textual.widgets import OptionList
 
-from app.cli import main
+from app.cli.main import main
 from app.screens.search import SearchScreen
 from app.screens.transcript import TranscriptScreen
 from memory import MemoryStore
-from memory.search import Pattern, grep, run_search_tool
+from memory.recall.search import Pattern, grep, run_search_tool
 from tests.support import make_app, pending_session
 
 
@@ -130,7 +130,7 @@ def test_matches_in_a_journal_are_checked_against_the_text(store) -> None:
 
 
 def test_the_command_line_searches_the_store_s_own_folders() -> None:
-    from memory.search import Places
+    from memory.recall.search import Places
 
     store = MemoryStore()
     places = Places(store.root)
@@ -143,8 +143,8 @@ def test_kept_memory_grep_imports_only_what_a_search_needs(tmp_path) -> None:
     import sys
 
     code = (
-        "import sys\nfrom app.cli import main\nmain(['memory', 'grep', 'x'])\n"
-        "print(sorted(m for m in ('memory.store', 'catalog', 'textual', 'litellm') "
+        "import sys\nfrom app.cli.main import main\nmain(['memory', 'grep', 'x'])\n"
+        "print(sorted(m for m in ('memory.data.store', 'catalog', 'textual', 'litellm') "
         "if m in sys.modules))"
     )
     out = subprocess.run(

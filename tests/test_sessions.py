@@ -14,9 +14,9 @@ from app.screens.chat import ChatScreen
 from app.screens.sessions import DeleteDialog, SessionsScreen
 from app.screens.transcript import TranscriptScreen
 from memory import MemoryStore
-from memory.commit import commit
-from memory.save_memory import SavedMemory
-from memory.sessions import INDEX, list_sessions
+from memory.consolidation.commit import commit
+from memory.consolidation.reply import SavedMemory
+from memory.sessions.browse import INDEX, list_sessions
 from tests.fakes.provider import FakeProvider, text, tool_call
 from tests.support import make_app, nothing_new, send, settle, until
 
@@ -207,7 +207,7 @@ def test_export_and_delete_saying_what_stays(tmp_path, monkeypatch) -> None:
 
 
 def test_forgetting_never_guesses_between_two_entries_of_the_same_minute() -> None:
-    from memory.sessions import forget_entry
+    from memory.sessions.browse import forget_entry
 
     store = MemoryStore().ensure()
     journal = store.new_session("gpt-4.1-mini")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from memory import MemoryStore
-from memory.sessions import INDEX, list_sessions, read_sessions
+from memory.sessions.browse import INDEX, list_sessions, read_sessions
 from tests.support import pending_session
 
 

@@ -11,8 +11,8 @@ from textual.widgets import Static
 
 from app.screens.sessions import SessionsScreen
 from memory import MemoryStore
-from memory.session import LiveSession
-from memory.sessions import INDEX, list_sessions
+from memory.sessions.browse import INDEX, list_sessions
+from memory.sessions.live import LiveSession
 from tests.support import make_app, pending_session, until
 
 
@@ -41,7 +41,7 @@ def test_a_pending_journal_unchanged_is_listed_from_the_index() -> None:
 def test_a_pending_journal_grown_only_by_failures_keeps_its_row() -> None:
     """Every retry of a session no model can save appends a "failed" mark: nothing the list
     shows changes, so the journal is not read again for it."""
-    from memory.journal import Segment
+    from memory.sessions.journal import Segment
 
     store = MemoryStore().ensure()
     journal = pending_session(store, [{"role": "user", "content": "Bikes in Lisbon"}])
@@ -72,7 +72,7 @@ def test_a_filter_over_many_rows_is_matched_off_the_loop(monkeypatch) -> None:
     import threading
 
     from app.screens.sessions import FILTER_HERE
-    from memory.sessions import SessionSummary
+    from memory.sessions.browse import SessionSummary
 
     on_the_loop: list[bool] = []
     matches = SessionSummary.matches

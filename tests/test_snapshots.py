@@ -201,7 +201,7 @@ def test_private_session(snap_compare, fake: FakeProvider, theme: str) -> None:
 @pytest.mark.parametrize("theme", THEMES)
 def test_change_dialog(snap_compare, fake: FakeProvider, theme: str) -> None:
     from app.screens.change import ChangeDialog
-    from memory.review import unified
+    from memory.consolidation.review import unified
 
     old = "# About Ana\n- Lives in Zürich\n- Drinks green tea\n"
     new = "# About Ana\n- Lives in Lisbon\n- Drinks green tea\n- Plays the cello\n"
@@ -295,7 +295,7 @@ def test_small_onboarding(snap_compare, size) -> None:
 @pytest.mark.parametrize("size", SMALL, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_small_change_dialog(snap_compare, fake: FakeProvider, size) -> None:
     from app.screens.change import ChangeDialog
-    from memory.review import unified
+    from memory.consolidation.review import unified
 
     old = "# About Ana\n- Lives in Zürich\n- Drinks green tea\n"
     new = "# About Ana\n- Lives in Lisbon\n- Drinks green tea\n- Plays the cello\n"

@@ -11,11 +11,11 @@ import shutil
 from pathlib import Path
 
 from memory import MemoryStore
-from memory import journal as journals
-from memory.files import HeldLock
-from memory.journal import JournalState
-from memory.marks import SCANNED, is_closed, mark_open, open_marks
-from memory.session import LiveSession
+from memory.data.files import HeldLock
+from memory.sessions import journal as journals
+from memory.sessions.journal import JournalState
+from memory.sessions.live import LiveSession
+from memory.sessions.marks import SCANNED, is_closed, mark_open, open_marks
 from tests.fakes.provider import FakeProvider, text
 from tests.support import make_app, pending_session, settle, until
 

@@ -73,7 +73,14 @@ def test_the_schema_library_loads_only_when_a_table_is_checked(
 
 # What only a later action needs (a TOML parser with no file to parse, hashes, random ids,
 # the module finder, prices, HISTORY.md's format) is loaded when first used.
-LATER = ("tomllib", "hashlib", "secrets", "importlib.util", "catalog.pricing", "memory.history")
+LATER = (
+    "tomllib",
+    "hashlib",
+    "secrets",
+    "importlib.util",
+    "catalog.pricing",
+    "memory.data.history",
+)
 
 
 def test_what_only_later_work_needs_is_not_loaded_before_the_first_frame() -> None:

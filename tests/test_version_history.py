@@ -9,10 +9,10 @@ import json
 import random
 
 from memory import MemoryStore
-from memory.files import atomic_write
-from memory.provenance import blame
-from memory.store import Version
-from memory.versions import VersionKind
+from memory.data.files import atomic_write
+from memory.data.store import Version
+from memory.data.versions import VersionKind
+from memory.recall.provenance import blame
 
 WORDS = [
     "tea",

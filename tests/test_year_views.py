@@ -10,7 +10,7 @@ from textual.widgets import Markdown, OptionList
 from app.screens.log import SHOWN, LogScreen
 from app.screens.memory import HISTORY_SHOWN, VERSIONS_SHOWN, MemoryScreen
 from memory import MemoryStore
-from memory.history import join_entries
+from memory.data.history import join_entries
 from tests.support import make_app, pending_session, until
 
 

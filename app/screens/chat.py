@@ -32,9 +32,9 @@ if TYPE_CHECKING:
     from app.main import KeptApp
     from catalog import Attempt
     from memory import LiveSession
-    from memory.assistant import Turn
-    from memory.attachments import Attachment
-    from memory.journal import Queued
+    from memory.chat.attachments import Attachment
+    from memory.chat.turn import Turn
+    from memory.sessions.journal import Queued
 
 PRIVATE_GREETING = (
     "Private session started: nothing of it is saved to memory, and its journal is "
@@ -305,7 +305,7 @@ class ChatScreen(Screen[None]):
     @work(thread=True, group="attach", exit_on_error=False)
     def _read(self, chip: Chip) -> None:
         """Read the file off the event loop: a big PDF never stops the typing."""
-        from memory.attachments import AttachmentError, can_take, keep, read_attachment
+        from memory.chat.attachments import AttachmentError, can_take, keep, read_attachment
 
         try:
             attachment = read_attachment(chip.path, self.app.store.settings.attachments)
@@ -382,7 +382,7 @@ class ChatScreen(Screen[None]):
 
     def _cannot_send(self, text: str, attachments: list[Attachment]) -> str | None:
         """Why the message cannot go with these attachments, in one sentence (or None)."""
-        from memory.attachments import can_take, does_not_fit, vision_model_sentence
+        from memory.chat.attachments import can_take, does_not_fit, vision_model_sentence
 
         reading = self.query_one(Chips).reading
         if reading:
@@ -454,7 +454,7 @@ class ChatScreen(Screen[None]):
                 waiting = self.app.session.queue(text)
             else:
                 if attachments:
-                    from memory.attachments import keep
+                    from memory.chat.attachments import keep
 
                     session = self.app.session
                     records = [keep(session.store, a, private=session.private) for a in attachments]
@@ -508,7 +508,7 @@ class ChatScreen(Screen[None]):
     async def _answer(self, view: MessageView) -> Turn:
         from catalog import Outcome
         from catalog.mcp import McpTool
-        from memory.assistant import Approval, answer
+        from memory.chat.turn import Approval, answer
 
         bar = self.query_one(StatusBar)
         bar.activity = "thinking…"
@@ -559,7 +559,7 @@ class ChatScreen(Screen[None]):
         return turn
 
     def _finish(self, turn: Turn, view: MessageView) -> None:
-        from memory.assistant import describe_search
+        from memory.chat.turn import describe_search
 
         self.tokens += turn.prompt_tokens + turn.completion_tokens
         self.cost += turn.cost
@@ -587,7 +587,7 @@ class ChatScreen(Screen[None]):
             )
         else:
             view.remove()
-            from memory.assistant import failure_notice
+            from memory.chat.turn import failure_notice
 
             self.notice(
                 failure_notice(self.app.catalog, turn.requested, turn.attempts), kind="error"

@@ -14,7 +14,7 @@ from textual.widgets import Button, Label, Static
 from app.screens.dialog import Dialog
 from catalog.mcp import McpTool
 from catalog.sanitize import clean_text
-from memory.assistant import Approval
+from memory.chat.turn import Approval
 
 SHOWN_ARGUMENTS = 4_000  # characters of the arguments drawn; the model's are sent whole
 

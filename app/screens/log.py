@@ -53,9 +53,9 @@ class LogScreen(Screen[None]):
     def refresh_log(self) -> None:
         """Read the logs, journals and health book in a thread (they grow with every
         session), then draw them on the screen's loop."""
-        from memory.consolidation import retry_note
-        from memory.log import figures, model_health, sessions
-        from memory.pending import pending as pending_sessions
+        from memory.consolidation.log import figures, model_health, sessions
+        from memory.consolidation.run import retry_note
+        from memory.sessions.pending import pending as pending_sessions
 
         store = self.app.store
         chains = "\n".join(

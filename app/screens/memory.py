@@ -40,9 +40,9 @@ from catalog.sanitize import clean_text
 if TYPE_CHECKING:
     from app.main import KeptApp
     from memory import MemoryText
-    from memory.history import HistoryEntry
-    from memory.provenance import BlameLine
-    from memory.store import Version
+    from memory.data.history import HistoryEntry
+    from memory.data.store import Version
+    from memory.recall.provenance import BlameLine
 
 HISTORY_SHOWN = 200  # entries drawn, newest first; /grep searches every one
 # Versions listed at first, newest first; Enter on the last row lists as many more. Each is
@@ -219,7 +219,7 @@ class MemoryScreen(Screen[None]):
         versions = self._known_versions()
         lines = None
         if self.blamed:
-            from memory.provenance import blame
+            from memory.recall.provenance import blame
 
             lines = blame(store)
         return _Loaded(memory, problem, instructions, history, versions, lines)
@@ -227,8 +227,8 @@ class MemoryScreen(Screen[None]):
     def _history_text(self) -> str | None:
         """The newest history entries as Markdown, or None when no history file changed:
         an archive is parsed again only when its size or time changed."""
-        from memory.files import read_text
-        from memory.history import parse_entries
+        from memory.data.files import read_text
+        from memory.data.history import parse_entries
 
         store = self.app.store
         fresh: dict[Path, tuple[tuple[int, int], list[HistoryEntry]]] = {}
@@ -350,7 +350,7 @@ class MemoryScreen(Screen[None]):
     def open_transcript(self, event: OptionList.OptionSelected) -> None:
         """The session that wrote the line, at the messages it most likely came from."""
         from app.screens.transcript import TranscriptScreen
-        from memory.provenance import history_entry_for, likely_messages
+        from memory.recall.provenance import history_entry_for, likely_messages
 
         line = self.query_one(WhereFrom).lines[event.option_index]
         session = line.version.session if line.version else None
@@ -380,7 +380,7 @@ class MemoryScreen(Screen[None]):
 
     @work(exclusive=True, group="watch", exit_on_error=False)
     async def watch_files(self) -> None:
-        from memory.watch import memory_changes
+        from memory.recall.watch import memory_changes
 
         async for changed in memory_changes(self.app.store, self._stop):
             if self.editing and self.app.store.memory_path in changed:

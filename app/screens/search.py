@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from app.main import KeptApp
-    from memory.search import Match
+    from memory.recall.search import Match
 
 LIMIT = 500  # matches listed; the count says how many there were
 FIRST = 0.03  # seconds before the first matches are drawn, while the search goes on
@@ -62,7 +62,7 @@ class SearchScreen(Screen[None]):
     def index_files(self) -> None:
         """A search index missing many files is built by a process of its own while the
         pattern is typed: searches read the files it lacks meanwhile, and say so."""
-        from memory.index import build_if_needed
+        from memory.recall.index import build_if_needed
 
         build_if_needed(self.app.store.root)
 
@@ -80,9 +80,9 @@ class SearchScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def run_search(self, pattern: str, regex: bool, ignore_case: bool) -> None:
         """Search in a thread: a large history must not freeze the screen. A regex runs in
-        a child process (memory.search), ended when this search is cancelled: by a new
+        a child process (memory.recall.search), ended when this search is cancelled: by a new
         search, by Esc, or by quitting."""
-        from memory.search import Pattern, Route, grep
+        from memory.recall.search import Pattern, Route, grep
 
         try:
             compiled = Pattern(pattern, regex=regex, ignore_case=ignore_case)
@@ -154,7 +154,7 @@ class SearchScreen(Screen[None]):
     def open_session(self, event: OptionList.OptionSelected) -> None:
         """Enter on a message: its session's transcript, opened at that message."""
         from app.screens.transcript import TranscriptScreen
-        from memory import journal as journals
+        from memory.sessions import journal as journals
 
         match = self.matches[int(str(event.option.id))]
         if match.session is None:
@@ -194,7 +194,7 @@ class SearchScreen(Screen[None]):
 
 def message_index(path: Path, line: int) -> int | None:
     """Which message of a journal is on line `line` (header and marks are not messages)."""
-    from memory.journal import records
+    from memory.sessions.journal import records
 
     index = 0
     try:

@@ -21,7 +21,7 @@ from catalog.models import short_label
 
 if TYPE_CHECKING:
     from app.main import KeptApp
-    from memory.sessions import SessionSummary
+    from memory.sessions.browse import SessionSummary
 
 PAGE = 200  # rows drawn at a time: more follow as the highlight nears the end
 # Seconds of no typing before the transcripts are searched for the filter's words: one
@@ -109,7 +109,7 @@ class SessionsScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="sessions", exit_on_error=False)
     def load(self) -> None:
         """Read in a thread: the screen is up at once, whatever the number of sessions."""
-        from memory.sessions import read_sessions
+        from memory.sessions.browse import read_sessions
 
         try:
             self.app.session.find()  # the live session is listed, even at start-up
@@ -149,7 +149,7 @@ class SessionsScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="said", exit_on_error=False)
     def search_said(self, words: str) -> None:
-        from memory.sessions import said_in
+        from memory.sessions.browse import said_in
 
         said = said_in(self.app.store, words)
         self.app.call_from_thread(self._found_said, words, said)
@@ -295,7 +295,7 @@ class SessionsScreen(Screen[None]):
     @work(thread=True, group="sessions-delete", exit_on_error=False)
     def delete(self, summary: SessionSummary, *, forget: bool) -> None:
         """In a thread: the files it attached are looked for in every journal."""
-        from memory.sessions import delete_session
+        from memory.sessions.browse import delete_session
 
         try:
             delete_session(self.app.store, summary.id, forget=forget)

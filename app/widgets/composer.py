@@ -19,7 +19,7 @@ from memory.sanitize import clean_text
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from memory.attachments import Attachment
+    from memory.chat.attachments import Attachment
 
 
 @dataclass(frozen=True)

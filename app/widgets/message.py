@@ -29,7 +29,7 @@ SEAL_BLOCKS = 16
 def attachment_line(record: object) -> str:
     """What a sent message's attachment is, in one line: its name, pages and size (a
     journal edited by hand may hold anything; what is missing is left out)."""
-    from memory.attachments import display_name, human_size  # not before the first frame
+    from memory.chat.attachments import display_name, human_size  # not before the first frame
 
     if not isinstance(record, dict):
         return "+ (an attachment this journal does not describe)"

@@ -7,7 +7,7 @@ from textual.markup import escape
 from textual.widgets import Collapsible, Static
 
 from app.screens.consent import pretty_arguments
-from memory.assistant import ToolRun
+from memory.chat.turn import ToolRun
 
 SHOWN_RESULT = 4_000  # characters of a result drawn here; the model saw up to its own cap
 

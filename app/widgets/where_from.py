@@ -10,11 +10,11 @@ from textual.binding import Binding
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from memory.versions import VersionKind
+from memory.data.versions import VersionKind
 
 if TYPE_CHECKING:
     from memory import MemoryStore
-    from memory.provenance import BlameLine
+    from memory.recall.provenance import BlameLine
 
 
 def opens_a_session(line: BlameLine) -> bool:
@@ -24,7 +24,7 @@ def opens_a_session(line: BlameLine) -> bool:
 
 def described(store: MemoryStore, line: BlameLine) -> str:
     """Who wrote `line`, for the pane beside the list, with Enter only where it works."""
-    from memory.provenance import explain
+    from memory.recall.provenance import explain
 
     if opens_a_session(line):
         return explain(store, line) + "\n\nEnter: open the session's transcript there."

@@ -2,7 +2,7 @@
 
 A dataset's sessions are replayed through the real consolidation (`consolidate_pending`)
 into a throwaway data folder, then each question is asked through the real chat turn
-(`memory.assistant.answer`: MEMORY.md in the system prompt, `search_history` at hand) in a
+(`memory.chat.turn.answer`: MEMORY.md in the system prompt, `search_history` at hand) in a
 fresh session of its own, and the answers are scored. Nothing here imitates Kept: a model
 that would lose a fact in daily use loses it here, and the numbers say where.
 

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from memory.edits import normal
+from memory.consolidation.edits import normal
 
 
 class Category(StrEnum):
@@ -164,7 +164,8 @@ class Dataset:
 
 def bare(line: str) -> str:
     """A MEMORY.md line as shown in the report: no leading "- " or "* ", no outer spaces
-    (compared, it is also case-folded and without its full stop: `memory.edits.normal`)."""
+    (compared, it is also case-folded and without its full stop:
+    `memory.consolidation.edits.normal`)."""
     line = line.strip()
     if line[:2] in ("- ", "* "):
         line = line[2:].strip()

@@ -21,8 +21,8 @@ from memory.settings import MemorySettings, Review
 
 if TYPE_CHECKING:
     from catalog import Catalog, RetryPolicy
-    from memory.consolidation import Consolidation
-    from memory.store import MemoryStore
+    from memory.consolidation.run import Consolidation
+    from memory.data.store import MemoryStore
 
 
 def pinned(catalog: Catalog, model: str) -> Catalog:
@@ -64,7 +64,7 @@ def cannot_answer(catalog: Catalog, model: str, *, probe: bool = True) -> str:
 def _replay(store: MemoryStore, persona: Persona, model: str) -> None:
     """The persona's MEMORY.md and /remember lines as the user's own versions, then each
     session as an ordinary closed journal, pending, with the dataset's times."""
-    from memory import journal as journals
+    from memory.sessions import journal as journals
 
     store.ensure()
     if persona.memory_seed:
@@ -98,8 +98,8 @@ async def eval_persona(
 ) -> PersonaReport:
     """Replay one persona into a fresh data folder at `root`, ask its questions, score them.
     `catalog` should be `pinned` to `model` (run_eval does it)."""
-    from memory.consolidation import consolidate_pending
-    from memory.store import MemoryStore
+    from memory.consolidation.run import consolidate_pending
+    from memory.data.store import MemoryStore
 
     say = on_progress or (lambda _line: None)
     base = settings or MemorySettings()
@@ -159,8 +159,8 @@ async def _ask(
 ) -> Answer:
     """One question in a fresh private session: the real chat turn, whose journal is gone
     afterwards, so no later question's search finds an earlier question or answer."""
-    from memory.assistant import answer
-    from memory.session import LiveSession
+    from memory.chat.turn import answer
+    from memory.sessions.live import LiveSession
 
     now = persona.now
     session = await asyncio.to_thread(LiveSession.start, store, model, private=True)

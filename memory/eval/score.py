@@ -9,7 +9,7 @@ import re
 import unicodedata
 from typing import TYPE_CHECKING
 
-from memory.edits import PREVIOUSLY, normal
+from memory.consolidation.edits import PREVIOUSLY, normal
 from memory.eval.dataset import Category, Persona, Question, bare
 from memory.eval.report import Answer, PersonaReport, SessionResult
 
@@ -101,7 +101,7 @@ def memory_scores(
 ) -> PersonaReport:
     """The persona's report: its sessions and answers, and what became of the user's own
     lines (a line the gold replaces or forgets may go) and of the lines added."""
-    from memory.grounding import grounded
+    from memory.consolidation.grounding import grounded
 
     kept_lines = {normal(line) for line in memory_lines(memory)}
     expected = [line for line in persona.user_lines if line not in persona.user_lines_changed]

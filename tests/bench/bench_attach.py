@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 from memory import LiveSession, MemoryStore
-from memory.assistant import answer
-from memory.attachments import Attachment, keep, read_attachment
+from memory.chat.attachments import Attachment, keep, read_attachment
+from memory.chat.turn import answer
 from tests.attach_files import text_pdf
 from tests.fakes.provider import FakeProvider
 from tests.support import FAST_POLICY, fake_catalog

@@ -22,7 +22,7 @@ from tests.support import FAKE_GATEWAYS, SAMPLE_MESSAGES, fake_keys, save_args
 ROOT = Path(__file__).parent.parent.parent
 RUNS = 5
 CHILD = (
-    "import sys\nfrom app.cli import main\nrc = main(sys.argv[1:])\n"
+    "import sys\nfrom app.cli.main import main\nrc = main(sys.argv[1:])\n"
     "print('litellm' in sys.modules, file=sys.stderr)\n"
 )
 
@@ -58,7 +58,7 @@ def main() -> None:
 
         def one_pending() -> None:
             subprocess.run(
-                [sys.executable, "-m", "app.cli", "import", str(transcript)],
+                [sys.executable, "-m", "app.cli.main", "import", str(transcript)],
                 env=env,
                 cwd=ROOT,
                 capture_output=True,

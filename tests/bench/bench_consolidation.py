@@ -18,7 +18,7 @@ from pathlib import Path
 from catalog import complete
 from catalog.llm import litellm
 from memory import MemoryStore, consolidate
-from memory.prompt import SAVE_MEMORY_CHOICE, SAVE_MEMORY_TOOL
+from memory.consolidation.prompt import SAVE_MEMORY_CHOICE, SAVE_MEMORY_TOOL
 from tests.fakes.provider import FakeProvider, tool_call
 from tests.support import FAST_POLICY, fake_catalog, pending_session
 

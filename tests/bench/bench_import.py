@@ -17,7 +17,7 @@ from tests.bench.bench_search import WORDS
 
 CHILD = """
 import resource, sys, time
-from app.cli import main
+from app.cli.main import main
 started = time.perf_counter()
 code = main(["import", "--from", "chatgpt", sys.argv[1]])
 print(time.perf_counter() - started, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,

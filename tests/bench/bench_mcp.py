@@ -113,8 +113,8 @@ def main() -> None:
         started = time.perf_counter()
         files = build(root, size)
         built = time.monotonic()
-        from memory import index
-        from memory.search import Places, searched_files
+        from memory.recall import index
+        from memory.recall.search import Places, searched_files
 
         # Both searches ask the same index, complete: it leaves out a file changed within
         # SETTLE_SECONDS (its time may not have ticked), so it is built once they are past.

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from catalog.mcp import ServerSpec, ToolBox
 from memory import LiveSession, MemoryStore
-from memory.assistant import answer
+from memory.chat.turn import answer
 from tests.fakes.provider import FakeProvider, text
 from tests.support import FAST_POLICY, fake_catalog
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from memory.redact import redact
+from memory.consolidation.redact import redact
 
 PROSE = "Ana met Bo in Lisbon; they talked about tea, trains and the budget for May. "
 

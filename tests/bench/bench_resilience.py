@@ -9,7 +9,7 @@ next three (their median). A row "never answered before" skips the healthy sessi
 nothing is known of the primary when it hangs.
 
 Then hedging on a primary with a slow tail, and a chat message through
-`memory.assistant.answer` (streamed, as the app does) with a dead primary: the first and
+`memory.chat.turn.answer` (streamed, as the app does) with a dead primary: the first and
 the second message, beside a healthy one.
 """
 
@@ -66,7 +66,7 @@ CHILD = """
 import sys, time
 from catalog.llm import litellm
 litellm()
-from app.cli import main
+from app.cli.main import main
 started = time.perf_counter()
 code = main(["consolidate"])
 print("elapsed", time.perf_counter() - started, file=sys.stderr)
@@ -103,7 +103,7 @@ def _scenario(
 def _chat(fake: FakeProvider, fault: Step | None) -> list[float]:
     """Seconds for three chat messages in a row, the primary failing with `fault`."""
     from memory import LiveSession, MemoryStore
-    from memory.assistant import answer
+    from memory.chat.turn import answer
 
     fake.reset()
     fake.default = text("A short answer from the fake provider.")
@@ -196,7 +196,7 @@ def main() -> None:
                 f"{requests:9d} {cost:10.6f}",
                 flush=True,
             )
-        print("\nchat, streamed through memory.assistant.answer, the shipped policy")
+        print("\nchat, streamed through memory.chat.turn.answer, the shipped policy")
         print(
             f"{'chat model':32} {'1st s':>7} {'2nd s':>7} {'3rd s':>7} {'2nd extra':>9} {'goal':>5}"
         )

@@ -105,8 +105,8 @@ def kept_against_grep(
     a folder with no index, whose builder's lock this process holds so that none is built:
     every file is read, as before the index. A case is (label, grep's flags, kept's
     flags, pattern)."""
-    from memory import index
-    from memory.files import locked
+    from memory.data.files import locked
+    from memory.recall import index
 
     kept = [str(Path(sys.executable).with_name("kept")), "memory", "grep"]
     env = {**os.environ, "KEPT_DATA_DIR": str(root), "KEPT_CONFIG_DIR": str(root / "config")}
@@ -196,7 +196,7 @@ def bytes_alone(files: list[Path], pattern: str, fold: bool) -> float:
 
 
 def _files(root: Path) -> list[Path]:
-    from memory.search import Places, searched_files
+    from memory.recall.search import Places, searched_files
 
     return searched_files(Places(root))
 

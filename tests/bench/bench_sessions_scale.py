@@ -28,7 +28,7 @@ def main() -> None:
         os.environ["KEPT_DATA_DIR"] = tmp
         os.environ["KEPT_CONFIG_DIR"] = str(root / "config")
         from memory import MemoryStore
-        from memory.sessions import list_sessions
+        from memory.sessions.browse import list_sessions
 
         store = MemoryStore()
         started = time.perf_counter()

@@ -114,7 +114,7 @@ def env_for(data: Path) -> dict[str, str]:
 def kept(data: Path, *args: str) -> float:
     started = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "app.cli", *args],
+        [sys.executable, "-m", "app.cli.main", *args],
         cwd=ROOT,
         env=env_for(data),
         stdout=subprocess.DEVNULL,
@@ -152,7 +152,7 @@ def data_env(data: Path) -> Iterator[None]:
 def store_figures(data: Path) -> dict[str, float]:
     """/remember and undo, as the store does them (median of 5), and blame."""
     from memory import MemoryStore
-    from memory.provenance import blame
+    from memory.recall.provenance import blame
 
     store = MemoryStore(data)
     remember, undo = [], []

@@ -1,0 +1,305 @@
+"""`kept memory grep|versions|restore`, `kept log`, `kept doctor`: memory you can inspect."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import stat
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memory import MemoryStore
+    from memory.recall.search import Pattern, Places
+
+RED, MAGENTA, GREEN, DIM, RESET = "\033[1;31m", "\033[35m", "\033[32m", "\033[2m", "\033[0m"
+
+
+def _store() -> MemoryStore:
+    from app.settings import load_settings
+    from memory import MemoryStore
+
+    return MemoryStore(settings=load_settings().memory)
+
+
+def _highlight(text: str, spans: tuple[tuple[int, int], ...]) -> str:
+    out, last = [], 0
+    for start, end in spans:
+        out += [text[last:start], RED, text[start:end], RESET]
+        last = end
+    return "".join([*out, text[last:]])
+
+
+_DAY = re.compile(r"\d{4}(-\d{2}(-\d{2})?)?$")
+
+
+def cmd_grep(args: argparse.Namespace) -> int:
+    """grep over HISTORY.md, its archives and every session: 0 match, 1 none, 2 error."""
+    from memory.recall.search import Pattern
+
+    for flag, value in (("--since", args.since), ("--until", args.until)):
+        if value and not _DAY.match(value):
+            print(
+                f"kept memory grep: {flag} takes a date, YYYY-MM-DD (or YYYY-MM, YYYY), "
+                f"not {value!r}",
+                file=sys.stderr,
+            )
+            return 2
+
+    try:
+        pattern = Pattern(args.pattern, regex=args.regex, ignore_case=not args.case_sensitive)
+    except re.error as exc:
+        print(f"kept memory grep: bad regular expression {args.pattern!r}: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(f"kept memory grep: {exc}", file=sys.stderr)
+        return 2
+    from memory.data.files import data_dir
+    from memory.recall.search import Places
+
+    store = Places(data_dir())  # not the whole store: start-up is most of a short search
+    colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    names: dict[Path, str] = {}
+    errors: list[str] = []
+    try:
+        found = _print_matches(
+            store, pattern, colour, names, errors, args.since or "", args.until or ""
+        )
+    except BrokenPipeError:  # `kept memory grep x | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    for error in errors:
+        print(f"kept memory grep: {error}", file=sys.stderr)
+    return 2 if errors else (0 if found else 1)
+
+
+def _print_matches(
+    store: Places,
+    pattern: Pattern,
+    colour: bool,
+    names: dict[Path, str],
+    errors: list[str],
+    since: str,
+    until: str,
+) -> bool:
+    from memory.recall.search import grep
+
+    if colour:
+        from memory.sanitize import clean_text
+
+    found = False
+    write = sys.stdout.write
+    # A regular expression is matched only in the search's child process (one can run for
+    # ever): its spans come back with the match instead of being searched for again here.
+    in_child = colour and pattern.regex
+    for match in grep(store, pattern, details=in_child, errors=errors, since=since, until=until):
+        found = True
+        name = names.get(match.file)
+        if name is None:
+            name = names[match.file] = os.path.relpath(match.file, store.root)
+        # A message in a transcript says when and who: "[2026-11-20 09:15] user: ...".
+        said = f"[{match.stamp}] {match.role}: " if match.role else ""
+        text = clean_text(match.text) if colour else match.text
+        if colour:
+            if not in_child:
+                spans = pattern.spans(text)
+            else:  # cleaning moved the characters: the line is shown unhighlighted
+                spans = match.spans if text == match.text else ()
+            write(
+                f"{MAGENTA}{name}{RESET}:{GREEN}{match.line}{RESET}:{DIM}{said}{RESET}"
+                f"{_highlight(text, spans)}\n"
+            )
+        else:
+            write(f"{name}:{match.line}:{said}{text}\n")
+    sys.stdout.flush()
+    return found
+
+
+def cmd_versions(args: argparse.Namespace) -> int:
+    store = _store()
+    versions = store.versions()
+    if not versions:
+        print("No versions yet: MEMORY.md has not been written by Kept or saved by you.")
+        return 0
+    for version in versions:
+        by = version.source
+        if version.session:
+            by += f" (session {version.session}, {version.model})"
+        print(f"{version.number:4d}  {version.time}  {by}")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    store = _store()
+    try:
+        number = store.restore(args.number)
+    except (LookupError, OSError) as exc:
+        print(f"kept memory restore: {exc}", file=sys.stderr)
+        return 2
+    print(f"MEMORY.md is now version {args.number} again (saved as version {number}).")
+    return 0
+
+
+def cmd_log(args: argparse.Namespace) -> int:
+    from memory.consolidation.log import figures, model_health, sessions
+    from memory.consolidation.review import proposals
+    from memory.consolidation.run import held, retry_note
+    from memory.sessions.pending import pending
+
+    store = _store()
+    logs = sessions(store)
+    if not logs:
+        print("No consolidation has run yet.")
+    out = sys.stdout.write  # thousands of lines: one call each, not print's several
+    for log in logs:
+        mark = "saved" if log.saved else "pending"
+        out(f"{log.session} [{log.segment}] {mark}: {log.chain()}\n")
+    waiting = [(s, part) for s in pending(store) for part in s.parts]
+    for sentence in store.skipped.values():
+        print(f"warning: {sentence}", file=sys.stderr)
+    if waiting:
+        proposed = {(p.session, p.segment) for p in proposals(store)}
+        print("\nPending:")
+        for session, part in waiting:
+            segment, journal = part.segment, session.marks
+            when = retry_note(journal, segment)
+            if (session.id, segment) in proposed:
+                when = "awaiting your review (`kept memory review`)"
+            elif held(journal, segment):
+                when = "refused by every model again and again: retried only by hand"
+            failures = journal.failures.get(segment, [])
+            last = f"; last failure: {failures[-1].reason}" if failures else ""
+            out(f"  {session.id} [{segment}] {part.messages} messages, {when}{last}\n")
+        print("  (`kept consolidate` retries them now)")
+    rows = figures(store)
+    if rows:
+        print(f"\n{'MODEL':32} {'ATTEMPTS':>8} {'SAVED':>6} {'MEDIAN':>8} {'COST':>9}")
+        for row in rows:
+            print(
+                f"{row.model:32} {row.attempts:8d} {row.success_rate:6.0%} "
+                f"{row.median_latency:7.2f}s ${row.cost:8.4f}"
+            )
+    states = model_health(store)
+    if states:
+        print("\nModels now:")
+        for state in states:
+            print(f"  {state.model}: {state.describe()}")
+    return 0
+
+
+def _mode(path: Path) -> str:
+    return f"{stat.S_IMODE(path.stat().st_mode):o}"
+
+
+def app_model_problem(model: str) -> str:
+    """The sentence for an [app] model Kept does not know (the app and doctor say the same)."""
+    return (
+        f"config.toml: [app] model '{model}' is not a model Kept knows; using the "
+        "default. Pick one with /model."
+    )
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """What Kept sees: keyring, folders and permissions, keys, pending sessions, config."""
+    import keyring
+
+    from app.settings import config_path, load_settings
+    from catalog import load_catalog
+    from catalog.config import remote_host
+    from memory import MemoryStore
+
+    problems = 0
+    backend = keyring.get_keyring()
+    print(f"keyring backend: {type(backend).__module__}.{type(backend).__name__}")
+    settings = load_settings()
+    catalog = load_catalog(settings.catalog)
+    store = MemoryStore(settings=settings.memory)
+    print(f"config: {config_path()}" + ("" if config_path().exists() else " (not created)"))
+    found = [*catalog.problems, *settings.problems]
+    if settings.app.model not in catalog:
+        found.append(app_model_problem(settings.app.model))
+    # The catalog's problems are among the settings': each is printed once.
+    for problem in dict.fromkeys(found):
+        problems += 1
+        print(f"  problem: {problem}")
+    for label, folder in (
+        ("data", store.root),
+        ("sessions", store.sessions_dir),
+        ("versions", store.versions_dir),
+    ):
+        if not folder.exists():
+            print(f"{label}: {folder} (not created yet)")
+            continue
+        mode = _mode(folder)
+        ok = mode == "700"
+        problems += not ok
+        print(f"{label}: {folder} mode {mode}" + ("" if ok else "  ← should be 700"))
+    memory_problem = store.memory_problem()
+    if memory_problem:
+        problems += 1
+        print(f"  problem: {memory_problem}")
+    for path in (store.memory_path, store.history_path):
+        if path.is_file() and not path.is_symlink():
+            mode = _mode(path)
+            problems += mode != "600"
+            print(
+                f"{path.name}: {path.stat().st_size:,} bytes, mode {mode}"
+                + ("" if mode == "600" else "  ← should be 600")
+            )
+    for gateway in catalog.gateways.values():
+        key = catalog.keys.lookup(gateway)
+        host = None if gateway.needs_key else remote_host(gateway.base_url)
+        if key.source == "not needed":
+            state = "no key needed"
+            if host:  # keyless is not local: say where the transcripts go
+                state += f"; at {host}, not on this machine: transcripts are sent there"
+        else:
+            state = f"key from {key.source}" if key.usable else f"no key ({key.problem})"
+        print(f"gateway {gateway.name}: {state}")
+    if catalog.keys.keyring_problem:
+        print(f"note: {catalog.keys.keyring_problem}")
+    from app.settings import consolidation_plan_of
+
+    plan, problem = consolidation_plan_of(catalog, settings, check=True)
+    print("consolidation chain:")
+    for line in plan.lines() if plan else [problem]:
+        print(f"  {line}")
+    if plan is None or not plan.can_answer:
+        problems += 1
+        print(f"  problem: {plan.fix if plan else problem}")
+    from memory.sessions.pending import pending
+
+    waiting = pending(store)
+    print(f"pending sessions: {len(waiting)}" + (" (`kept log` says why)" if waiting else ""))
+    for sentence in store.skipped.values():
+        problems += 1
+        print(f"  problem: {sentence}")
+    return 1 if problems else 0
+
+
+def register(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    memory_sub: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
+    grep = memory_sub.add_parser(
+        "grep", help="search history, archives and every session's transcript, newest first"
+    )
+    grep.add_argument("pattern")
+    # Case is ignored by default, as in /grep; -s matches it exactly (-i is kept for habit).
+    grep.add_argument("-i", "--ignore-case", action="store_true", help="the default")
+    grep.add_argument("-s", "--case-sensitive", action="store_true", help="match case exactly")
+    grep.add_argument("-E", "--regex", action="store_true", help="a regular expression")
+    grep.add_argument("--since", metavar="DATE", help="only matches from DATE on (YYYY-MM-DD)")
+    grep.add_argument("--until", metavar="DATE", help="only matches up to DATE (inclusive)")
+    grep.set_defaults(func=cmd_grep)
+    versions = memory_sub.add_parser("versions", help="list MEMORY.md's versions")
+    versions.set_defaults(func=cmd_versions)
+    restore = memory_sub.add_parser("restore", help="make version N the current MEMORY.md")
+    restore.add_argument("number", type=int, metavar="N")
+    restore.set_defaults(func=cmd_restore)
+    log = sub.add_parser("log", help="each session's consolidation, pending ones, per model")
+    log.set_defaults(func=cmd_log)
+    doctor = sub.add_parser("doctor", help="check keyring, folders, keys, pending, config")
+    doctor.set_defaults(func=cmd_doctor)

@@ -1,0 +1,239 @@
+"""`kept memory blame|undo|review|tidy|trust`: where memory came from, changes you decide
+on, and which models' changes wait for you."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memory import MemoryStore
+
+
+def _store() -> MemoryStore:
+    from app.settings import load_settings
+    from memory import MemoryStore
+
+    return MemoryStore(settings=load_settings().memory)
+
+
+def cmd_blame(args: argparse.Namespace) -> int:
+    """MEMORY.md, each line with the version, date, session and model that last wrote it."""
+    from memory.recall.provenance import blame
+    from memory.sanitize import clean_text
+
+    store = _store()
+    lines = blame(store)
+    if not lines:
+        print(
+            f"MEMORY.md is empty: nothing has been saved yet ({store.memory_path}).",
+            file=sys.stderr,
+        )
+        return 0
+    rows = []
+    for line in lines:
+        version = line.version
+        if version is None:
+            rows.append(("-", "", "edited by you (not yet versioned)", "", line.text))
+            continue
+        who = version.session or version.source
+        rows.append(
+            (
+                f"v{version.number}",
+                version.time[:16].replace("T", " "),
+                who,
+                version.model or "",
+                line.text,
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    colour = sys.stdout.isatty()
+    for row in rows:
+        head = "  ".join(cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True))
+        text = clean_text(row[4]) if colour else row[4]
+        print(f"{head} │ {text}")
+    return 0
+
+
+def cmd_undo(args: argparse.Namespace) -> int:
+    store = _store()
+    try:
+        number = store.undo(args.number)
+    except (LookupError, ValueError) as exc:
+        print(f"kept memory undo: {exc}", file=sys.stderr)
+        return 2
+    print(
+        f"Version {args.number} undone: MEMORY.md is as it was before it (saved as "
+        f"version {number}). The history entry stays."
+    )
+    return 0
+
+
+def _ask(question: str) -> bool:
+    """A yes/no question on a terminal; anything but y/yes is no."""
+    try:
+        return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    """Proposed changes (review = "before"): show them, or accept or reject one session's."""
+    from memory.consolidation.review import StaleProposal, accept, proposals, reject, unified
+
+    store = _store()
+    problems: list[str] = []
+    waiting = proposals(store, problems)
+    for problem in problems:  # a proposal file edited past what Kept writes: set aside
+        print(f"kept memory review: {problem}", file=sys.stderr)
+    chosen = args.accept or args.reject
+    if chosen:
+        mine = [p for p in waiting if p.session == chosen]
+        if not mine:
+            print(
+                f"kept memory review: no change of session '{chosen}' waits for review; "
+                "`kept memory review` lists them.",
+                file=sys.stderr,
+            )
+            return 2
+        for proposal in mine:
+            if args.reject:
+                try:
+                    reject(store, proposal)
+                except LookupError as exc:  # its journal was deleted meanwhile
+                    print(f"kept memory review: {exc}", file=sys.stderr)
+                    return 1
+                print(
+                    f"Rejected: session {proposal.session} [{proposal.segment}] leaves "
+                    "memory unchanged."
+                )
+                continue
+            try:
+                accept(store, proposal)
+            except (StaleProposal, LookupError) as exc:
+                print(f"kept memory review: {exc}", file=sys.stderr)
+                return 1
+            print(f"Accepted: session {proposal.session} [{proposal.segment}] ({proposal.change}).")
+        return 0
+    if not waiting:
+        print("No memory change waits for review.")
+        return 0
+    for proposal in waiting:
+        # A line an MCP client asked for is "via <client>", not a model's proposal.
+        by = proposal.model if proposal.model.startswith("via ") else f"by {proposal.model}"
+        print(f"Session {proposal.session} [{proposal.segment}] {by}: {proposal.change}")
+        print(f"  history entry: {proposal.history_entry}")
+        print(unified(proposal.base_text, proposal.memory_update, "MEMORY.md", "proposed"))
+        print(f"  (`kept memory review --accept {proposal.session}` or --reject)\n")
+    return 0
+
+
+def cmd_tidy(args: argparse.Namespace) -> int:
+    """Ask the consolidation chain to tidy MEMORY.md; show the diff; write it if accepted."""
+    import asyncio
+
+    from app.cli.main import _memory_context, describe_attempt
+    from memory.consolidation.review import line_change, unified
+    from memory.consolidation.tidy import apply_tidy, tidy
+
+    catalog, store, settings = _memory_context()
+    result = asyncio.run(
+        tidy(
+            store,
+            catalog,
+            chat_model=settings.app.model,
+            on_attempt=lambda a: print(f"  {describe_attempt(a)}", file=sys.stderr, flush=True),
+        )
+    )
+    if not result.ok:
+        print(f"kept memory tidy: MEMORY.md was not tidied: {result.reason}.", file=sys.stderr)
+        return 1
+    old = result.base.text
+    if not line_change(old, result.text).any:
+        print("MEMORY.md is already tidy: nothing to change.")
+        return 0
+    print(unified(old, result.text, "MEMORY.md", f"tidied by {result.model}"))
+    print(f"\n{result.summary} ({line_change(old, result.text)})")
+    if not (args.yes or (sys.stdin.isatty() and _ask("Write this tidied MEMORY.md?"))):
+        print(
+            "Not applied: MEMORY.md is unchanged."
+            + ("" if sys.stdin.isatty() else " (`kept memory tidy --yes` accepts without asking.)")
+        )
+        return 1
+    if not apply_tidy(store, result):
+        print(
+            "kept memory tidy: MEMORY.md changed while it was being tidied; nothing was "
+            "written. Run it again.",
+            file=sys.stderr,
+        )
+        return 1
+    print("MEMORY.md tidied; the previous text is a version (`kept memory versions`).")
+    return 0
+
+
+def cmd_trust(args: argparse.Namespace) -> int:
+    """Each model's record of memory edits (accepted, refused) and whether its next change
+    to MEMORY.md waits for your review, and why."""
+    from app.cli.main import _memory_context
+    from memory.consolidation.log import read_records
+    from memory.consolidation.run import consolidation_chain
+    from memory.consolidation.trust import RECENT, records, review_rule
+
+    catalog, store, _ = _memory_context()
+    book = records(read_records(store))
+    chain, _why = consolidation_chain(catalog, store.settings)
+    models = [m.id for m in chain.models] if chain is not None else []
+    models += [m for m in book if m not in models]
+    if not models:
+        print("No model can save memory yet, and none has: `kept doctor` says why.")
+        return 0
+    rows = [("model", f"accepted (last {RECENT})", "refused", "its next change")]
+    for model in models:
+        record = book.get(model)
+        rule = review_rule(model, store.settings, catalog, record)
+        rows.append(
+            (
+                model,
+                str(record.accepted if record else 0),
+                str(record.refused if record else 0),
+                f"{'waits for your review' if rule.before else 'saved at once'}: {rule.why}",
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    for row in rows:
+        print(
+            "  ".join([*(cell.ljust(w) for cell, w in zip(row[:3], widths, strict=True)), row[3]])
+        )
+    return 0
+
+
+def register(memory_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    blame = memory_sub.add_parser(
+        "blame",
+        help="MEMORY.md with the version, date, session and model that last wrote each line",
+    )
+    blame.set_defaults(func=cmd_blame)
+    undo = memory_sub.add_parser("undo", help="put back the MEMORY.md that version N replaced")
+    undo.add_argument("number", type=int, metavar="N")
+    undo.set_defaults(func=cmd_undo)
+    review = memory_sub.add_parser(
+        "review",
+        help='changes waiting for your review (review = "before"): show, accept or reject them',
+    )
+    choice = review.add_mutually_exclusive_group()
+    choice.add_argument("--accept", metavar="SESSION", help="accept that session's change")
+    choice.add_argument("--reject", metavar="SESSION", help="reject that session's change")
+    review.set_defaults(func=cmd_review)
+    tidy = memory_sub.add_parser(
+        "tidy",
+        help="have the consolidation chain tidy MEMORY.md; shown as a diff to accept or reject",
+    )
+    tidy.add_argument("--yes", action="store_true", help="accept without asking")
+    tidy.set_defaults(func=cmd_tidy)
+    trust = memory_sub.add_parser(
+        "trust",
+        help="each model's record of memory edits accepted and refused, and whether its "
+        "changes wait for your review",
+    )
+    trust.set_defaults(func=cmd_trust)

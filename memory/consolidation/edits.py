@@ -1,0 +1,337 @@
+"""Edits to MEMORY.md that a consolidation proposes, checked and applied by Kept.
+
+A model never rewrites MEMORY.md: it proposes operations (add a line, replace a quoted line,
+forget a quoted line) and Kept applies them, deterministically, only when each one holds up:
+- the quoted line is there;
+- a new line is a fact, not template junk, and grounded in what the user said
+  (memory.consolidation.grounding);
+- a line the user wrote (/remember, an edit, a reviewed change) is replaced or forgotten
+  only when the user asked for it in the session; any forget needs the user's request;
+- time is respected: a replaced fact stays as a dated "Previously:" line, and a session
+  older than the one that wrote a fact cannot replace it (its value is kept as an earlier
+  one instead);
+- the result stays within the memory budget (the oldest "Previously:" lines go first).
+
+One bad edit refuses the whole reply (ReplyRejected, saying which), and the walk asks the
+next model, as with any invalid reply.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from catalog import ReplyRejected
+from catalog.transport import Kind
+from memory.consolidation.grounding import Evidence, fold, junk, markup, shares_words, ungrounded
+from memory.sanitize import clean_text
+
+PREVIOUSLY = "Previously:"
+_HEADING = re.compile(r"^(#{1,6})\s+(.*\S)\s*$")
+_BULLET = re.compile(r"^\s*(?:[-*+]\s+)?")
+# The user asked, in their own words, to forget.
+FORGET = re.compile(
+    r"\b(?:forget|vergiss|vergessen|oublie|oublier|olvida|olvidar|"
+    r"dimentica|esquece|esqueça|vergeet|glöm|zapomnij|remove|delete|erase|apaga|lösche)\w*"
+    r"|忘れ|забудь",
+    re.IGNORECASE,
+)
+_EVERYTHING = re.compile(
+    r"\b(?:everything|all of it|all you know|tudo|alles|todo|tout)\b", re.IGNORECASE
+)
+# The user said a fact changed: a replace of their own line needs one of these.
+CHANGE = re.compile(
+    r"\b(?:no longer|not any ?more|any ?more|moved|move|now|changed?|switch\w*|instead|"
+    r"actually|update\w*|correct\w*|quit|left|became|renamed|new|mudei|mudou|agora|já não|"
+    r"nicht mehr|jetzt|umgezogen|neue?[rsn]?|ya no|ahora|plus|désormais)\b",
+    re.IGNORECASE,
+)
+
+
+class Op(StrEnum):
+    ADD = "add"
+    REPLACE = "replace"
+    FORGET = "forget"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One proposed change to MEMORY.md."""
+
+    op: Op
+    line: str = ""  # the new line (add, replace)
+    old: str = ""  # the quoted line (replace, forget)
+    section: str = ""  # where an added line goes: a heading's text, or a whole heading line
+    reason: str = ""
+
+    def __str__(self) -> str:
+        if self.op is Op.ADD:
+            return f"add '{_short(self.line)}'"
+        if self.op is Op.REPLACE:
+            return f"replace '{_short(self.old)}'"
+        return f"forget '{_short(self.old)}'"
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the edits are checked against: the session, and who wrote what, when."""
+
+    messages: Sequence[Mapping[str, Any]]
+    when: datetime  # the session's time: dates a "Previously:" line
+    budget: int
+    user_lines: frozenset[str] = frozenset()  # normalised lines the user wrote
+    newer_lines: frozenset[str] = frozenset()  # lines written from later sessions
+    evidence: Evidence = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "evidence", Evidence.of(self.messages))
+
+    def user_texts(self) -> list[str]:
+        # Only the start of each message: a request is short, and a pasted megabyte
+        # should cost nothing.
+        return [
+            str(m.get("content") or "")[:4000] for m in self.messages if m.get("role") == "user"
+        ]
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def normal(line: str) -> str:
+    """A line as compared: no bullet, spaces collapsed, case folded, no final full stop."""
+    text = " ".join(_BULLET.sub("", line, count=1).split())
+    return fold(text).rstrip(".").strip()
+
+
+def _field(item: Mapping[str, Any], name: str, index: int) -> str:
+    value = item.get(name, "")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ReplyRejected(f"edit {index}: {name} must be a string, not {type(value).__name__}")
+    return " ".join(clean_text(value).split()) if name != "section" else clean_text(value).strip()
+
+
+def parse_edits(value: Any) -> tuple[Edit, ...]:
+    """save_memory's `edits` argument as Edits; raises ReplyRejected on a wrong shape."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ReplyRejected(f"edits must be a list, not {type(value).__name__}")
+    edits = []
+    for index, item in enumerate(value, start=1):
+        if not isinstance(item, dict):
+            raise ReplyRejected(f"edit {index} must be an object, not {type(item).__name__}")
+        try:
+            op = Op(str(item.get("op", "")).strip().lower())
+        except ValueError:
+            given = _short(str(item.get("op")))
+            raise ReplyRejected(
+                f"edit {index}: op must be add, replace or forget, not '{given}'"
+            ) from None
+        edit = Edit(
+            op,
+            _field(item, "line", index),
+            _field(item, "old", index),
+            _field(item, "section", index),
+            _field(item, "reason", index),
+        )
+        if op in (Op.ADD, Op.REPLACE) and not edit.line:
+            raise ReplyRejected(f"edit {index} ({op}) has no line")
+        if op in (Op.REPLACE, Op.FORGET) and not edit.old:
+            raise ReplyRejected(f"edit {index} ({op}) does not quote the line it changes")
+        edits.append(edit)
+    return tuple(edits)
+
+
+def _content(line: str) -> bool:
+    return bool(line.strip()) and not _HEADING.match(line)
+
+
+def edits_from_rewrite(old_text: str, new_text: str) -> tuple[Edit, ...]:
+    """The edits a whole new MEMORY.md implies (a model that sent `memory_update` anyway):
+    each is then checked like any other, so a rewrite cannot slip past the checks."""
+    old, new = old_text.splitlines(), new_text.splitlines()
+    heading = ""
+    headings = []
+    for line in new:
+        if _HEADING.match(line):
+            heading = line.strip()
+        headings.append(heading)
+    edits: list[Edit] = []
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        gone = [line for line in old[i1:i2] if _content(line)]
+        came = [j for j in range(j1, j2) if _content(new[j])]
+        pairs = min(len(gone), len(came)) if tag == "replace" else 0
+        for k in range(pairs):
+            edits.append(Edit(Op.REPLACE, new[came[k]].strip(), gone[k].strip()))
+        edits.extend(Edit(Op.FORGET, old=line.strip()) for line in gone[pairs:])
+        edits.extend(Edit(Op.ADD, new[j].strip(), section=headings[j]) for j in came[pairs:])
+    return tuple(edits)
+
+
+def _bullet(text: str) -> str:
+    body = _BULLET.sub("", text, count=1).strip()
+    return f"- {body}"
+
+
+def _find(lines: list[str], quoted: str) -> int | None:
+    wanted = normal(quoted)
+    for index, line in enumerate(lines):
+        if _content(line) and normal(line) == wanted:
+            return index
+    return None
+
+
+def _insert(lines: list[str], section: str, line: str) -> None:
+    """Add `line` at the end of `section` (created at the end when missing), or at the end."""
+    if section:
+        name = _HEADING.sub(r"\2", section) if _HEADING.match(section) else section
+        start = _heading_index(lines, name)
+        if start is None:
+            if lines and lines[-1].strip():
+                lines.append("")
+            lines.append(section if _HEADING.match(section) else f"## {section}")
+            lines.append(line)
+            return
+        end = start + 1
+        while end < len(lines) and not _HEADING.match(lines[end]):
+            end += 1
+        while end > start + 1 and not lines[end - 1].strip():
+            end -= 1
+        lines.insert(end, line)
+        return
+    while lines and not lines[-1].strip():
+        lines.pop()
+    lines.append(line)
+
+
+def _asked_to_forget(context: Context, line: str) -> bool:
+    requests = [t for t in context.user_texts() if FORGET.search(t)]
+    return any(_EVERYTHING.search(t) for t in requests) or shares_words(line, requests)
+
+
+def _asked_to_change(context: Context, old: str, new: str) -> bool:
+    requests = [t for t in context.user_texts() if CHANGE.search(t) or FORGET.search(t)]
+    return shares_words(old, requests) or shares_words(new, requests)
+
+
+def _refused(index: int, edit: Edit, why: str) -> ReplyRejected:
+    return ReplyRejected(f"edit {index} ({edit}) was refused: {why}", Kind.REFUSED_EDIT)
+
+
+def _section_problem(section: str, lines: list[str]) -> str | None:
+    """Why a heading an edit would create is refused: markup or junk, too long, or one that
+    speaks as the user's instructions (they live in INSTRUCTIONS.md, which only the user
+    writes). An existing heading is always fine."""
+    name = _HEADING.sub(r"\2", section).strip() if _HEADING.match(section) else section
+    if _heading_index(lines, name) is not None:
+        return None
+    if markup(name) or "\n" in name:
+        return "its new section's name is template or markup text"
+    if len(name) > 80:
+        return "its new section's name is over 80 characters"
+    if "instruction" in fold(name):
+        return "a new section of MEMORY.md cannot speak as the user's instructions"
+    return None
+
+
+def _heading_index(lines: list[str], name: str) -> int | None:
+    wanted = fold(name).strip()
+    return next(
+        (
+            i
+            for i, text in enumerate(lines)
+            if (m := _HEADING.match(text)) and fold(m.group(2)) == wanted
+        ),
+        None,
+    )
+
+
+def _check_new(edit: Edit, index: int, context: Context, lines: list[str]) -> None:
+    problem = _section_problem(edit.section, lines) if edit.section else None
+    if problem is not None:
+        raise _refused(index, edit, problem)
+    problem = junk(edit.line)
+    if problem is None:
+        problem = ungrounded(edit.line, context.evidence)
+        if problem is not None:
+            problem = f"it is not grounded in what the user said: {problem}"
+    if problem is not None:
+        raise _refused(index, edit, problem)
+
+
+def apply_edits(text: str, edits: Sequence[Edit], context: Context) -> str:
+    """MEMORY.md with `edits` applied, or ReplyRejected saying which edit is refused and why."""
+    lines = text.splitlines()
+    month = context.when.strftime("%Y-%m")
+    for index, edit in enumerate(edits, start=1):
+        if edit.op in (Op.ADD, Op.REPLACE):
+            _check_new(edit, index, context, lines)
+        if edit.op is Op.ADD:
+            if _find(lines, edit.line) is None:
+                _insert(lines, edit.section, _bullet(edit.line))
+            continue
+        at = _find(lines, edit.old)
+        if at is None:
+            raise _refused(index, edit, "MEMORY.md has no such line (quote one exactly)")
+        old_line = lines[at]
+        key = normal(old_line)
+        if edit.op is Op.FORGET:
+            if not _asked_to_forget(context, old_line):
+                raise _refused(index, edit, "the user did not ask to forget it")
+            if key in context.newer_lines:
+                continue  # a later session wrote it: this older one cannot take it back
+            del lines[at]
+            continue
+        if normal(edit.line) == key:
+            continue
+        if key in context.user_lines and not _asked_to_change(context, old_line, edit.line):
+            raise _refused(index, edit, "the user wrote that line and did not ask to change it")
+        if key in context.newer_lines:
+            # The fact in memory is newer than this session: what the session said is an
+            # earlier value, kept as such.
+            earlier = _BULLET.sub("", edit.line, count=1).strip()
+            _insert_after(lines, at, f"- {PREVIOUSLY} {earlier} (as of {month})")
+            continue
+        before = _BULLET.sub("", old_line, count=1).strip()
+        lines[at] = _bullet(edit.line)
+        _insert_after(lines, at, f"- {PREVIOUSLY} {before} (until {month})")
+    return _within_budget(lines, context.budget, len(text))
+
+
+def _insert_after(lines: list[str], at: int, line: str) -> None:
+    if _find(lines, line) is None:
+        lines.insert(at + 1, line)
+
+
+def _within_budget(lines: list[str], budget: int, before: int) -> str:
+    """The text, the oldest "Previously:" lines dropped while it is over `budget` and longer
+    than it was (`before`): a memory the user made longer than the budget is theirs."""
+
+    def joined() -> str:
+        # Headings alone are not a memory: everything forgotten leaves an empty file.
+        return "\n".join(lines).strip("\n") + "\n" if any(map(_content, lines)) else ""
+
+    result = joined()
+    while len(result) > max(budget, before):
+        earlier = [i for i, s in enumerate(lines) if normal(s).startswith(fold(PREVIOUSLY))]
+        if not earlier:
+            raise ReplyRejected(
+                f"the edits would make MEMORY.md {len(result):,} characters, over its "
+                f"{budget:,} budget; /tidy it (or raise [memory] memory_max_chars)",
+                Kind.REFUSED_EDIT,
+            )
+        del lines[earlier[0]]
+        result = joined()
+    return result

@@ -1,0 +1,417 @@
+"""Session journals: one JSONL file per session, appended and fsynced as the chat happens.
+
+Line 1 is a header; every other line is either a message (OpenAI message shape plus a
+`time`) or a mark that records what became of a range of messages:
+
+    {"kept": "session", "version": 1, "id": "...", "created": "...", "model": "..."}
+    {"role": "user", "content": "Hi", "time": "2026-11-29T20:05:00+00:00"}
+    {"mark": "pending", "start": 0, "end": 2, "closed": true, "time": "..."}
+    {"mark": "failed", "start": 0, "end": 2, "reason": "...", "time": "..."}
+    {"mark": "consolidated", "start": 0, "end": 2, "model": "...", "time": "..."}
+    {"mark": "reopened", "time": "..."}
+    {"mark": "queued", "id": "q…", "content": "...", "time": "..."}
+
+A message typed while a reply is being written is journaled at once as a "queued" mark, and
+becomes a message (carrying `"queued": id`) when it is sent, after that reply: the
+conversation keeps its order and a crash in between loses nothing (`Journal.queued` holds
+what was typed and never sent).
+
+A segment [start, end) of messages is pending from its "pending" mark until its
+"consolidated" mark. A session is closed by /new; a closed session with nothing pending
+moves to `done/`, where it is kept, read-only, unless the user continues it: then it is
+reopened, and the messages that follow form a new segment.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from catalog.sanitize import clean_text
+from memory.data.files import append_line, ensure_dir, fsync_dir
+from memory.sessions.marks import (
+    HEADER_KIND,
+    mark_open,
+    open_journal,
+    unmark_open,
+)
+
+log = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+# tokens and cost: what a turn used, on its answer, so a resumed session counts on from it.
+MESSAGE_KEYS = {
+    "role",
+    "content",
+    "time",
+    "tool_calls",
+    "tool_call_id",
+    "name",
+    "model",
+    "tokens",
+    "cost",
+    "queued",  # a user message that waited for a reply: the id of its "queued" mark
+    "attachments",  # the files sent with it, as memory.chat.attachments records (read checked)
+}
+ROLES = {"system", "user", "assistant", "tool"}
+TEXT_KEYS = ("time", "name", "model", "tool_call_id", "queued")
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def new_session_id() -> str:
+    import secrets  # not needed before the first frame (ids are made after it)
+
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+def session_started(session_id: str) -> datetime | None:
+    """When a session began, read from its id ("20261120-091500-…", UTC), or None."""
+    try:
+        return datetime.strptime(session_id[:15], "%Y%m%d-%H%M%S").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+class JournalState(StrEnum):
+    """Where a session stands: still being written, waiting to become memory, or saved."""
+
+    ACTIVE = "active"
+    PENDING = "pending"
+    CONSOLIDATED = "consolidated"
+
+
+@dataclass(frozen=True, order=True)
+class Segment:
+    """Messages [start, end) of one session, consolidated together."""
+
+    start: int
+    end: int
+
+    def __str__(self) -> str:
+        return f"{self.start}-{self.end}"
+
+
+@dataclass(frozen=True)
+class Failure:
+    time: str
+    reason: str
+    rejected: bool = False  # every model answered, and every answer was refused
+
+
+@dataclass(frozen=True)
+class Queued:
+    """A message typed while a reply was being written, journaled but not yet sent."""
+
+    id: str
+    content: str
+    time: str
+
+
+@dataclass
+class Journal:
+    """A session journal as replayed from disk."""
+
+    path: Path
+    id: str
+    created: str
+    model: str | None = None
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    pending: list[Segment] = field(default_factory=list)
+    consolidated: list[Segment] = field(default_factory=list)
+    failures: dict[Segment, list[Failure]] = field(default_factory=dict)
+    closed: bool = False
+    warnings: list[str] = field(default_factory=list)
+    private: bool = False  # off the record: never consolidated, deleted when it ends
+    queued: list[Queued] = field(default_factory=list)  # typed, not yet sent, oldest first
+
+    @property
+    def state(self) -> JournalState:
+        if not self.closed:
+            return JournalState.ACTIVE
+        return JournalState.PENDING if self.pending else JournalState.CONSOLIDATED
+
+    @property
+    def compacted_through(self) -> int:
+        """Messages before this index are consolidated or on their way; the rest is live."""
+        ends = [s.end for s in (*self.pending, *self.consolidated)]
+        return max(ends, default=0)
+
+    def segment_messages(self, segment: Segment) -> list[dict[str, Any]]:
+        return self.messages[segment.start : segment.end]
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def _write(self, record: dict[str, Any]) -> None:
+        """Append to the journal, which must exist: a journal another process moved to
+        done/ (or deleted) meanwhile raises FileNotFoundError, and the caller finds it
+        again, rather than a new one-line file taking its place."""
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        append_line(self.path, line, create=False)
+
+    def append(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Add one message to the journal (fsynced before this returns)."""
+        if self.closed:
+            raise ValueError(f"session {self.id} is closed")
+        record = clean_message(message)
+        record.setdefault("time", now_iso())
+        self._write(record)
+        self.messages.append(record)
+        self._sent(record)
+        return record
+
+    def queue(self, content: str) -> Queued:
+        """Journal a message typed while a reply is being written (fsynced before this
+        returns); `append` it, carrying `"queued": its id`, when it is sent."""
+        if self.closed:
+            raise ValueError(f"session {self.id} is closed")
+        if not isinstance(content, str):
+            raise ValueError(f"content must be text, not {type(content).__name__}")
+        import secrets
+
+        waiting = Queued("q" + secrets.token_hex(4), clean_text(content), now_iso())
+        self._write(
+            {"mark": "queued", "id": waiting.id, "content": waiting.content, "time": waiting.time}
+        )
+        self.queued.append(waiting)
+        return waiting
+
+    def _sent(self, message: dict[str, Any]) -> None:
+        if message.get("queued"):
+            self.queued = [q for q in self.queued if q.id != message["queued"]]
+
+    def mark_pending(self, end: int | None = None, *, close: bool = False) -> Segment | None:
+        """Queue messages from the last mark up to `end` for consolidation."""
+        if self.private:
+            raise ValueError(f"session {self.id} is private: it is never saved to memory")
+        end = len(self.messages) if end is None else end
+        start = self.compacted_through
+        segment = Segment(start, end) if end > start else None
+        record: dict[str, Any] = {"mark": "pending", "time": now_iso()}
+        if segment is not None:
+            record.update(start=segment.start, end=segment.end)
+        elif not close:
+            return None
+        if close:
+            record["closed"] = True
+        self._write(record)
+        if segment is not None:
+            self.pending.append(segment)
+        if close:
+            unmark_open(self.path)  # after the mark: a crash between leaves a stale one only
+        self.closed = self.closed or close
+        return segment
+
+    def mark_failed(self, segment: Segment, reason: str, *, rejected: bool = False) -> None:
+        failure = Failure(now_iso(), reason, rejected)
+        record: dict[str, Any] = {
+            "mark": "failed",
+            "start": segment.start,
+            "end": segment.end,
+            "reason": reason,
+            "time": failure.time,
+        }
+        if rejected:
+            record["rejected"] = True
+        self._write(record)
+        self.failures.setdefault(segment, []).append(failure)
+
+    def mark_consolidated(self, segment: Segment, model: str, *, rejected: bool = False) -> None:
+        record: dict[str, Any] = {
+            "mark": "consolidated",
+            "start": segment.start,
+            "end": segment.end,
+            "model": model,
+            "time": now_iso(),
+        }
+        if rejected:  # the user reviewed the change and kept none of it
+            record["rejected"] = True
+        self._write(record)
+        self.record_consolidated(segment)
+
+    def reopen(self) -> None:
+        """Go on with a closed session: what follows is a new segment, saved at its close."""
+        if self.private:
+            raise ValueError(f"session {self.id} is private: it cannot be continued")
+        mark_open(self.path)  # before the mark: an active journal always has its open mark
+        self._write({"mark": "reopened", "time": now_iso()})
+        self.closed = False
+
+    def record_consolidated(self, segment: Segment) -> None:
+        """Note in memory a consolidation whose mark is on disk (written here or elsewhere)."""
+        if segment in self.pending:
+            self.pending.remove(segment)
+        if segment not in self.consolidated:
+            self.consolidated.append(segment)
+
+
+def clean_message(message: dict[str, Any]) -> dict[str, Any]:
+    """The message's known fields, checked: raises ValueError naming what is wrong."""
+    role = message.get("role")
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {', '.join(sorted(ROLES))}, not {role!r}")
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        # Multi-part content (OpenAI's list form) is kept as its text parts.
+        if isinstance(content, list):
+            content = "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        else:
+            raise ValueError(f"content must be text, not {type(content).__name__}")
+    record = {k: v for k, v in message.items() if k in MESSAGE_KEYS}
+    # A journal may come from anywhere (an import, a hand edit): its text enters here.
+    record["content"] = clean_text(content) if content else content
+    for key in TEXT_KEYS:
+        if key in record and not isinstance(record[key], str):
+            del record[key]  # a wrong-typed detail is dropped; the message itself is kept
+        elif key in record:
+            record[key] = clean_text(record[key])
+    if "tool_calls" in record:
+        record["tool_calls"] = _clean_tool_calls(record["tool_calls"])
+    return record
+
+
+def _clean_tool_calls(calls: object) -> list[dict[str, Any]]:
+    """Tool calls in OpenAI's shape, checked: raises ValueError naming what is wrong."""
+    if not isinstance(calls, list):
+        raise ValueError("tool_calls must be a list")
+    for call in calls:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise ValueError(
+                'each tool call must be an object with "function": {"name": ..., "arguments": ...}'
+            )
+        if not isinstance(function.get("arguments", ""), str | dict):
+            raise ValueError("tool call arguments must be a JSON object or text")
+    return calls
+
+
+def create(
+    folder: Path, model: str | None = None, session_id: str | None = None, *, private: bool = False
+) -> Journal:
+    """Start a new journal file in `folder`."""
+    ensure_dir(folder)
+    session_id = session_id or new_session_id()
+    path = folder / f"{session_id}.jsonl"
+    header: dict[str, Any] = {
+        "kept": HEADER_KIND,
+        "version": FORMAT_VERSION,
+        "id": session_id,
+        "created": now_iso(),
+        "model": model,
+    }
+    if private:
+        header["private"] = True
+    mark_open(path)  # before the journal: an active journal always has its open mark
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, (json.dumps(header, separators=(",", ":")) + "\n").encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    fsync_dir(folder)
+    return Journal(path, session_id, header["created"], model, private=private)
+
+
+def records(path: Path) -> Iterator[tuple[int, dict[str, Any] | ValueError]]:
+    """Each non-blank line of a JSONL file: its number, and its object or why it is not one."""
+    fd = open_journal(path)
+    with open(fd, "rb") as f:
+        lines = f.read().split(b"\n")
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            yield number, ValueError(str(exc))
+            continue
+        except RecursionError:  # a line nested thousands deep: no message is
+            yield number, ValueError("nested too deeply to read")
+            continue
+        yield number, record if isinstance(record, dict) else ValueError("not a JSON object")
+
+
+def load(path: Path) -> Journal:
+    """Replay a journal. Torn or corrupt lines are skipped with a warning naming file and
+    line; a missing or bad header is rebuilt from the file name."""
+    journal = Journal(path, path.stem, "")
+    for number, record in records(path):
+        if isinstance(record, ValueError):
+            journal.warnings.append(f"{path}:{number}: skipped a damaged line ({record}).")
+            continue
+        if number == 1 and record.get("kept") == HEADER_KIND:
+            if record.get("id") not in (None, path.stem):
+                # The file name is what Kept looks sessions up by: it wins.
+                journal.warnings.append(
+                    f"{path}:1: the header names session "
+                    f"{clean_text(str(record.get('id')))!r}; Kept uses "
+                    f"the file's name, {path.stem}."
+                )
+            journal.created = str(record.get("created") or "")
+            model = record.get("model")
+            journal.model = clean_text(model) if isinstance(model, str) else None
+            if model is not None and journal.model is None:
+                journal.warnings.append(
+                    f"{path}:{number}: ignored a header model that is "
+                    f"not text ({type(model).__name__})."
+                )
+            journal.private = record.get("private") is True
+            continue
+        if "mark" in record:
+            _apply_mark(journal, record, f"{path}:{number}")
+            continue
+        try:
+            journal.messages.append(clean_message(record))
+            journal._sent(journal.messages[-1])
+        except ValueError as exc:
+            journal.warnings.append(f"{path}:{number}: skipped a message ({exc}).")
+    for warning in journal.warnings:
+        log.warning(warning)
+    return journal
+
+
+def _apply_mark(journal: Journal, record: dict[str, Any], where: str) -> None:
+    kind = record.get("mark")
+    segment = None
+    if isinstance(record.get("start"), int) and isinstance(record.get("end"), int):
+        segment = Segment(record["start"], record["end"])
+    if kind == "pending":
+        if (
+            segment is not None
+            and segment not in journal.pending
+            and segment not in journal.consolidated
+        ):
+            journal.pending.append(segment)
+        if record.get("closed"):
+            journal.closed = True
+    elif kind == "failed" and segment is not None:
+        journal.failures.setdefault(segment, []).append(
+            Failure(
+                str(record.get("time", "")),
+                clean_text(str(record.get("reason", ""))),
+                record.get("rejected") is True,
+            )
+        )
+    elif kind == "consolidated" and segment is not None:
+        journal.record_consolidated(segment)
+    elif kind == "reopened":
+        journal.closed = False
+    elif kind == "queued" and isinstance(record.get("id"), str):
+        content = record.get("content")
+        if isinstance(content, str) and content.strip():
+            journal.queued.append(
+                Queued(record["id"], clean_text(content), str(record.get("time", "")))
+            )
+        else:
+            journal.warnings.append(f"{where}: skipped a queued message that is not text.")
+    else:
+        journal.warnings.append(f"{where}: skipped an unknown mark ({kind!r}).")
