@@ -1,0 +1,1 @@
+"""Tests of the Textual app through its pilot: screens, keys, snapshots."""
