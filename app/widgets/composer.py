@@ -32,7 +32,7 @@ class _KeyName:
 # Alt+Enter in xterm-style terminals (and tmux's `send-keys M-Enter`) is ESC CR, or ESC LF.
 # Textual 8's parser does not know that pair: it reissues it character by character and
 # CR maps to a plain "enter", whatever the Alt, so Alt+Enter would send the message.
-# Teaching the parser the pair here makes it "alt+enter" (tests/test_e2e.py pins it).
+# Teaching the parser the pair here makes it "alt+enter" (tests/e2e/test_e2e.py pins it).
 # Textual declares the table a Mapping; it is a dict, which its parser reads on each key.
 _PARSER_KEYS = cast("dict[str, object]", ANSI_SEQUENCES_KEYS)
 _PARSER_KEYS.setdefault("\x1b\r", (_KeyName("alt+enter"),))

@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-ROOT = Path(__file__).parent.parent.parent
+ROOT = Path(__file__).parents[2].parent
 RUNS = 7
 
 # A child process: build the app, print seconds since the interpreter began, the CPU

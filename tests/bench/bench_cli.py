@@ -19,7 +19,7 @@ from pathlib import Path
 from tests.fakes.provider import FakeProvider, tool_call
 from tests.support import FAKE_GATEWAYS, SAMPLE_MESSAGES, fake_keys, save_args
 
-ROOT = Path(__file__).parent.parent.parent
+ROOT = Path(__file__).parents[2].parent
 RUNS = 5
 CHILD = (
     "import sys\nfrom app.cli.main import main\nrc = main(sys.argv[1:])\n"

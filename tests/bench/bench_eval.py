@@ -22,7 +22,7 @@ from catalog.config import parse_catalog_config
 from memory.eval import SHIPPED, Category, Dataset, Report, load_dataset, run_eval
 from tests.fakes.provider import FakeProvider
 from tests.llama_server import MODEL_ALIAS, LlamaServer, why_unavailable
-from tests.test_eval import FIXTURE, Oracle, evaluate
+from tests.unit.test_eval import FIXTURE, Oracle, evaluate
 
 BUDGET = 300.0  # seconds of SmolLM2 before the bench settles for the personas done
 

@@ -19,7 +19,7 @@ from memory.chat.turn import answer
 from tests.fakes.provider import FakeProvider, text
 from tests.support import FAST_POLICY, fake_catalog
 
-SERVER = str(Path(__file__).parents[1] / "mcp_tool_server.py")
+SERVER = str(Path(__file__).parents[2] / "mcp_tool_server.py")
 
 
 def bare_start() -> float:

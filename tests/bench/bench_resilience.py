@@ -28,7 +28,7 @@ from tests.bench.bench_consolidation import SAVE, messages
 from tests.fakes.provider import FakeProvider, Step, hang, http_error, text, tool_call
 from tests.support import FAKE_GATEWAYS, fake_catalog, fake_keys
 
-ROOT = Path(__file__).parent.parent.parent
+ROOT = Path(__file__).parents[2].parent
 PRIMARY = "llama-3.3-70b-versatile"
 HEALTHY_SESSIONS = 3  # enough answers for the deadline to follow the primary's latency
 GOALS = {
