@@ -36,6 +36,7 @@ from typing import Any
 
 from catalog.sanitize import clean_text
 from memory.data.files import append_line, ensure_dir, fsync_dir
+from memory.message import MESSAGE_KEYS, ROLES
 from memory.sessions.marks import (
     HEADER_KIND,
     mark_open,
@@ -46,21 +47,6 @@ from memory.sessions.marks import (
 log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
-# tokens and cost: what a turn used, on its answer, so a resumed session counts on from it.
-MESSAGE_KEYS = {
-    "role",
-    "content",
-    "time",
-    "tool_calls",
-    "tool_call_id",
-    "name",
-    "model",
-    "tokens",
-    "cost",
-    "queued",  # a user message that waited for a reply: the id of its "queued" mark
-    "attachments",  # the files sent with it, as memory.chat.attachments records (read checked)
-}
-ROLES = {"system", "user", "assistant", "tool"}
 TEXT_KEYS = ("time", "name", "model", "tool_call_id", "queued")
 
 
