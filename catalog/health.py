@@ -105,7 +105,7 @@ class ModelHealth:
         if self.state is State.COOLING:
             return f"cooling down until {at}{after}"
         if self.state is State.REFUSED:
-            return "written off: its key was refused (fix it with /keys)"
+            return "written off: its key was refused"
         if self.state is State.PROBE:
             return f"cooldown over, on probation{after}"
         speed = f" (p95 {self.p95:.1f} s over {self.answers} answers)" if self.p95 else ""

@@ -7,6 +7,7 @@ import email.utils
 import json
 import re
 import time
+from dataclasses import dataclass
 
 from catalog.structured import learn_window
 from catalog.transport.records import Kind
@@ -123,17 +124,37 @@ def _connection_failed(exc: BaseException, lowered: str) -> bool:
 
 def classify(exc: BaseException) -> AttemptFailure:
     """Map a litellm exception to a failure kind (transient or model-level)."""
-    import litellm.exceptions as le
-
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None
     raw = str(getattr(exc, "message", None) or exc)
-    message = one_line(provider_message(exc))
-    lowered = raw.lower()
-    overflowed, window = said_window(lowered)
+    said = _Said(status, one_line(provider_message(exc)), raw.lower())
+    overflowed, window = said_window(said.lowered)
     model = getattr(exc, "model", None)  # litellm's name for it: "openai/smollm2"
     if window is not None and isinstance(model, str):
         learn_window(model, window)  # its server said it: every later request fits it
+    for kinds in (_refusals, _request_faults, _server_faults):
+        failure = kinds(exc, said, overflowed, window)
+        if failure is not None:
+            return failure
+    return AttemptFailure(Kind.UNKNOWN, f"{type(exc).__name__}: {said.message}", status)
+
+
+@dataclass(frozen=True)
+class _Said:
+    """What an exception says: its status, its message on one line, its raw text lowered."""
+
+    status: int | None
+    message: str
+    lowered: str
+
+
+def _refusals(
+    exc: BaseException, said: _Said, overflowed: bool, window: int | None
+) -> AttemptFailure | None:
+    """A broken stream, a refused key, a rate limit, a conversation too long."""
+    import litellm.exceptions as le
+
+    status, message = said.status, said.message
     if isinstance(exc, le.MidStreamFallbackError):
         if isinstance(getattr(exc, "original_exception", None), le.Timeout):
             return AttemptFailure(Kind.STALLED, "the stream stalled midway", status)
@@ -147,14 +168,21 @@ def classify(exc: BaseException) -> AttemptFailure:
         return AttemptFailure(
             Kind.CONTEXT_WINDOW, f"the conversation is too long for this model{size}", status
         )
+    return None
+
+
+def _request_faults(
+    exc: BaseException, said: _Said, overflowed: bool, window: int | None
+) -> AttemptFailure | None:
+    """A request the provider refused or could not find, one that took too long, or one
+    that never connected."""
+    import litellm.exceptions as le
+
+    status, message, lowered = said.status, said.message, said.lowered
     if isinstance(exc, le.BadRequestError):
         body = getattr(exc, "body", None)
         code = body.get("code") if isinstance(body, dict) else None
-        if (
-            code == "tool_use_failed"
-            or "tool_use_failed" in lowered
-            or "failed to call a function" in lowered
-        ):
+        if code == "tool_use_failed" or any(s in lowered for s in _TOOL_CALL_FAILED):
             return AttemptFailure(
                 Kind.TOOL_CALL_FAILED, "the model failed to call the tool", status
             )
@@ -173,17 +201,28 @@ def classify(exc: BaseException) -> AttemptFailure:
         return AttemptFailure(Kind.TIMEOUT, "no answer in time", status)
     if _connection_failed(exc, lowered):
         return AttemptFailure(Kind.CONNECTION, f"could not connect: {message}", None)
-    if isinstance(
-        exc,
-        le.APIError | le.InternalServerError | le.ServiceUnavailableError | le.APIConnectionError,
-    ):
-        if status == 529 or "overloaded" in lowered:
-            return AttemptFailure(
-                Kind.OVERLOADED, "the provider is overloaded", status, retry_after(exc)
-            )
-        if status in (504, 524):
-            return AttemptFailure(Kind.GATEWAY_TIMEOUT, f"upstream timed out ({status})", status)
+    return None
+
+
+_TOOL_CALL_FAILED = ("tool_use_failed", "failed to call a function")
+
+
+def _server_faults(
+    exc: BaseException, said: _Said, overflowed: bool, window: int | None
+) -> AttemptFailure | None:
+    """The provider's own trouble: overloaded, an upstream timeout, a server error."""
+    import litellm.exceptions as le
+
+    server = le.APIError | le.InternalServerError | le.ServiceUnavailableError
+    if not isinstance(exc, server | le.APIConnectionError):
+        return None
+    status = said.status
+    if status == 529 or "overloaded" in said.lowered:
         return AttemptFailure(
-            Kind.SERVER_ERROR, f"server error: {message}", status, retry_after(exc)
+            Kind.OVERLOADED, "the provider is overloaded", status, retry_after(exc)
         )
-    return AttemptFailure(Kind.UNKNOWN, f"{type(exc).__name__}: {message}", status)
+    if status in (504, 524):
+        return AttemptFailure(Kind.GATEWAY_TIMEOUT, f"upstream timed out ({status})", status)
+    return AttemptFailure(
+        Kind.SERVER_ERROR, f"server error: {said.message}", status, retry_after(exc)
+    )

@@ -182,3 +182,17 @@ class ReplyRejected(Exception):
 EventHook = Callable[[Attempt], None]
 DeltaHook = Callable[[str], None]
 Accept = Callable[[Reply], Any]
+
+
+@dataclass(frozen=True)
+class Ask:
+    """What every model of one walk is asked, and how."""
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None
+    tool_choice: Any
+    stream: bool
+    on_delta: DeltaHook | None
+    max_tokens: int | None
+    schema: dict[str, Any] | None
+    background: bool = False  # gives way to the chat at a one-request local server

@@ -16,7 +16,7 @@ from catalog.structured import fit_max_tokens, refused_dialect, response_format,
 from catalog.transport.errors import AttemptFailure
 from catalog.transport.liveness import Watch
 from catalog.transport.policy import RetryPolicy
-from catalog.transport.records import DeltaHook, Kind, Reply
+from catalog.transport.records import Ask, DeltaHook, Kind, Reply
 from catalog.transport.stream import Assembly, to_reply
 
 # A stream read in a burst gives the event loop a turn this often (seconds): keys typed
@@ -28,85 +28,59 @@ YIELD_EVERY = 0.010
 TURN_ROUNDS = 8
 
 
-async def request(
-    route: Route,
-    catalog: Catalog,
-    messages: list[dict[str, Any]],
-    *,
-    tools: list[dict[str, Any]] | None,
-    tool_choice: Any,
-    stream: bool,
-    policy: RetryPolicy,
-    on_delta: DeltaHook | None,
-    max_tokens: int | None = None,
-    schema: dict[str, Any] | None = None,
-) -> Reply:
+async def request(route: Route, catalog: Catalog, ask: Ask, policy: RetryPolicy) -> Reply:
     """The model's reply; raises AttemptFailure for a missed first token, a stall or a
     local server that stopped listening, and litellm's own exception for anything the
     provider said."""
     local = route.api_base if not route.gateway.needs_key else None
     # Held until the stream (and litellm's copy of every chunk) is let go, not only read.
-    held = full_collections_held() if stream else contextlib.nullcontext()
+    held = full_collections_held() if ask.stream else contextlib.nullcontext()
     with held:
         async with Watch(local, policy.liveness) as watch:
-            return await _ask(
-                route,
-                catalog,
-                messages,
-                tools=tools,
-                tool_choice=tool_choice,
-                stream=stream,
-                policy=policy,
-                on_delta=on_delta,
-                max_tokens=max_tokens,
-                schema=schema,
-                heard=watch.heard,
-            )
+            return await _ask(route, catalog, ask, policy, watch.heard)
 
 
-async def _ask(
-    route: Route,
-    catalog: Catalog,
-    messages: list[dict[str, Any]],
-    *,
-    tools: list[dict[str, Any]] | None,
-    tool_choice: Any,
-    stream: bool,
-    policy: RetryPolicy,
-    on_delta: DeltaHook | None,
-    max_tokens: int | None,
-    schema: dict[str, Any] | None,
-    heard: Callable[[], None],
-) -> Reply:
-    llm = litellm()
+def _arguments(
+    route: Route, catalog: Catalog, ask: Ask, policy: RetryPolicy, dialect: str | None
+) -> dict[str, Any]:
+    """litellm's keyword arguments for one request."""
     kwargs: dict[str, Any] = {
         "model": route.litellm_model,
-        "messages": messages,
+        "messages": ask.messages,
         "api_key": route.key.value,
         "max_retries": 0,
         # Parameters a provider does not take (tool_choice on o3, ...) are left out.
         "drop_params": True,
         # litellm's timeout is per phase; ours (deadline, stall) must fire first.
-        "timeout": (policy.stall_timeout if stream else policy.attempt_deadline) + 1.0,
+        "timeout": (policy.stall_timeout if ask.stream else policy.attempt_deadline) + 1.0,
     }
     if route.api_base:
         kwargs["api_base"] = route.api_base
-    max_tokens = fit_max_tokens(catalog, route, messages, max_tokens)
+    max_tokens = fit_max_tokens(catalog, route, ask.messages, ask.max_tokens)
     if max_tokens is not None:
         kwargs["max_tokens"] = max_tokens
-    dialect = structured_dialect(route, schema)
-    if dialect is not None and schema is not None:
-        kwargs["response_format"] = response_format(dialect, schema)
+    if dialect is not None and ask.schema is not None:
+        kwargs["response_format"] = response_format(dialect, ask.schema)
         # With drop_params litellm answers a 422 by dropping the parameters the server named
         # and asking again: the reply would come back unconstrained, not in another dialect.
         kwargs["drop_params"] = False
-    elif tools:
-        kwargs["tools"] = tools
-        if tool_choice is not None and route.entry.supports_tool_choice:
-            kwargs["tool_choice"] = tool_choice
-    if stream:
+    elif ask.tools:
+        kwargs["tools"] = ask.tools
+        if ask.tool_choice is not None and route.entry.supports_tool_choice:
+            kwargs["tool_choice"] = ask.tool_choice
+    if ask.stream:
         kwargs["stream"] = True
         kwargs["stream_options"] = {"include_usage": True}
+    return kwargs
+
+
+async def _ask(
+    route: Route, catalog: Catalog, ask: Ask, policy: RetryPolicy, heard: Callable[[], None]
+) -> Reply:
+    llm = litellm()
+    stream = ask.stream
+    dialect = structured_dialect(route, ask.schema)
+    kwargs = _arguments(route, catalog, ask, policy, dialect)
     first_token = policy.first_token or policy.stall_timeout
     try:
         # A stream's headers and first chunk must come within the first-token deadline.
@@ -120,23 +94,11 @@ async def _ask(
         if dialect is None or not refused_dialect(route, dialect, exc):
             raise
         # This server speaks another dialect of structured output: ask again in it.
-        return await _ask(
-            route,
-            catalog,
-            messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            stream=stream,
-            policy=policy,
-            on_delta=on_delta,
-            max_tokens=max_tokens,
-            schema=schema,
-            heard=heard,
-        )
+        return await _ask(route, catalog, ask, policy, heard)
     if not stream:
         return to_reply(response, route, catalog)
-    assembly = await read_stream(response, policy, on_delta, heard)
-    return assembly.reply(route, catalog, messages)
+    assembly = await read_stream(response, policy, ask.on_delta, heard)
+    return assembly.reply(route, catalog, ask.messages)
 
 
 async def read_stream(

@@ -18,7 +18,7 @@ import time
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from catalog import health as health_module
 from catalog import slots
@@ -33,6 +33,7 @@ from catalog.transport.errors import AttemptFailure, classify, one_line
 from catalog.transport.policy import RetryPolicy, budget, fitted, pause
 from catalog.transport.records import (
     Accept,
+    Ask,
     Attempt,
     DeltaHook,
     EventHook,
@@ -46,20 +47,6 @@ from catalog.transport.request import request
 
 
 @dataclass(frozen=True)
-class Ask:
-    """What every model of one walk is asked, and how."""
-
-    messages: list[dict[str, Any]]
-    tools: list[dict[str, Any]] | None
-    tool_choice: Any
-    stream: bool
-    on_delta: DeltaHook | None
-    max_tokens: int | None
-    schema: dict[str, Any] | None
-    background: bool = False  # gives way to the chat at a one-request local server
-
-
-@dataclass(frozen=True)
 class Tries:
     """One model's share of the walk."""
 
@@ -68,25 +55,27 @@ class Tries:
     onward: bool  # another model can be asked after it
 
 
+class Options(TypedDict, total=False):
+    """How `complete()` asks: every option it takes, each optional."""
+
+    tools: list[dict[str, Any]] | None
+    tool_choice: Any
+    stream: bool
+    policy: RetryPolicy | None
+    accept: Accept | None
+    on_delta: DeltaHook | None
+    on_attempt: EventHook | None
+    walk_chain: bool  # False: the model alone, e.g. to test a gateway's key
+    max_tokens: int | None
+    chain: Chain | None
+    schema: dict[str, Any] | None
+    health: HealthBook | None
+    hedge: bool
+    background: bool
+
+
 async def complete(
-    catalog: Catalog,
-    model: str,
-    messages: list[dict[str, Any]],
-    *,
-    tools: list[dict[str, Any]] | None = None,
-    tool_choice: Any = None,
-    stream: bool = False,
-    policy: RetryPolicy | None = None,
-    accept: Accept | None = None,
-    on_delta: DeltaHook | None = None,
-    on_attempt: EventHook | None = None,
-    walk_chain: bool = True,
-    max_tokens: int | None = None,
-    chain: Chain | None = None,
-    schema: dict[str, Any] | None = None,
-    health: HealthBook | None = None,
-    hedge: bool = False,
-    background: bool = False,
+    catalog: Catalog, model: str, messages: list[dict[str, Any]], **options: Unpack[Options]
 ) -> Result:
     """Ask `model` (then its chain, or the `chain` given) until one answers and `accept`
     takes the answer. With `schema`, models that support structured output are asked for
@@ -100,27 +89,30 @@ async def complete(
     Never raises for provider trouble: the result says what happened. Raises
     UnknownModelError for a model id the catalog lacks, and CancelledError when cancelled.
     """
-    chain = chain or catalog.chain(model)
-    if not walk_chain:  # one model only, e.g. to test a gateway's key
+    chain = options.get("chain") or catalog.chain(model)
+    if not options.get("walk_chain", True):  # one model only, e.g. to test a gateway's key
         chain = replace(chain, models=chain.models[:1], end="no fallback was asked for")
+    stream = options.get("stream", False)
+    health = options.get("health")
     # The book's lock and file are never touched on this loop: ordering may claim a probe
     # (a write), and what the walk learns is written by the book's own thread as it goes.
     order = await asyncio.to_thread(health.order, chain.models) if health else None
-    walk = _Walk(
-        catalog,
-        model,
-        chain,
-        policy or RetryPolicy.from_config(catalog.config.transport),
-        Ask(messages, tools, tool_choice, stream, on_delta, max_tokens, schema, background),
-        accept,
-        on_attempt,
-        health,
-        order,
+    ask = Ask(
+        messages,
+        options.get("tools"),
+        options.get("tool_choice"),
+        stream,
+        options.get("on_delta"),
+        options.get("max_tokens"),
+        options.get("schema"),
+        options.get("background", False),
     )
+    walk = _Walk(catalog, model, chain, ask, options, order)
+    hedge = options.get("hedge", False) and not stream
     position = 0
     verdict: Result | None = None
     while verdict is None and position < len(walk.models):
-        result, asked = await walk.step(position, hedge and not stream)
+        result, asked = await walk.step(position, hedge)
         if result is not None:
             verdict = replace(result, attempts=tuple(walk.attempts))
         position += asked
@@ -138,16 +130,14 @@ class _Walk:
         catalog: Catalog,
         requested: str,
         chain: Chain,
-        policy: RetryPolicy,
         ask: Ask,
-        accept: Accept | None,
-        on_attempt: EventHook | None,
-        health: HealthBook | None,
+        options: Options,
         order: tuple[list[ModelEntry], set[str]] | None = None,
     ) -> None:
-        self.catalog, self.requested, self.chain = catalog, requested, chain
-        self.policy, self.ask, self.accept = policy, ask, accept
-        self.on_attempt, self.health = on_attempt, health
+        self.catalog, self.requested, self.chain, self.ask = catalog, requested, chain, ask
+        self.policy = options.get("policy") or RetryPolicy.from_config(catalog.config.transport)
+        self.accept, self.on_attempt = options.get("accept"), options.get("on_attempt")
+        self.health = options.get("health")
         self.models, self.probes = order if order is not None else (list(chain.models), set())
         self.attempts: list[Attempt] = []
         self.dead_gateways: dict[str, str] = {}
@@ -234,7 +224,7 @@ class _Walk:
         elif not route.key.usable:
             reason, kind = route.problem or "no key", Kind.NO_KEY
         elif self.health is not None and self.health.refused(entry.id, route.key.value):
-            reason = f"the {route.gateway.label} key was refused earlier: check it with /keys"
+            reason = f"the {route.gateway.label} key was refused earlier"
             kind = Kind.AUTH
         else:
             return None
@@ -300,18 +290,7 @@ class _Walk:
         ask = self.ask
 
         def asked(stream: bool) -> Coroutine[Any, Any, Reply]:
-            return request(
-                route,
-                self.catalog,
-                ask.messages,
-                tools=ask.tools,
-                tool_choice=ask.tool_choice,
-                stream=stream,
-                policy=policy,
-                on_delta=ask.on_delta,
-                max_tokens=ask.max_tokens,
-                schema=ask.schema,
-            )
+            return request(route, self.catalog, replace(ask, stream=stream), policy)
 
         if yielding is not None:
             return await slots.background(yielding, asked(True))
@@ -323,7 +302,7 @@ class _Walk:
         if failure.kind is Kind.AUTH:
             gateway = route.gateway.name
             self.dead_gateways[gateway] = f"the {gateway} key was refused earlier in this walk"
-            failure.reason = f"the {route.gateway.label} key was refused: check it with /keys"
+            failure.reason = f"the {route.gateway.label} key was refused"
 
     def retry(self, failure: AttemptFailure, try_index: int, tries: Tries) -> bool:
         """Whether to try the same model again. With somewhere else to go, a Retry-After
