@@ -344,7 +344,7 @@ def test_forget_removes_the_history_entry_from_the_version_records_too(configure
 def test_orphans_are_looked_for_among_the_open_sessions_only(monkeypatch, tmp_path) -> None:
     """Every `kept` verb looks for orphaned private sessions first: with 10,000 finished
     sessions it must read the few that are open, not every journal's first line."""
-    from memory.sessions.browse import orphans
+    from memory.sessions import orphans
     from memory.sessions.marks import open_marks
 
     store = MemoryStore(tmp_path / "data").ensure()
