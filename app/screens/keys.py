@@ -10,14 +10,14 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Button, Collapsible, Input, Label, OptionList, Static
+from textual.widgets import Button, Collapsible, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from app.keytest import try_key
 from app.screens.dialog import Dialog
+from app.widgets.key_form import KeyForm
 from app.widgets.local_server import LocalServerForm
 from catalog import Gateway, KeyStoreError
-from catalog.keys import key_problem
 
 if TYPE_CHECKING:
     from app.main import KeptApp
@@ -36,12 +36,12 @@ class KeysScreen(Dialog[None]):
             yield Label("API keys", classes="dialog-title")
             yield OptionList(*self._options(), id="gateways")
             no_keyring = self.app.catalog.keys.keyring_problem is not None
-            yield Input(
+            yield KeyForm(
+                lambda: self.selected,
+                self._say,
                 placeholder="No OS keyring: set the key in your environment"
                 if no_keyring
                 else "Paste the key, then Enter",
-                password=True,
-                id="key",
                 disabled=no_keyring,
             )
             with Horizontal(classes="buttons"):
@@ -104,41 +104,25 @@ class KeysScreen(Dialog[None]):
 
     @on(OptionList.OptionHighlighted, "#gateways")
     def highlighted(self) -> None:
-        key = self.query_one("#key", Input)
+        key = self.query_one(KeyForm)
         if not key.disabled:  # Enter tests the key, then saves it
             key.placeholder = f"Paste the {self.selected.label} key, then Enter"
         self._confirm_delete = None
 
     @on(OptionList.OptionSelected, "#gateways")
     def chosen(self) -> None:
-        if not self.query_one("#key", Input).disabled:
-            self.query_one("#key", Input).focus()
+        key = self.query_one(KeyForm)
+        if not key.disabled:
+            key.focus()
 
-    @on(Input.Submitted, "#key")
     @on(Button.Pressed, "#save")
-    async def save(self) -> None:
-        gateway = self.selected
-        value = self.query_one("#key", Input).value
-        if not value.strip():
-            self._say(f"Paste the {gateway.label} key first.")
-            return
-        if problem := key_problem(value, f"The {gateway.name} key"):  # before any request
-            self._say(problem)
-            return
-        self._say(f"Testing the {gateway.label} key…")
-        problem = await try_key(self.app, gateway, value.strip())
-        if problem:
-            self._say(f"{problem} The key was not saved.")
-            return
-        try:
-            # A locked keyring may ask to be unlocked: never on the screen's loop. The
-            # stored key becomes the known one: the list is redrawn without reading it back.
-            await asyncio.to_thread(self.app.catalog.keys.set, gateway, value)
-        except KeyStoreError as exc:
-            self._say(str(exc))
-            return
-        self.query_one("#key", Input).value = ""
-        self._say(f"Saved the {gateway.label} key in the OS keyring.")
+    def save(self) -> None:
+        self.query_one(KeyForm).submit()
+
+    @on(KeyForm.Saved)
+    def saved(self, event: KeyForm.Saved) -> None:
+        # The stored key is the known one: the list is redrawn without reading it back.
+        self._say(f"Saved the {event.gateway.label} key in the OS keyring.")
         self._refresh()
 
     @on(Button.Pressed, "#delete")

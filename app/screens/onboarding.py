@@ -1,14 +1,13 @@
 """First run without a usable key: store one, or point Kept at a local server.
 
-The local path (app.widgets.local_server, shared with /keys) checks everything before it
-saves anything. What it saves (the gateway's address, the model and its window) is all the
-memory needs as well: with no cloud key, the chosen local model heads the consolidation
-chain.
+The key's field (app.widgets.key_form) and the local path (app.widgets.local_server) are
+the ones /keys uses; each checks everything before it saves anything. What the local path
+saves (the gateway's address, the model and its window) is all the memory needs as well:
+with no cloud key, the chosen local model heads the consolidation chain.
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING
 
 from textual import on
@@ -18,11 +17,12 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Input, Label, Select, Static
 
 from app.screens.dialog import Dialog
+from app.widgets.key_form import KeyForm
 from app.widgets.local_server import LocalServerForm
-from catalog import KeyStoreError
 
 if TYPE_CHECKING:
     from app.main import KeptApp
+    from catalog import Gateway
 
 
 class OnboardingScreen(Dialog[None]):
@@ -58,7 +58,9 @@ class OnboardingScreen(Dialog[None]):
                     allow_blank=False,
                     id="gateway",
                 )
-                yield Input(placeholder="Paste your API key, then Enter", password=True, id="key")
+                yield KeyForm(
+                    self._gateway, self._say, placeholder="Paste your API key, then Enter"
+                )
                 with Horizontal(classes="buttons"):
                     yield Button("Save key", id="save-key", variant="primary")
             yield Label("Or a local server", classes="dialog-title section-title")
@@ -83,32 +85,16 @@ class OnboardingScreen(Dialog[None]):
 
     # --- a key ---------------------------------------------------------------------------
 
+    def _gateway(self) -> Gateway:
+        return self.app.catalog.gateways[str(self.query_one("#gateway", Select).value)]
+
     @on(Button.Pressed, "#save-key")
-    @on(Input.Submitted, "#key")
-    async def save_key(self) -> None:
-        from app.keytest import try_key
+    def save_key(self) -> None:
+        self.query_one(KeyForm).submit()
 
-        name = self.query_one("#gateway", Select).value
-        gateway = self.app.catalog.gateways[str(name)]
-        value = self.query_one("#key", Input).value.strip()
-        if not value:
-            self._say(f"Paste your {gateway.label} key first.")
-            return
-        from catalog.keys import key_problem
-
-        if problem := key_problem(value, f"The {gateway.name} key"):  # before any request
-            self._say(problem)
-            return
-        self._say(f"Testing the {gateway.label} key…")
-        problem = await try_key(self.app, gateway, value)
-        if problem:  # found now, not on the first message
-            self._say(f"{problem} The key was not saved; check it and try again.")
-            return
-        try:
-            await asyncio.to_thread(self.app.catalog.keys.set, gateway, value)
-        except KeyStoreError as exc:
-            self._say(str(exc))
-            return
+    @on(KeyForm.Saved)
+    def key_saved(self, event: KeyForm.Saved) -> None:
+        gateway = event.gateway
         self.app.notify(
             f"Saved the {gateway.label} key in the OS keyring.", title="Keys", markup=False
         )
