@@ -16,7 +16,7 @@ LLAMA_STAMP := $(LLAMA)/.installed
 LLAMA_CMAKE := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 LLAMA_CACHE := $(HOME)/.cache/kept-llama-portable
 
-.PHONY: run test bench lint typecheck check lock clean venv llama
+.PHONY: run test bench lint typecheck imports check lock clean venv llama
 
 # Every dependency is installed from uv.lock, exactly the versions and hashes the suite
 # proved (`make lock` after changing pyproject.toml's dependencies). uv itself comes from
@@ -64,8 +64,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# The architecture's contracts ([tool.importlinter] in pyproject.toml): layers, no UI below app/.
+imports: $(STAMP)
+	$(BIN)/lint-imports
+
 # What CI runs before the tests.
-check: lint typecheck
+check: lint typecheck imports
 
 clean:
 	rm -rf $(VENV) $(LLAMA) build *.egg-info

@@ -10,142 +10,18 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from app.cli.errors import FAILED, CliError
+
 if TYPE_CHECKING:
+    from app.cli.context import Context
     from catalog import Attempt, Catalog
-    from catalog.gateways import Gateway
     from memory import LiveSession, MemoryStore
     from memory.chat.attachments import Attachment
-    from memory.settings import AttachmentLimits
 
-USAGE, NO_ANSWER = 2, 1
+NO_ANSWER = FAILED
 LAST_ASK = "last-ask"  # in the data folder: the session `kept ask --continue` goes on with
-
-
-def _question(parts: list[str]) -> str:
-    """The words given, with `-` standing for what arrives on stdin."""
-    pieces = []
-    for part in parts:
-        if part == "-":
-            if sys.stdin is None or sys.stdin.isatty():
-                raise ValueError(
-                    "`-` reads the question from stdin, but nothing is piped "
-                    "in: `echo text | kept ask -`"
-                )
-            pieces.append(_stdin_text())
-        else:
-            pieces.append(part)
-    return "\n\n".join(p.strip() for p in pieces if p.strip())
-
-
-def _attachments(paths: list[str], limits: AttachmentLimits) -> list[Attachment]:
-    """Each `-a PATH` read and measured (`-` is stdin); raises AttachmentError."""
-    from pathlib import Path
-
-    from memory.chat.attachments import AttachmentError, read_attachment, read_stdin_bytes
-
-    found = []
-    for path in paths:
-        if path != "-":
-            found.append(read_attachment(Path(path).expanduser(), limits))
-            continue
-        stream = getattr(sys.stdin, "buffer", None)
-        if stream is None or sys.stdin.isatty():
-            raise AttachmentError(
-                "`-a -` attaches what is piped in, but nothing is: `cat file | kept ask -a - …`."
-            )
-        # One byte past the largest limit is enough to refuse it: a pipe may never end.
-        found.append(read_stdin_bytes(bytes(stream.read(limits.largest + 1)), "stdin", limits))
-    return found
-
-
-def _cannot_send(
-    catalog: Catalog, model: str, attachments: list[Attachment], question: str
-) -> str | None:
-    """Why the attachments cannot go to `model`: past its window, or an image it cannot see."""
-    from memory.chat.attachments import can_take, does_not_fit, vision_model_sentence
-
-    if not attachments:
-        return None
-    pricing = catalog.pricing(catalog.get(model))
-    if pricing is not None and pricing.context_window:
-        too_big = does_not_fit(attachments, question, pricing.context_window)
-        if too_big is not None:
-            return too_big.replace("/model", "-m MODEL")
-    if not can_take(model, {a.kind for a in attachments}, catalog):
-        return vision_model_sentence(catalog, model).replace("/model ", "-m ")
-    return None
-
-
-def _stdin_text() -> str:
-    """What is piped in, as bytes decoded from UTF-8: a byte that is not (a Latin-1 file in
-    a `git diff`) becomes U+FFFD rather than a traceback."""
-    stream = getattr(sys.stdin, "buffer", None)
-    if stream is None:  # a text stream with no bytes beneath it
-        return sys.stdin.read()
-    data = bytes(stream.read())
-    text = data.decode("utf-8", errors="replace")
-    if "\ufffd" in text and "\ufffd".encode() not in data:
-        print(
-            "kept ask: stdin is not all UTF-8; the bytes that are not were replaced by �.",
-            file=sys.stderr,
-        )
-    return text
-
-
-class Output:
-    """Streamed text: as it comes when piped; on a terminal, Markdown rendered live."""
-
-    def __init__(self) -> None:
-        self.tty = sys.stdout.isatty()
-        self.text = ""
-        self.first: float | None = None  # when the first piece arrived (time.monotonic)
-        self._live = None
-        if self.tty:
-            from rich.console import Console
-            from rich.live import Live
-
-            self._live = Live(
-                console=Console(),
-                auto_refresh=True,
-                refresh_per_second=12,
-                vertical_overflow="visible",
-            )
-            self._live.start()
-
-    def feed(self, piece: str) -> None:
-        if self.first is None:
-            self.first = time.monotonic()
-        self.text += piece
-        if self._live is not None:
-            from rich.markdown import Markdown
-
-            from memory.sanitize import clean_text
-
-            self._live.update(Markdown(clean_text(self.text)))
-        else:
-            sys.stdout.write(piece)
-            sys.stdout.flush()
-
-    def restart(self, why: str) -> None:
-        """A model failed after some of its reply was written: the next one starts again."""
-        if self.text and self._live is None:
-            sys.stdout.write("\n")
-            print(f"kept ask: {why}; the reply starts again below.", file=sys.stderr)
-        self.text = ""
-
-    def close(self, final: str | None) -> None:
-        if self._live is not None:
-            if final is not None:
-                from rich.markdown import Markdown
-
-                self._live.update(Markdown(final))
-            self._live.stop()
-        elif self.text:
-            sys.stdout.write("\n" if not self.text.endswith("\n") else "")
-            sys.stdout.flush()
 
 
 def last_ask(store: MemoryStore) -> str | None:
@@ -211,174 +87,66 @@ def save_in_background(session_id: str) -> None:
         )
 
 
-@dataclass
-class Failure:
-    """Why no model answered, gathered for one shell message: gateways without a key,
-    keys refused, local servers not listening, and anything else, each named once."""
+def _question(args: argparse.Namespace) -> str:
+    """The question asked, once the arguments are known to agree; CliError if they do not."""
+    from app.cli.ask_io import read_question
 
-    no_key: list[Gateway] = field(default_factory=list)
-    bad_key: list[Gateway] = field(default_factory=list)
-    servers: list[str] = field(default_factory=list)
-    other: list[str] = field(default_factory=list)
-
-    def add(self, group: list[Any], item: object) -> None:
-        if item not in group:
-            group.append(item)
-
-    def sentences(self, catalog: Catalog, model: str, kept: str) -> str:
-        """Why, the shell's next step, and what became of the question: three sentences."""
-        why = []
-        if self.no_key:
-            why.append(f"no key for {_or([g.label for g in self.no_key])}")
-        if self.bad_key:
-            why.append(f"the {_or([g.label for g in self.bad_key])} key was refused")
-        if self.servers:
-            why.append(f"nothing is listening at {_or(self.servers)}")
-        why += self.other[:2]
-        gateway = catalog.gateway_of(catalog.get(model))
-        keys = [*self.bad_key, *self.no_key]
-        if self.servers and (not gateway.needs_key or not keys):
-            server = gateway.base_url if gateway.base_url in self.servers else self.servers[0]
-            where = "there" if len(self.servers) == 1 else f"at {server}"
-            step = f"Start your local server {where}, then ask again."
-        elif keys:
-            named = gateway if gateway in keys else keys[0]
-            env = f" (or set {named.env_var})" if named.env_var else ""
-            step = f"Store a key with `keyring set kept {named.name}`{env}, then ask again."
-        else:
-            step = "Ask again in a moment, or ask another model with -m."
-        return (
-            f"kept ask: no model could answer ({'; '.join(why) or 'none was tried'}). {step} {kept}"
+    if "-" in args.question and "-" in (args.attach or ()):
+        raise CliError("kept ask: stdin is read once: `-` as the question or `-a -`, not both.")
+    try:
+        question = read_question(args.question)
+    except ValueError as exc:
+        raise CliError(f"kept ask: {exc}") from None
+    if not question:
+        raise CliError(
+            'kept ask: the question is empty: `kept ask "question"` or `echo text | kept ask -`'
         )
+    if args.private and args.continue_:
+        raise CliError("kept ask: --private starts a session of its own; it cannot --continue one.")
+    return question
 
 
-def _or(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
+def _attachments(
+    args: argparse.Namespace, ctx: Context, model: str, question: str
+) -> list[Attachment]:
+    """The files attached with -a, read, and known to fit and suit `model`."""
+    from app.cli.ask_io import cannot_send, read_attachments
+    from memory.chat.attachments import AttachmentError
 
-
-def _refused(url: str | None, timeout: float = 2.0) -> bool:
-    """Whether nothing listens at a server's address: the connection is refused at once (a
-    slow server is not refused; the walk waits for it)."""
-    import socket
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url or "")
     try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError:
-        return False
-    if not parts.hostname:
-        return False
-    try:
-        with socket.create_connection((parts.hostname, port), timeout=timeout):
-            return False
-    except (ConnectionRefusedError, socket.gaierror):
-        return True
-    except OSError:
-        return False
+        attachments = read_attachments(args.attach or [], ctx.settings.memory.attachments)
+    except AttachmentError as exc:
+        raise CliError(f"kept ask: {exc}") from None
+    refused = cannot_send(ctx.catalog, model, attachments, question)
+    if refused is not None:
+        raise CliError(f"kept ask: {refused}")
+    return attachments
 
 
-def untriable(catalog: Catalog, model: str) -> Failure | None:
-    """Why no model of the chain can even be asked (no key, and no local server listening),
-    or None when one can: said at once, rather than after a walk's retries and backoff."""
-    failure = Failure()
-    for entry in catalog.chain(model).models:
-        route = catalog.route(entry)
-        if route.gateway.needs_key:
-            if route.key.usable:
-                return None
-            failure.add(failure.no_key, route.gateway)
-        elif not route.key.usable:  # a broken [gateways.X] table in config.toml
-            failure.add(failure.other, (route.problem or "").rstrip("."))
-        elif _refused(route.api_base):
-            failure.add(failure.servers, route.api_base)
-        else:
-            return None
-    return failure
-
-
-def _from_attempts(catalog: Catalog, attempts: list[Attempt]) -> Failure:
-    """What each model's last attempt says, grouped, in the shell's words."""
-    from catalog import Kind
-
-    last: dict[str, Attempt] = {}
-    for record in attempts:
-        last[record.model] = record
-    failure = Failure()
-    for record in last.values():
-        gateway = catalog.gateways.get(record.gateway)
-        if gateway is not None and record.kind is Kind.NO_KEY:
-            failure.add(failure.no_key, gateway)
-        elif gateway is not None and record.kind is Kind.AUTH:
-            failure.add(failure.bad_key, gateway)
-        elif gateway is not None and record.kind is Kind.CONNECTION and not gateway.needs_key:
-            failure.add(failure.servers, gateway.base_url)
-        else:
-            reason = record.reason.replace(": check it with /keys", "").rstrip(".")
-            failure.add(failure.other, f"{record.model}: {reason}"[:90])
-    return failure
-
-
-def cmd_ask(args: argparse.Namespace) -> int:
+def cmd_ask(args: argparse.Namespace, ctx: Context) -> int:
     """0 answered, 1 no model answered, 2 usage."""
     import asyncio
 
-    from app.cli.main import _memory_context
+    from app.cli.ask_failure import untriable
     from catalog import UnknownModelError
 
-    if "-" in args.question and "-" in (args.attach or ()):
-        print(
-            "kept ask: stdin is read once: `-` as the question or `-a -`, not both.",
-            file=sys.stderr,
-        )
-        return USAGE
-    try:
-        question = _question(args.question)
-    except ValueError as exc:
-        print(f"kept ask: {exc}", file=sys.stderr)
-        return USAGE
-    if not question:
-        print(
-            'kept ask: the question is empty: `kept ask "question"` or `echo text | kept ask -`',
-            file=sys.stderr,
-        )
-        return USAGE
-    if args.private and args.continue_:
-        print(
-            "kept ask: --private starts a session of its own; it cannot --continue one.",
-            file=sys.stderr,
-        )
-        return USAGE
-    catalog, store, settings = _memory_context()
+    question = _question(args)
+    catalog, store, settings = ctx.checked()
     model = args.model or settings.app.model
     try:
         catalog.get(model)
     except UnknownModelError as exc:
-        print(f"kept ask: {exc}", file=sys.stderr)
-        return USAGE
-    from memory.chat.attachments import AttachmentError
-
-    try:
-        attachments = _attachments(args.attach or [], settings.memory.attachments)
-    except AttachmentError as exc:
-        print(f"kept ask: {exc}", file=sys.stderr)
-        return USAGE
-    refused = _cannot_send(catalog, model, attachments, question)
-    if refused is not None:
-        print(f"kept ask: {refused}", file=sys.stderr)
-        return USAGE
+        raise CliError(f"kept ask: {exc}") from None
+    attachments = _attachments(args, ctx, model, question)
     blocked = untriable(catalog, model)
     if blocked is not None:
-        print(blocked.sentences(catalog, model, "Nothing was saved."), file=sys.stderr)
-        return NO_ANSWER
+        raise CliError(blocked.sentences(catalog, model, "Nothing was saved."), NO_ANSWER)
     session = _session(store, model, args)
     if session is None:
-        print(
+        raise CliError(
             f"kept ask: your last ask (session {last_ask(store)}) is open in a Kept window; "
-            "go on there, or ask without --continue.",
-            file=sys.stderr,
+            "go on there, or ask without --continue."
         )
-        return USAGE
     restore = _stop_on_signals() if session.private else {}
     try:
         return asyncio.run(_ask(session, catalog, model, question, args, attachments))
@@ -386,12 +154,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
         if session.private:
             return _private_stopped(session, signal.SIGINT)
         # The reply was cancelled; what was shown of it is in the journal.
-        print(
+        raise CliError(
             "\nkept ask: cancelled; the question (and what was shown of the reply) is "
             f"kept in session {session.id}.",
-            file=sys.stderr,
-        )
-        return 130
+            130,
+        ) from None
     except _Stopped as stopped:
         return _private_stopped(session, stopped.signum)
     finally:
@@ -465,6 +232,8 @@ async def _ask(
     args: argparse.Namespace,
     attachments: Sequence[Attachment] = (),
 ) -> int:
+    from app.cli.ask_failure import from_attempts
+    from app.cli.ask_io import Output
     from catalog import Outcome
     from memory.chat.attachments import keep
     from memory.chat.turn import answer
@@ -492,34 +261,35 @@ async def _ask(
         print(f"kept ask: first token after {output.first - started:.3f} s", file=sys.stderr)
     if turn.fell_back:
         print(f"kept ask: answered by {turn.model} instead of {model}.", file=sys.stderr)
-    if not _answered(session) and not session.private and _forget(session):
-        kept = "Nothing was saved."
-    else:
-        if not session.private:
-            _remember_ask(session.store, session.id)
-        segment = session.close()  # a private session's journal is deleted here
-        if segment is not None and not args.no_save:
-            save_in_background(session.id)
-        kept = (
-            "The question was private: nothing of it is kept."
-            if session.private
-            else f"Your question is kept in session {session.id}."
-        )
+    kept = _close(session, save=not args.no_save)
     if turn.cut_off:  # what arrived is above, and in the journal marked as cut off
         where = (
             "was private: it is not kept" if session.private else f"is kept in session {session.id}"
         )
-        print(
+        raise CliError(
             f"\nkept ask: the reply was cut off ({turn.reason.rstrip('.')}); what arrived {where}.",
-            file=sys.stderr,
+            NO_ANSWER,
         )
-        return NO_ANSWER
     if not turn.ok:
-        print(
-            _from_attempts(catalog, turn.attempts).sentences(catalog, model, kept), file=sys.stderr
+        raise CliError(
+            from_attempts(catalog, turn.attempts).sentences(catalog, model, kept), NO_ANSWER
         )
-        return NO_ANSWER
     return 0
+
+
+def _close(session: LiveSession, *, save: bool) -> str:
+    """Close the exchange: deleted if no model answered, else kept (and saved to memory in
+    the background with `save`); what became of the question, in one sentence."""
+    if not _answered(session) and not session.private and _forget(session):
+        return "Nothing was saved."
+    if not session.private:
+        _remember_ask(session.store, session.id)
+    segment = session.close()  # a private session's journal is deleted here
+    if segment is not None and save:
+        save_in_background(session.id)
+    if session.private:
+        return "The question was private: nothing of it is kept."
+    return f"Your question is kept in session {session.id}."
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -7,10 +7,12 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from app.cli.errors import USAGE, CliError, os_error
+
 if TYPE_CHECKING:
+    from app.cli.context import Context
     from memory.eval import CategoryScore, Report
 
-USAGE = 2
 NAME = "kept eval memory"
 
 
@@ -67,14 +69,13 @@ def _row(score: CategoryScore) -> tuple[str, ...]:
     )
 
 
-def cmd_eval_memory(args: argparse.Namespace) -> int:
+def cmd_eval_memory(args: argparse.Namespace, ctx: Context) -> int:
     """0 when the eval ran (whatever it scored), 2 when it could not: a data file Kept
     cannot use, a model that cannot be asked or never answered, a report not written."""
     import asyncio
     import json
     from pathlib import Path
 
-    from app.cli.main import _memory_context, os_error
     from memory.data.files import atomic_write
     from memory.eval import (
         DatasetError,
@@ -87,15 +88,13 @@ def cmd_eval_memory(args: argparse.Namespace) -> int:
     try:
         dataset = load_dataset(args.data).only(args.persona or ())
     except DatasetError as exc:
-        print(f"{NAME}: {exc}", file=sys.stderr)
-        return USAGE
-    catalog, _, settings = _memory_context()
+        raise CliError(f"{NAME}: {exc}", USAGE) from None
+    catalog, _, settings = ctx.checked()
     model = args.model or settings.app.model
     for who in dict.fromkeys(m for m in (model, args.judge) if m):
         problem = cannot_answer(catalog, who)
         if problem:
-            print(f"{NAME}: {problem}", file=sys.stderr)
-            return USAGE
+            raise CliError(f"{NAME}: {problem}", USAGE)
     sessions = sum(len(p.sessions) for p in dataset.personas)
     questions = sum(len(p.questions) for p in dataset.personas)
     print(
@@ -128,12 +127,12 @@ def cmd_eval_memory(args: argparse.Namespace) -> int:
         try:
             atomic_write(Path(args.json), text)
         except OSError as exc:
-            print(f"{NAME}: the report could not be written: {os_error(exc)}.", file=sys.stderr)
-            return USAGE
+            raise CliError(
+                f"{NAME}: the report could not be written: {os_error(exc)}.", USAGE
+            ) from None
     failed = nothing_answered(report)
     if failed:
-        print(f"{NAME}: {failed}", file=sys.stderr)
-        return USAGE
+        raise CliError(f"{NAME}: {failed}", USAGE)
     print(table(report))
     return 0
 

@@ -8,13 +8,52 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+from app.cli.errors import USAGE, CliError
+
 if TYPE_CHECKING:
+    from app.cli.context import Context
     from catalog import Catalog
     from memory import MemoryStore
     from memory.consolidation.run import Consolidation
     from memory.sessions.import_exports import ImportReport
 
 NAMES = {"chatgpt": "ChatGPT", "claude": "Claude.ai", "llm": "llm"}
+
+
+def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
+    from pathlib import Path
+
+    from memory.sessions.import_transcript import import_transcript
+
+    path = Path(args.file)
+    if not path.exists() or path.is_dir():
+        said = f"{args.file} is a folder: name the file in it" if path.exists() else ""
+        raise CliError(f"kept import: {said or f'no file at {args.file}'}.", USAGE)
+    _, store, _ = ctx.checked()
+    if args.source != "jsonl":
+        code = cmd_import_export(args, store)
+        _count_pending(store)
+        return code
+    try:
+        journal, warnings = import_transcript(store, args.file)
+    except (OSError, ValueError) as exc:
+        raise CliError(f"kept import: {exc}", USAGE) from None
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(journal.id)
+    return 0
+
+
+def _count_pending(store: MemoryStore) -> None:
+    """Read what an import left pending into index.pending.json now, while the import is
+    waited for anyway (10,000 journals: a few seconds beside a minute), so that the `kept
+    consolidate --dry-run` that follows answers at once."""
+    import contextlib
+
+    from memory.sessions.pending import pending
+
+    with contextlib.suppress(OSError):
+        pending(store)
 
 
 def cmd_import_export(args: argparse.Namespace, store: MemoryStore) -> int:
@@ -27,8 +66,7 @@ def cmd_import_export(args: argparse.Namespace, store: MemoryStore) -> int:
     source = Source(args.source)
     found = export_source(Path(args.file))
     if found is not None and found is not source:
-        print(f"kept import: {suggestion(Path(args.file), found)}", file=sys.stderr)
-        return 2
+        raise CliError(f"kept import: {suggestion(Path(args.file), found)}", USAGE)
     tty = sys.stderr.isatty()
 
     def progress(report: ImportReport) -> None:
@@ -44,8 +82,9 @@ def cmd_import_export(args: argparse.Namespace, store: MemoryStore) -> int:
     try:
         report = import_export(store, source, args.file, on_progress=progress)
     except OSError as exc:
-        print(f"kept import: {exc.filename or args.file}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+        raise CliError(
+            f"kept import: {exc.filename or args.file}: {exc.strerror or exc}", USAGE
+        ) from None
     if tty:
         print(file=sys.stderr)
     for damaged in report.damaged or []:
@@ -90,7 +129,7 @@ def cmd_dry_run(store: MemoryStore, catalog: Catalog, chat_model: str) -> int:
     if estimate.model is None:
         print(
             f"Estimated: {tokens}; but no model can save memory now: add a key with "
-            "`keyring set kept <gateway>` (or /keys), or set up a local server."
+            "`keyring set kept <gateway>`, or set up a local server."
         )
         return 1
     cost = f"${estimate.cost:.2f}" if estimate.cost is not None else "an unknown cost"
@@ -141,3 +180,23 @@ def _duration(seconds: float) -> str:
     if seconds < 3600:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    imp = sub.add_parser(
+        "import",
+        help="turn a transcript (journal format), or another tool's export, into pending sessions",
+    )
+    imp.add_argument(
+        "file",
+        help="a .jsonl transcript (one message per line; prints the "
+        "session id), ChatGPT's or Claude.ai's conversations.json, llm's logs.db",
+    )
+    imp.add_argument(
+        "--from",
+        dest="source",
+        default="jsonl",
+        choices=("jsonl", "chatgpt", "claude", "llm"),
+        help="what the file is (default: a Kept journal, jsonl)",
+    )
+    imp.set_defaults(func=cmd_import)

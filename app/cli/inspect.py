@@ -1,4 +1,5 @@
-"""`kept memory grep|versions|restore`, `kept log`, `kept doctor`: memory you can inspect."""
+"""`kept memory show|path|grep|versions|restore`, `kept log`, `kept doctor`: memory you can
+inspect."""
 
 from __future__ import annotations
 
@@ -10,18 +11,41 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app.cli.errors import USAGE, CliError
+
 if TYPE_CHECKING:
+    from app.cli.context import Context
+    from app.settings import Settings
+    from catalog import Catalog
     from memory import MemoryStore
     from memory.recall.search import Pattern, Places
 
 RED, MAGENTA, GREEN, DIM, RESET = "\033[1;31m", "\033[35m", "\033[32m", "\033[2m", "\033[0m"
 
 
-def _store() -> MemoryStore:
-    from app.settings import load_settings
-    from memory import MemoryStore
+def cmd_memory(args: argparse.Namespace, ctx: Context) -> int:
+    """`kept memory show` and `kept memory path`."""
+    store = ctx.store
+    if args.memory_command == "path":
+        print(store.memory_path)
+        return 0
+    try:
+        memory = store.read_memory()
+    except OSError as exc:
+        raise CliError(f"kept memory show: {exc}", USAGE) from None
+    if memory.problem:
+        print(f"warning: {memory.problem}", file=sys.stderr)
+    if not memory.text.strip():
+        print(
+            f"MEMORY.md is empty: nothing has been saved yet ({store.memory_path}).",
+            file=sys.stderr,
+        )
+        return 0
+    from memory.sanitize import clean_text
 
-    return MemoryStore(settings=load_settings().memory)
+    text = clean_text(memory.text) if sys.stdout.isatty() else memory.text
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
 
 
 def _highlight(text: str, spans: tuple[tuple[int, int], ...]) -> str:
@@ -35,31 +59,29 @@ def _highlight(text: str, spans: tuple[tuple[int, int], ...]) -> str:
 _DAY = re.compile(r"\d{4}(-\d{2}(-\d{2})?)?$")
 
 
-def cmd_grep(args: argparse.Namespace) -> int:
+def cmd_grep(args: argparse.Namespace, ctx: Context) -> int:
     """grep over HISTORY.md, its archives and every session: 0 match, 1 none, 2 error."""
     from memory.recall.search import Pattern
 
     for flag, value in (("--since", args.since), ("--until", args.until)):
         if value and not _DAY.match(value):
-            print(
+            raise CliError(
                 f"kept memory grep: {flag} takes a date, YYYY-MM-DD (or YYYY-MM, YYYY), "
                 f"not {value!r}",
-                file=sys.stderr,
+                USAGE,
             )
-            return 2
 
     try:
         pattern = Pattern(args.pattern, regex=args.regex, ignore_case=not args.case_sensitive)
     except re.error as exc:
-        print(f"kept memory grep: bad regular expression {args.pattern!r}: {exc}", file=sys.stderr)
-        return 2
+        raise CliError(
+            f"kept memory grep: bad regular expression {args.pattern!r}: {exc}", USAGE
+        ) from None
     except ValueError as exc:
-        print(f"kept memory grep: {exc}", file=sys.stderr)
-        return 2
-    from memory.data.files import data_dir
+        raise CliError(f"kept memory grep: {exc}", USAGE) from None
     from memory.recall.search import Places
 
-    store = Places(data_dir())  # not the whole store: start-up is most of a short search
+    store = Places(ctx.data_dir)  # not the whole store: start-up is most of a short search
     colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
     names: dict[Path, str] = {}
     errors: list[str] = []
@@ -117,8 +139,8 @@ def _print_matches(
     return found
 
 
-def cmd_versions(args: argparse.Namespace) -> int:
-    store = _store()
+def cmd_versions(args: argparse.Namespace, ctx: Context) -> int:
+    store = ctx.store
     versions = store.versions()
     if not versions:
         print("No versions yet: MEMORY.md has not been written by Kept or saved by you.")
@@ -131,24 +153,22 @@ def cmd_versions(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_restore(args: argparse.Namespace) -> int:
-    store = _store()
+def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
     try:
-        number = store.restore(args.number)
+        number = ctx.store.restore(args.number)
     except (LookupError, OSError) as exc:
-        print(f"kept memory restore: {exc}", file=sys.stderr)
-        return 2
+        raise CliError(f"kept memory restore: {exc}", USAGE) from None
     print(f"MEMORY.md is now version {args.number} again (saved as version {number}).")
     return 0
 
 
-def cmd_log(args: argparse.Namespace) -> int:
+def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
     from memory.consolidation.log import figures, model_health, sessions
     from memory.consolidation.review import proposals
     from memory.consolidation.run import held, retry_note
     from memory.sessions.pending import pending
 
-    store = _store()
+    store = ctx.store
     logs = sessions(store)
     if not logs:
         print("No consolidation has run yet.")
@@ -201,29 +221,40 @@ def app_model_problem(model: str) -> str:
     )
 
 
-def cmd_doctor(args: argparse.Namespace) -> int:
+def cmd_doctor(args: argparse.Namespace, ctx: Context) -> int:
     """What Kept sees: keyring, folders and permissions, keys, pending sessions, config."""
     import keyring
 
-    from app.settings import config_path, load_settings
-    from catalog import load_catalog
-    from catalog.config import remote_host
-    from memory import MemoryStore
+    from app.settings import config_path
 
-    problems = 0
     backend = keyring.get_keyring()
     print(f"keyring backend: {type(backend).__module__}.{type(backend).__name__}")
-    settings = load_settings()
-    catalog = load_catalog(settings.catalog)
-    store = MemoryStore(settings=settings.memory)
+    settings, catalog, store = ctx.settings, ctx.catalog, ctx.store
     print(f"config: {config_path()}" + ("" if config_path().exists() else " (not created)"))
     found = [*catalog.problems, *settings.problems]
     if settings.app.model not in catalog:
         found.append(app_model_problem(settings.app.model))
     # The catalog's problems are among the settings': each is printed once.
+    problems = 0
     for problem in dict.fromkeys(found):
         problems += 1
         print(f"  problem: {problem}")
+    problems += _doctor_files(store)
+    _doctor_gateways(catalog)
+    problems += _doctor_chain(catalog, settings)
+    from memory.sessions.pending import pending
+
+    waiting = pending(store)
+    print(f"pending sessions: {len(waiting)}" + (" (`kept log` says why)" if waiting else ""))
+    for sentence in store.skipped.values():
+        problems += 1
+        print(f"  problem: {sentence}")
+    return 1 if problems else 0
+
+
+def _doctor_files(store: MemoryStore) -> int:
+    """The data folders' and memory files' modes; how many problems were printed."""
+    problems = 0
     for label, folder in (
         ("data", store.root),
         ("sessions", store.sessions_dir),
@@ -233,9 +264,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             print(f"{label}: {folder} (not created yet)")
             continue
         mode = _mode(folder)
-        ok = mode == "700"
-        problems += not ok
-        print(f"{label}: {folder} mode {mode}" + ("" if ok else "  ← should be 700"))
+        problems += mode != "700"
+        print(f"{label}: {folder} mode {mode}" + ("" if mode == "700" else "  ← should be 700"))
     memory_problem = store.memory_problem()
     if memory_problem:
         problems += 1
@@ -248,6 +278,13 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                 f"{path.name}: {path.stat().st_size:,} bytes, mode {mode}"
                 + ("" if mode == "600" else "  ← should be 600")
             )
+    return problems
+
+
+def _doctor_gateways(catalog: Catalog) -> None:
+    """Where each gateway's key comes from, or why it has none."""
+    from catalog.config import remote_host
+
     for gateway in catalog.gateways.values():
         key = catalog.keys.lookup(gateway)
         host = None if gateway.needs_key else remote_host(gateway.base_url)
@@ -260,6 +297,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(f"gateway {gateway.name}: {state}")
     if catalog.keys.keyring_problem:
         print(f"note: {catalog.keys.keyring_problem}")
+
+
+def _doctor_chain(catalog: Catalog, settings: Settings) -> int:
+    """The consolidation chain, servers asked; 1 when no model of it can answer."""
     from app.settings import consolidation_plan_of
 
     plan, problem = consolidation_plan_of(catalog, settings, check=True)
@@ -267,22 +308,17 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     for line in plan.lines() if plan else [problem]:
         print(f"  {line}")
     if plan is None or not plan.can_answer:
-        problems += 1
         print(f"  problem: {plan.fix if plan else problem}")
-    from memory.sessions.pending import pending
-
-    waiting = pending(store)
-    print(f"pending sessions: {len(waiting)}" + (" (`kept log` says why)" if waiting else ""))
-    for sentence in store.skipped.values():
-        problems += 1
-        print(f"  problem: {sentence}")
-    return 1 if problems else 0
+        return 1
+    return 0
 
 
 def register(
     sub: argparse._SubParsersAction[argparse.ArgumentParser],
     memory_sub: argparse._SubParsersAction[argparse.ArgumentParser],
 ) -> None:
+    memory_sub.add_parser("show", help="print MEMORY.md").set_defaults(func=cmd_memory)
+    memory_sub.add_parser("path", help="print the path of MEMORY.md").set_defaults(func=cmd_memory)
     grep = memory_sub.add_parser(
         "grep", help="search history, archives and every session's transcript, newest first"
     )

@@ -18,10 +18,13 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
+from app.cli.errors import USAGE, CliError
+
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context, MCPServer
     from pydantic import ValidationError
 
+    from app.cli.context import Context as CliContext
     from memory.data.store import MemoryStore
 
 SERVER_NAME = "kept"
@@ -173,11 +176,9 @@ def propose_line(store: "MemoryStore", line: str, client: str) -> str:
 def build_server(store: "MemoryStore", *, allow_writes: bool = True) -> "MCPServer[Any]":
     """The MCP server over `store`; without `allow_writes` the remember tool is not offered."""
     from mcp.server.mcpserver import Context, MCPServer
-    from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+    from mcp.server.mcpserver.exceptions import ToolError
     from pydantic import Field, ValidationError
 
-    Query = Annotated[str, Field(min_length=1, max_length=1000, description="a word or phrase")]
-    Limit = Annotated[int, Field(ge=1, le=100, description="how many to return, 1 to 100")]
     Line = Annotated[
         str, Field(min_length=1, max_length=2000, description="one line to add to MEMORY.md")
     ]
@@ -203,14 +204,44 @@ def build_server(store: "MemoryStore", *, allow_writes: bool = True) -> "MCPServ
         "how they want answers (INSTRUCTIONS.md), and a searchable history of their sessions.",
         log_level="WARNING",
     )
+    _add_readers(server, store)
+    _add_resources(server, store)
+    if allow_writes:
 
-    def fail(exc: OSError | ValueError, kind: type[Exception] = ToolError) -> Exception:
-        """A file Kept cannot read or write, or a line it refuses: its sentence, sent back
-        as the tool's (or the resource's) error."""
-        from memory.sanitize import clean_text
+        @server.tool(
+            description="Add one line to the user's MEMORY.md (a fact or preference "
+            "worth keeping). Kept keeps it as a version naming this client; it may "
+            "instead wait for the user's review."
+        )
+        def remember(line: Line, ctx: Context[Any, Any]) -> str:
+            try:
+                return remember_line(store, line, client_name(ctx))
+            except (OSError, ValueError) as exc:
+                raise _fail(exc) from None
 
-        text = str(exc.strerror or exc) if isinstance(exc, OSError) else str(exc)
-        return kind(clean_text(text))
+    return server
+
+
+def _fail(exc: OSError | ValueError, kind: "type[Exception] | None" = None) -> Exception:
+    """A file Kept cannot read or write, or a line it refuses: its sentence, sent back as
+    the tool's (or, with `kind`, the resource's) error."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from memory.sanitize import clean_text
+
+    text = str(exc.strerror or exc) if isinstance(exc, OSError) else str(exc)
+    return (kind or ToolError)(clean_text(text))
+
+
+def _add_readers(server: "MCPServer[Any]", store: "MemoryStore") -> None:
+    """The tools that read: search, MEMORY.md, INSTRUCTIONS.md, recent sessions."""
+    from mcp.server.mcpserver.exceptions import ToolError
+    from pydantic import Field
+
+    Query = Annotated[str, Field(min_length=1, max_length=1000, description="a word or phrase")]
+    Limit = Annotated[int, Field(ge=1, le=100, description="how many to return, 1 to 100")]
+
+    fail = _fail
 
     @server.tool(
         description="Search the user's history with Kept: the dated summary of each "
@@ -245,6 +276,13 @@ def build_server(store: "MemoryStore", *, allow_writes: bool = True) -> "MCPServ
         except OSError as exc:
             raise fail(exc) from None
 
+
+def _add_resources(server: "MCPServer[Any]", store: "MemoryStore") -> None:
+    """MEMORY.md and INSTRUCTIONS.md as resources."""
+    from mcp.server.mcpserver.exceptions import ResourceError
+
+    fail = _fail
+
     @server.resource(
         "kept://memory",
         name="MEMORY.md",
@@ -269,21 +307,6 @@ def build_server(store: "MemoryStore", *, allow_writes: bool = True) -> "MCPServ
         except OSError as exc:
             raise fail(exc, ResourceError) from None
 
-    if allow_writes:
-
-        @server.tool(
-            description="Add one line to the user's MEMORY.md (a fact or preference "
-            "worth keeping). Kept keeps it as a version naming this client; it may "
-            "instead wait for the user's review."
-        )
-        def remember(line: Line, ctx: Context[Any, Any]) -> str:
-            try:
-                return remember_line(store, line, client_name(ctx))
-            except (OSError, ValueError) as exc:
-                raise fail(exc) from None
-
-    return server
-
 
 def memory_text(store: "MemoryStore") -> str:
     """MEMORY.md as a client reads it; OSError (MemoryUnreadable) says why it cannot be."""
@@ -300,26 +323,20 @@ def loopback(host: str) -> bool:
     return host in LOOPBACK_NAMES
 
 
-def cmd_mcp(args: argparse.Namespace) -> int:
+def cmd_mcp(args: argparse.Namespace, ctx: "CliContext") -> int:
     """Serve Kept's memory over MCP until the client closes the connection."""
-    from app.settings import load_settings
-    from memory.data.store import MemoryStore
-
     if args.http is not None and not loopback(args.host):
-        print(
+        raise CliError(
             f"kept mcp: --host {args.host} is not 127.0.0.1, ::1 or localhost; Kept serves "
             "memory only to this machine, on an address guarded against DNS rebinding.",
-            file=sys.stderr,
+            USAGE,
         )
-        return 2
     if args.http is not None and not 0 < args.http < 65536:
-        print(f"kept mcp: --http takes a port from 1 to 65535, not {args.http}.", file=sys.stderr)
-        return 2
-    settings = load_settings()
+        raise CliError(f"kept mcp: --http takes a port from 1 to 65535, not {args.http}.", USAGE)
+    settings = ctx.settings
     for problem in settings.mcp.problems:
         print(problem, file=sys.stderr)  # stderr: stdout carries the protocol
-    store = MemoryStore(settings=settings.memory)
-    server = build_server(store, allow_writes=settings.mcp.server.allow_writes)
+    server = build_server(ctx.store, allow_writes=settings.mcp.server.allow_writes)
     if args.http is None:
         server.run("stdio")
     else:

@@ -7,23 +7,20 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from app.cli.errors import FAILED, USAGE, CliError
+
 if TYPE_CHECKING:
+    from app.cli.context import Context
     from memory import MemoryStore
+    from memory.consolidation.review import Proposal
 
 
-def _store() -> MemoryStore:
-    from app.settings import load_settings
-    from memory import MemoryStore
-
-    return MemoryStore(settings=load_settings().memory)
-
-
-def cmd_blame(args: argparse.Namespace) -> int:
+def cmd_blame(args: argparse.Namespace, ctx: Context) -> int:
     """MEMORY.md, each line with the version, date, session and model that last wrote it."""
     from memory.recall.provenance import blame
     from memory.sanitize import clean_text
 
-    store = _store()
+    store = ctx.store
     lines = blame(store)
     if not lines:
         print(
@@ -56,13 +53,11 @@ def cmd_blame(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_undo(args: argparse.Namespace) -> int:
-    store = _store()
+def cmd_undo(args: argparse.Namespace, ctx: Context) -> int:
     try:
-        number = store.undo(args.number)
+        number = ctx.store.undo(args.number)
     except (LookupError, ValueError) as exc:
-        print(f"kept memory undo: {exc}", file=sys.stderr)
-        return 2
+        raise CliError(f"kept memory undo: {exc}", USAGE) from None
     print(
         f"Version {args.number} undone: MEMORY.md is as it was before it (saved as "
         f"version {number}). The history entry stays."
@@ -78,11 +73,11 @@ def _ask(question: str) -> bool:
         return False
 
 
-def cmd_review(args: argparse.Namespace) -> int:
+def cmd_review(args: argparse.Namespace, ctx: Context) -> int:
     """Proposed changes (review = "before"): show them, or accept or reject one session's."""
-    from memory.consolidation.review import StaleProposal, accept, proposals, reject, unified
+    from memory.consolidation.review import proposals, unified
 
-    store = _store()
+    store = ctx.store
     problems: list[str] = []
     waiting = proposals(store, problems)
     for problem in problems:  # a proposal file edited past what Kept writes: set aside
@@ -91,30 +86,13 @@ def cmd_review(args: argparse.Namespace) -> int:
     if chosen:
         mine = [p for p in waiting if p.session == chosen]
         if not mine:
-            print(
+            raise CliError(
                 f"kept memory review: no change of session '{chosen}' waits for review; "
                 "`kept memory review` lists them.",
-                file=sys.stderr,
+                USAGE,
             )
-            return 2
         for proposal in mine:
-            if args.reject:
-                try:
-                    reject(store, proposal)
-                except LookupError as exc:  # its journal was deleted meanwhile
-                    print(f"kept memory review: {exc}", file=sys.stderr)
-                    return 1
-                print(
-                    f"Rejected: session {proposal.session} [{proposal.segment}] leaves "
-                    "memory unchanged."
-                )
-                continue
-            try:
-                accept(store, proposal)
-            except (StaleProposal, LookupError) as exc:
-                print(f"kept memory review: {exc}", file=sys.stderr)
-                return 1
-            print(f"Accepted: session {proposal.session} [{proposal.segment}] ({proposal.change}).")
+            _decide(store, proposal, accept=not args.reject)
         return 0
     if not waiting:
         print("No memory change waits for review.")
@@ -129,15 +107,32 @@ def cmd_review(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_tidy(args: argparse.Namespace) -> int:
+def _decide(store: MemoryStore, proposal: Proposal, *, accept: bool) -> None:
+    """Accept or reject one proposal, and say so; CliError when it cannot be."""
+    from memory.consolidation import review
+
+    try:
+        if accept:
+            review.accept(store, proposal)
+        else:
+            review.reject(store, proposal)
+    except (review.StaleProposal, LookupError) as exc:  # its journal was deleted meanwhile
+        raise CliError(f"kept memory review: {exc}", FAILED) from None
+    if accept:
+        print(f"Accepted: session {proposal.session} [{proposal.segment}] ({proposal.change}).")
+    else:
+        print(f"Rejected: session {proposal.session} [{proposal.segment}] leaves memory unchanged.")
+
+
+def cmd_tidy(args: argparse.Namespace, ctx: Context) -> int:
     """Ask the consolidation chain to tidy MEMORY.md; show the diff; write it if accepted."""
     import asyncio
 
-    from app.cli.main import _memory_context, describe_attempt
+    from app.cli.consolidate import describe_attempt
     from memory.consolidation.review import line_change, unified
     from memory.consolidation.tidy import apply_tidy, tidy
 
-    catalog, store, settings = _memory_context()
+    catalog, store, settings = ctx.checked()
     result = asyncio.run(
         tidy(
             store,
@@ -147,8 +142,7 @@ def cmd_tidy(args: argparse.Namespace) -> int:
         )
     )
     if not result.ok:
-        print(f"kept memory tidy: MEMORY.md was not tidied: {result.reason}.", file=sys.stderr)
-        return 1
+        raise CliError(f"kept memory tidy: MEMORY.md was not tidied: {result.reason}.", FAILED)
     old = result.base.text
     if not line_change(old, result.text).any:
         print("MEMORY.md is already tidy: nothing to change.")
@@ -162,25 +156,23 @@ def cmd_tidy(args: argparse.Namespace) -> int:
         )
         return 1
     if not apply_tidy(store, result):
-        print(
+        raise CliError(
             "kept memory tidy: MEMORY.md changed while it was being tidied; nothing was "
             "written. Run it again.",
-            file=sys.stderr,
+            FAILED,
         )
-        return 1
     print("MEMORY.md tidied; the previous text is a version (`kept memory versions`).")
     return 0
 
 
-def cmd_trust(args: argparse.Namespace) -> int:
+def cmd_trust(args: argparse.Namespace, ctx: Context) -> int:
     """Each model's record of memory edits (accepted, refused) and whether its next change
     to MEMORY.md waits for your review, and why."""
-    from app.cli.main import _memory_context
     from memory.consolidation.log import read_records
     from memory.consolidation.run import consolidation_chain
     from memory.consolidation.trust import RECENT, records, review_rule
 
-    catalog, store, _ = _memory_context()
+    catalog, store, _ = ctx.checked()
     book = records(read_records(store))
     chain, _why = consolidation_chain(catalog, store.settings)
     models = [m.id for m in chain.models] if chain is not None else []

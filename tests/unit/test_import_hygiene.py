@@ -1,36 +1,94 @@
-"""Arrows point down: app → memory → catalog. The lower layers never load Textual, and
-nothing loads litellm before a request."""
+"""Arrows point down: app → memory → catalog; no UI library below app/; the command line
+never loads Textual. Those are import-linter's contracts ([tool.importlinter] in
+pyproject.toml, `make check`); what they cannot say is checked here: no module imports
+itself back, and nothing loads Textual or litellm at run time before it is needed."""
 
 from __future__ import annotations
 
-import ast
 import subprocess
 import sys
 from pathlib import Path
 
+import grimp
 import pytest
 
 ROOT = Path(__file__).parents[2]
-FORBIDDEN = {
-    "catalog": {"memory", "app", "themes", "textual"},
-    "memory": {"app", "themes", "textual"},
-    "themes": {"app", "memory", "catalog"},
-}
+LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
+# The one way from the command line into the app: `kept` with no command opens the chat.
+LAUNCHER = ("app.cli.main", "app.main")
+# Cycles in files owned elsewhere, each to be broken by its owner (then taken off this list).
+KNOWN_CYCLES = {frozenset({"app.mcp_settings", "app.settings"})}
 
 
-@pytest.mark.parametrize("package", sorted(FORBIDDEN))
-def test_no_import_points_up(package: str) -> None:
-    for path in (ROOT / package).rglob("*.py"):
-        tree = ast.parse(path.read_text(), str(path))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                names = [node.module]
-            else:
-                continue
-            for name in names:
-                assert name.split(".")[0] not in FORBIDDEN[package], f"{path}: {name}"
+def lint_imports(cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": "/usr/bin:/bin", **env},
+    )
+
+
+def test_the_import_contracts_hold() -> None:
+    done = lint_imports(ROOT, PYTHONPATH=str(ROOT))
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _contracts() -> str:
+    """pyproject.toml's [tool.importlinter] tables, as written."""
+    lines, keep = [], False
+    for line in (ROOT / "pyproject.toml").read_text().splitlines():
+        if line.startswith("["):
+            keep = line.lstrip("[").startswith("tool.importlinter")
+        if keep:
+            lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("module", "imports"),
+    [
+        ("catalog/keys.py", "import memory"),
+        ("memory/turn.py", "from app import cli"),
+        ("memory/view.py", "import textual"),
+        ("catalog/show.py", "import rich"),
+        ("app/cli/ask.py", "import textual"),
+        ("app/cli/ask.py", "from app import screens"),
+    ],
+)
+def test_a_broken_contract_fails_the_check(tmp_path: Path, module: str, imports: str) -> None:
+    """The contracts catch an upward import, a UI library below app/ and Textual in the
+    command line, directly or through the app."""
+    for package in ("app", "app/cli", "memory", "catalog", "themes"):
+        (tmp_path / package).mkdir(parents=True, exist_ok=True)
+        (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / "app" / "main.py").write_text("import textual\nimport rich\n")
+    (tmp_path / "app" / "screens.py").write_text("from app import main\n")
+    (tmp_path / "app" / "cli" / "main.py").write_text("def run():\n    from app import main\n")
+    (tmp_path / "pyproject.toml").write_text(_contracts())
+    assert lint_imports(tmp_path, PYTHONPATH=str(tmp_path)).returncode == 0
+    (tmp_path / module).write_text(imports + "\n")
+    done = lint_imports(tmp_path, PYTHONPATH=str(tmp_path))
+    assert done.returncode == 1 and "BROKEN" in done.stdout, done.stdout + done.stderr
+
+
+def test_no_module_imports_itself_back() -> None:
+    """No import cycle between modules of app/, memory/ or catalog/ at run time (a
+    function-level import closes one as surely as a top-level one; imports for the type
+    checker only are left out)."""
+    graph = grimp.build_graph(
+        "app", "memory", "catalog", "themes", exclude_type_checking_imports=True
+    )
+    graph.remove_import(importer=LAUNCHER[0], imported=LAUNCHER[1])
+    cycles = []
+    for module in sorted(graph.modules):
+        for imported in sorted(graph.find_modules_directly_imported_by(module)):
+            chain = graph.find_shortest_chain(importer=imported, imported=module)
+            if chain and frozenset(chain) not in KNOWN_CYCLES:
+                cycles.append(" -> ".join([module, *chain]))
+    assert cycles == []
 
 
 def test_importing_every_memory_and_catalog_module_loads_neither_textual_nor_litellm() -> None:
@@ -47,51 +105,3 @@ def test_importing_every_memory_and_catalog_module_loads_neither_textual_nor_lit
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
     )
     assert out.stdout.strip() == "[]"
-
-
-def _memory_imports(path: Path) -> set[str]:
-    """The memory modules a module of memory/ imports at run time, anywhere in it (a
-    function-level import closes a cycle as surely as a top-level one); imports under
-    `if TYPE_CHECKING:` are for the type checker only and are left out."""
-    found: set[str] = set()
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and ast.unparse(node.test) in {
-            "TYPE_CHECKING",
-            "typing.TYPE_CHECKING",
-        }:
-            for child in node.orelse:
-                visit(child)
-            return
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name.startswith("memory."))
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            if node.module == "memory":
-                found.update(f"memory.{a.name}" for a in node.names)
-            elif node.module.startswith("memory."):
-                found.add(node.module)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(ast.parse(path.read_text(), str(path)))
-    return found
-
-
-def test_no_import_cycles_inside_memory() -> None:
-    modules = {
-        f"memory.{p.stem}": p for p in (ROOT / "memory").glob("*.py") if p.stem != "__init__"
-    }
-    graph = {name: _memory_imports(path) & modules.keys() for name, path in modules.items()}
-    done: set[str] = set()
-
-    def walk(name: str, trail: list[str]) -> None:
-        if name in trail:
-            pytest.fail("import cycle in memory/: " + " -> ".join([*trail, name]))
-        if name in done:
-            return
-        for imported in sorted(graph[name]):
-            walk(imported, [*trail, name])
-        done.add(name)
-
-    for name in sorted(graph):
-        walk(name, [])

@@ -1,0 +1,137 @@
+"""`kept ask`'s input and output: the question (words, or stdin with `-`), the files
+attached with -a, and the reply streamed to stdout (Markdown rendered live on a terminal)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from catalog import Catalog
+    from memory.chat.attachments import Attachment
+    from memory.settings import AttachmentLimits
+
+
+def read_question(parts: list[str]) -> str:
+    """The words given, with `-` standing for what arrives on stdin."""
+    pieces = []
+    for part in parts:
+        if part == "-":
+            if sys.stdin is None or sys.stdin.isatty():
+                raise ValueError(
+                    "`-` reads the question from stdin, but nothing is piped "
+                    "in: `echo text | kept ask -`"
+                )
+            pieces.append(_stdin_text())
+        else:
+            pieces.append(part)
+    return "\n\n".join(p.strip() for p in pieces if p.strip())
+
+
+def read_attachments(paths: list[str], limits: AttachmentLimits) -> list[Attachment]:
+    """Each `-a PATH` read and measured (`-` is stdin); raises AttachmentError."""
+    from pathlib import Path
+
+    from memory.chat.attachments import AttachmentError, read_attachment, read_stdin_bytes
+
+    found = []
+    for path in paths:
+        if path != "-":
+            found.append(read_attachment(Path(path).expanduser(), limits))
+            continue
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None or sys.stdin.isatty():
+            raise AttachmentError(
+                "`-a -` attaches what is piped in, but nothing is: `cat file | kept ask -a - …`."
+            )
+        # One byte past the largest limit is enough to refuse it: a pipe may never end.
+        found.append(read_stdin_bytes(bytes(stream.read(limits.largest + 1)), "stdin", limits))
+    return found
+
+
+def cannot_send(
+    catalog: Catalog, model: str, attachments: list[Attachment], question: str
+) -> str | None:
+    """Why the attachments cannot go to `model`: past its window, or an image it cannot see."""
+    from memory.chat.attachments import can_take, does_not_fit, vision_model_sentence
+
+    if not attachments:
+        return None
+    pricing = catalog.pricing(catalog.get(model))
+    if pricing is not None and pricing.context_window:
+        too_big = does_not_fit(attachments, question, pricing.context_window)
+        if too_big is not None:
+            return too_big.replace("/model", "-m MODEL")
+    if not can_take(model, {a.kind for a in attachments}, catalog):
+        return vision_model_sentence(catalog, model).replace("/model ", "-m ")
+    return None
+
+
+def _stdin_text() -> str:
+    """What is piped in, as bytes decoded from UTF-8: a byte that is not (a Latin-1 file in
+    a `git diff`) becomes U+FFFD rather than a traceback."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:  # a text stream with no bytes beneath it
+        return sys.stdin.read()
+    data = bytes(stream.read())
+    text = data.decode("utf-8", errors="replace")
+    if "\ufffd" in text and "\ufffd".encode() not in data:
+        print(
+            "kept ask: stdin is not all UTF-8; the bytes that are not were replaced by �.",
+            file=sys.stderr,
+        )
+    return text
+
+
+class Output:
+    """Streamed text: as it comes when piped; on a terminal, Markdown rendered live."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stdout.isatty()
+        self.text = ""
+        self.first: float | None = None  # when the first piece arrived (time.monotonic)
+        self._live = None
+        if self.tty:
+            from rich.console import Console
+            from rich.live import Live
+
+            self._live = Live(
+                console=Console(),
+                auto_refresh=True,
+                refresh_per_second=12,
+                vertical_overflow="visible",
+            )
+            self._live.start()
+
+    def feed(self, piece: str) -> None:
+        if self.first is None:
+            self.first = time.monotonic()
+        self.text += piece
+        if self._live is not None:
+            from rich.markdown import Markdown
+
+            from memory.sanitize import clean_text
+
+            self._live.update(Markdown(clean_text(self.text)))
+        else:
+            sys.stdout.write(piece)
+            sys.stdout.flush()
+
+    def restart(self, why: str) -> None:
+        """A model failed after some of its reply was written: the next one starts again."""
+        if self.text and self._live is None:
+            sys.stdout.write("\n")
+            print(f"kept ask: {why}; the reply starts again below.", file=sys.stderr)
+        self.text = ""
+
+    def close(self, final: str | None) -> None:
+        if self._live is not None:
+            if final is not None:
+                from rich.markdown import Markdown
+
+                self._live.update(Markdown(final))
+            self._live.stop()
+        elif self.text:
+            sys.stdout.write("\n" if not self.text.endswith("\n") else "")
+            sys.stdout.flush()
