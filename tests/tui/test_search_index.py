@@ -23,7 +23,8 @@ from app.screens.search import SearchScreen
 from memory import MemoryStore
 from memory.data.files import locked
 from memory.recall import index
-from memory.recall.search import Pattern, Route, _grep_here, grep, run_search_tool, search_history
+from memory.recall.scan import scan
+from memory.recall.search import Pattern, Route, Scope, grep, run_search_tool, search_history
 from tests.support import make_app
 
 ROOT = Path(__file__).parents[2]
@@ -136,7 +137,7 @@ def scanned(store: MemoryStore, pattern: Pattern, **options: object) -> list[obj
     since, until = str(options.get("since", "")), str(options.get("until", ""))
     private = bool(options.get("private", False))
     details = bool(options.get("details", True))
-    return list(_grep_here(store, pattern, details, None, since, until, (), private))
+    return list(scan(store, pattern, Scope(details, since, until, (), private)))
 
 
 def same_as_the_scan(store: MemoryStore) -> int:

@@ -13,14 +13,9 @@ from pathlib import Path
 import pytest
 
 from memory import MemoryStore
-from memory.recall.search import (
-    Match,
-    Pattern,
-    _grep_here,
-    _stamp_before,
-    message_stamp,
-    searched_files,
-)
+from memory.recall.pattern import Scope
+from memory.recall.scan import _stamp_before, message_stamp, scan
+from memory.recall.search import Match, Pattern, searched_files
 from tests.tui.test_search_index import PATTERNS, corpus
 
 Q = "quokka"
@@ -164,7 +159,7 @@ def test_the_scan_finds_what_reading_every_line_finds(
         for details in (False, True):
             for private in (False, True):
                 expected = read_every_line(store, pattern, details, private)
-                found = list(_grep_here(store, pattern, details, None, "", "", (), private))
+                found = list(scan(store, pattern, Scope(details=details, private=private)))
                 assert found == expected, (text, ignore_case, details, private)
                 checked += len(found)
     assert checked > 500
@@ -173,7 +168,7 @@ def test_the_scan_finds_what_reading_every_line_finds(
 def test_each_hostile_journal_line_is_judged_as_json_loads_judges_it(
     store: MemoryStore,
 ) -> None:
-    said = [m.text for m in _grep_here(store, Pattern(Q), False, None, "", "", (), False)]
+    said = [m.text for m in scan(store, Pattern(Q), Scope(details=False))]
     assert "spaced quokka é" in said
     assert "second quokka" in said  # the last of two keys, as json.loads keeps it
     assert 'café "quoted" quokka, line' in said
@@ -183,14 +178,14 @@ def test_each_hostile_journal_line_is_judged_as_json_loads_judges_it(
         assert not any(refused in text for text in said), refused
     # Words only in a key, a header or a time are never hits.
     for word in ("role", "content", "time", "kept", "2025-05"):
-        found = _grep_here(store, Pattern(word), False, None, "", "", (), False)
+        found = scan(store, Pattern(word), Scope(details=False))
         assert all(word in m.text for m in found), word
 
 
 def test_a_match_made_quickly_is_a_match(tmp_path: Path) -> None:
-    from memory.recall.search import _match
+    from memory.recall.pattern import quick_match
 
-    quick = _match(tmp_path, 3, "text", ((0, 1),), "2025-01-01 10:00", "user", "sid")
+    quick = quick_match(tmp_path, 3, "text", ((0, 1),), "2025-01-01 10:00", "user", "sid")
     plain = Match(tmp_path, 3, "text", ((0, 1),), "2025-01-01 10:00", "user", "sid")
     assert quick == plain and hash(quick) == hash(plain) and repr(quick) == repr(plain)
     with pytest.raises(AttributeError):
@@ -200,7 +195,7 @@ def test_a_match_made_quickly_is_a_match(tmp_path: Path) -> None:
 def test_the_quick_find_finds_what_bytes_find_finds() -> None:
     import random
 
-    from memory.recall.search import _finder
+    from memory.recall.scan import _finder
 
     rng = random.Random(20)
     alphabet = [b"a", b"b", b" ", b"\n", b"q", b"Z", "é".encode(), b'"']
@@ -231,7 +226,7 @@ def test_the_quick_find_finds_what_bytes_find_finds() -> None:
 
 
 def test_the_quick_find_looks_for_the_rarest_byte_of_the_word() -> None:
-    from memory.recall.search import _rarest
+    from memory.recall.scan import _rarest
 
     # "h" is rarer in prose than "t" or "e"; a byte the table does not list (a capital, an
     # accent) rarer than any it does.
