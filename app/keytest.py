@@ -1,12 +1,12 @@
 """Trying a key before it is kept: the app's catalog and retry policy handed to
-catalog.keys.try_key, which decides; screens only say what it found."""
+catalog.probe.try_key, which decides; screens only say what it found."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from catalog import Gateway
-from catalog.keys import try_key as try_catalog_key
+from catalog.probe import try_key as try_catalog_key
 
 if TYPE_CHECKING:
     from app.main import KeptApp

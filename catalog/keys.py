@@ -9,21 +9,13 @@ without reading the keyring again.
 
 from __future__ import annotations
 
-import asyncio
-import copy
 import logging
 import os
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from catalog.gateways import Gateway
-
-if TYPE_CHECKING:
-    from catalog.catalog import Catalog
-    from catalog.models import ModelEntry
-    from catalog.transport import RetryPolicy
 
 log = logging.getLogger(__name__)
 
@@ -222,8 +214,9 @@ class KeyStore:
         return True
 
 
-class _TrialKeys(KeyStore):
-    """A store's keys, with one gateway's key replaced by the one being tried."""
+class TrialKeys(KeyStore):
+    """A store's keys, with one gateway's key replaced by the one being tried
+    (catalog.probe.try_key)."""
 
     def __init__(self, keys: KeyStore, gateway: str, value: str) -> None:
         super().__init__(environ={})
@@ -240,41 +233,3 @@ class _TrialKeys(KeyStore):
 
     def secrets(self, gateways: Iterable[Gateway]) -> list[str]:
         return sorted({*self._keys.secrets(gateways), self._value}, key=len, reverse=True)
-
-
-async def try_key(
-    catalog: Catalog, gateway: Gateway, value: str | None = None, policy: RetryPolicy | None = None
-) -> str:
-    """ "" when the gateway answers with `value` (or its current key), else a sentence
-    saying why not. The cheapest model is asked, for five tokens: a test costs nothing.
-    Nothing is saved either way."""
-    from catalog.llm import litellm
-    from catalog.transport import complete
-
-    await asyncio.to_thread(litellm)  # the import takes seconds: not on the caller's loop
-    if value is not None:
-        catalog = copy.copy(catalog)
-        catalog.keys = _TrialKeys(catalog.keys, gateway.name, value)
-    models = [e for e in catalog.entries if e.gateway == gateway.name]
-    if not models:
-        return f"No model uses the {gateway.label} gateway."
-
-    def price(entry: ModelEntry) -> float:
-        pricing = catalog.pricing(entry)
-        return pricing.input_per_token + pricing.output_per_token if pricing else float("inf")
-
-    cheapest = min(models, key=price)
-    result = await complete(
-        catalog,
-        cheapest.id,
-        [{"role": "user", "content": "Reply: ok"}],
-        walk_chain=False,
-        max_tokens=5,
-        policy=policy,
-    )
-    if result.ok:
-        return ""
-    reason = result.attempts[-1].reason if result.attempts else "no answer"
-    # The transport's advice to open /keys is no help to someone who is in it.
-    reason = reason.replace(": check it with /keys", "")
-    return f"{gateway.label} did not answer {cheapest.label}: {reason}."

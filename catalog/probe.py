@@ -1,5 +1,5 @@
 """Is a local server there, which models does it have, what window does each run with,
-and does one answer?
+and does one answer? Does a gateway answer with a key (`try_key`)?
 
 The probe is plain urllib on purpose (OpenAI's GET /v1/models, Ollama's GET /api/tags): it
 must be quick and must not import litellm. Only the test message goes through litellm.
@@ -21,6 +21,8 @@ from catalog.config import LOCAL_WINDOW
 
 if TYPE_CHECKING:
     from catalog.catalog import Catalog
+    from catalog.gateways import Gateway
+    from catalog.models import ModelEntry
     from catalog.transport import RetryPolicy
 
 
@@ -246,3 +248,43 @@ async def try_local_model(
         return ""
     reason = result.attempts[-1].reason if result.attempts else result.reason
     return f"{model_id} did not answer a test message ({reason}); nothing was saved."
+
+
+async def try_key(
+    catalog: Catalog, gateway: Gateway, value: str | None = None, policy: RetryPolicy | None = None
+) -> str:
+    """ "" when the gateway answers with `value` (or its current key), else a sentence
+    saying why not. The cheapest model is asked, for five tokens: a test costs nothing.
+    Nothing is saved either way."""
+    import asyncio
+    import copy
+
+    from catalog.keys import TrialKeys
+    from catalog.llm import litellm
+    from catalog.transport import complete
+
+    await asyncio.to_thread(litellm)  # the import takes seconds: not on the caller's loop
+    if value is not None:
+        catalog = copy.copy(catalog)
+        catalog.keys = TrialKeys(catalog.keys, gateway.name, value)
+    models = [e for e in catalog.entries if e.gateway == gateway.name]
+    if not models:
+        return f"No model uses the {gateway.label} gateway."
+
+    def price(entry: ModelEntry) -> float:
+        pricing = catalog.pricing(entry)
+        return pricing.input_per_token + pricing.output_per_token if pricing else float("inf")
+
+    cheapest = min(models, key=price)
+    result = await complete(
+        catalog,
+        cheapest.id,
+        [{"role": "user", "content": "Reply: ok"}],
+        walk_chain=False,
+        max_tokens=5,
+        policy=policy,
+    )
+    if result.ok:
+        return ""
+    reason = result.attempts[-1].reason if result.attempts else "no answer"
+    return f"{gateway.label} did not answer {cheapest.label}: {reason}."

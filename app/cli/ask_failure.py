@@ -115,6 +115,6 @@ def from_attempts(catalog: Catalog, attempts: list[Attempt]) -> Failure:
         elif gateway is not None and record.kind is Kind.CONNECTION and not gateway.needs_key:
             failure.add(failure.servers, gateway.base_url)
         else:
-            reason = record.reason.replace(": check it with /keys", "").rstrip(".")
+            reason = record.reason.rstrip(".")
             failure.add(failure.other, f"{record.model}: {reason}"[:90])
     return failure
