@@ -14,6 +14,7 @@ from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
 from catalog.llm import litellm
 from catalog.sanitize import clean_text
+from memory.consolidation.outcome import Status
 
 if TYPE_CHECKING:
     from app.main import KeptApp
@@ -222,50 +223,57 @@ class MemoryJobs:
             chat_model=self.app.model,
             max_parts=ASK_ABOVE_PARTS,
         )
-        if result.saved:
-            journal.record_consolidated(segment)  # the live session's copy of the journal
-            from memory.recall.index import build_if_needed
+        match result.status:
+            case Status.SAVED | Status.SAVED_BEFORE:
+                journal.record_consolidated(segment)  # the live session's copy of the journal
+                from memory.recall.index import build_if_needed
 
-            # Its transcript moved to done/: indexed once enough is new (searches read it).
-            await asyncio.to_thread(build_if_needed, self.app.store.root)
+                # Its transcript moved to done/: indexed once enough is new (searches read it).
+                await asyncio.to_thread(build_if_needed, self.app.store.root)
         self._report(result)
         # Counted before the job ends, so the status is right the moment it does.
         self._counts = await asyncio.to_thread(self._count)
 
     def _report(self, result: Consolidation) -> None:
-        if result.estimate:
-            told = (result.session, str(result.segment))
-            if told in self._estimated:
-                return
-            self._estimated.add(told)
-            self.app.notify(
-                f"Session {result.session} is long: {result.estimate} with "
-                "Retry pending memory (or Retry now in /log). It stays pending, "
-                "nothing lost.",
-                title="Memory",
-                severity="warning",
-                timeout=30,
-                markup=False,
-            )
-            return
-        if result.proposed:
-            if result.model:  # newly proposed, not one already waiting
+        match result.status:
+            case Status.TOO_LONG:
+                self._ask_to_confirm(result)
+            # No model: nothing was asked (a part with nothing said), so nothing to say.
+            case Status.PROPOSED if result.model:
                 self.app.review.proposed(result)
-        elif result.saved and result.model:
-            self._last = MemoryStatus(
-                MemoryState.SAVED,
-                saved=f"{result.model}, {result.elapsed:.1f} s, ${result.cost:.4f}",
-            )
-            self.app.review.saved(result)
-        elif not result.saved:
-            self._last = MemoryStatus(MemoryState.NOT_SAVED)
-            self.app.notify(
-                f"Memory not saved yet — will retry. {result.reason}",
-                title="Memory",
-                severity="warning",
-                timeout=8,
-                markup=False,
-            )
+            case Status.SAVED if result.model:
+                self._last = MemoryStatus(
+                    MemoryState.SAVED,
+                    saved=f"{result.model}, {result.elapsed:.1f} s, ${result.cost:.4f}",
+                )
+                self.app.review.saved(result)
+            case Status.FAILED | Status.BUSY:
+                self._last = MemoryStatus(MemoryState.NOT_SAVED)
+                self.app.notify(
+                    f"Memory not saved yet — will retry. {result.reason}",
+                    title="Memory",
+                    severity="warning",
+                    timeout=8,
+                    markup=False,
+                )
+            case _:  # saved or proposed before: said when it happened
+                pass
+
+    def _ask_to_confirm(self, result: Consolidation) -> None:
+        """A long session's estimate, said once: the retry every minute finds it again."""
+        told = (result.session, str(result.segment))
+        if told in self._estimated:
+            return
+        self._estimated.add(told)
+        self.app.notify(
+            f"Session {result.session} is long: {result.estimate} with "
+            "Retry pending memory (or Retry now in /log). It stays pending, "
+            "nothing lost.",
+            title="Memory",
+            severity="warning",
+            timeout=30,
+            markup=False,
+        )
 
     def refresh_status(self) -> None:
         """Count pending sessions again (it reads every journal: done in a thread)."""

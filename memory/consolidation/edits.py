@@ -29,6 +29,7 @@ from typing import Any
 from catalog import ReplyRejected
 from catalog.transport import Kind
 from memory.consolidation.grounding import Evidence, fold, junk, markup, shares_words, ungrounded
+from memory.message import Message
 from memory.sanitize import clean_text
 
 PREVIOUSLY = "Previously:"
@@ -81,7 +82,7 @@ class Edit:
 class Context:
     """What the edits are checked against: the session, and who wrote what, when."""
 
-    messages: Sequence[Mapping[str, Any]]
+    messages: Sequence[Message]
     when: datetime  # the session's time: dates a "Previously:" line
     budget: int
     user_lines: frozenset[str] = frozenset()  # normalised lines the user wrote

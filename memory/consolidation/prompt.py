@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from memory.chat.attachments import mention, records_of
+from memory.message import Message
 
 # The tags that frame what Kept pastes into its prompts. Pasted text (MEMORY.md, a
 # transcript, an imported export) may hold them too: a `</memory>` in it must not end the
@@ -198,7 +200,7 @@ def _stamp(value: Any) -> str:
         return when.strftime("%Y-%m-%d %H:%M %Z")
 
 
-def transcript_lines(messages: list[dict[str, Any]]) -> list[str]:
+def transcript_lines(messages: Sequence[Message]) -> list[str]:
     """One block per message: time, role, text, and any tool calls, faithfully.
 
     A time is written when it differs from the previous message's (to the minute), which
@@ -220,7 +222,8 @@ def transcript_lines(messages: list[dict[str, Any]]) -> list[str]:
         content = message.get("content") or ""
         # Memory hears of a file, not its payload: a budget guard (the words said about it
         # are in the conversation).
-        content = " ".join([str(content), *(mention(r) for r in records_of(message))])
+        found = records_of({**message})  # a plain dict, as records_of takes it
+        content = " ".join([str(content), *(mention(r) for r in found)])
         parts = [f"{head} {content.strip()}".rstrip()]
         for call in message.get("tool_calls") or []:
             function = call.get("function") if isinstance(call, dict) else None

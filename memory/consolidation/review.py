@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.data.files import atomic_write, digest, ensure_dir, locked
+from memory.data.layout import claim_lock
 from memory.data.store import MemoryStore, MemoryText, Version
 from memory.data.versions import VersionKind
 from memory.sanitize import clean_text
@@ -272,7 +273,7 @@ class StaleProposal(Exception):
 def _claim(store: MemoryStore, session: str) -> Path:
     """The lock a consolidation of `session` holds: accepting or rejecting holds it too, so
     no two processes decide on, or move, one session's journal at once."""
-    return store.sessions_dir / f".{session}.claim"
+    return claim_lock(store.sessions_dir, session)
 
 
 def accept(store: MemoryStore, proposal: Proposal, memory_text: str | None = None) -> None:

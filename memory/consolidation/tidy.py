@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from catalog import Attempt, Catalog, RetryPolicy, complete
+from memory.consolidation.chain import consolidation_chain, consolidation_policy
+from memory.consolidation.chunks import rewrite_budget
 from memory.consolidation.prompt import (
     REWRITE_MEMORY_SCHEMA,
     REWRITE_MEMORY_TOOL,
@@ -18,7 +20,6 @@ from memory.consolidation.prompt import (
     inert,
 )
 from memory.consolidation.reply import parse_rewrite
-from memory.consolidation.run import _policy, consolidation_chain, rewrite_budget
 from memory.data.store import MemoryStore, MemoryText
 from memory.data.versions import VersionKind
 
@@ -81,7 +82,7 @@ async def tidy(
         messages,
         tools=[REWRITE_MEMORY_TOOL],
         tool_choice=SAVE_MEMORY_CHOICE,
-        policy=_policy(catalog, settings, policy),
+        policy=consolidation_policy(catalog, settings, policy),
         on_attempt=on_attempt,
         chain=chain,
         schema=REWRITE_MEMORY_SCHEMA,

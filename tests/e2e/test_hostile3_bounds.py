@@ -303,16 +303,16 @@ def small_store() -> MemoryStore:
 
 def measured(monkeypatch) -> list[int]:
     """The sizes of the transcripts cut into parts by tokens (tokenising them)."""
-    import memory.consolidation.run
+    import memory.consolidation.walk
 
     calls: list[int] = []
-    real = memory.consolidation.run.chunk_transcript
+    real = memory.consolidation.walk.chunk_transcript
 
     def spy(blocks, budget, *args, **kwargs):
         calls.append(sum(len(b) for b in blocks))
         return real(blocks, budget, *args, **kwargs)
 
-    monkeypatch.setattr(memory.consolidation.run, "chunk_transcript", spy)
+    monkeypatch.setattr(memory.consolidation.walk, "chunk_transcript", spy)
     return calls
 
 

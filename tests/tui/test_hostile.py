@@ -314,18 +314,18 @@ def test_a_reply_that_breaks_the_check_is_that_replys_rejection(store, fake) -> 
 def test_a_session_that_fails_to_consolidate_does_not_stop_the_next(
     store, fake, monkeypatch
 ) -> None:
-    import memory.consolidation.run
+    import memory.consolidation.walk
 
     first = pending_session(store, [{"role": "user", "content": "boom-session"}])
     second = pending_session(store, [{"role": "user", "content": "fine"}])
-    real = memory.consolidation.run.transcript_lines
+    real = memory.consolidation.walk.transcript_lines
 
     def transcript_lines(messages):
         if any(m.get("content") == "boom-session" for m in messages):
             raise RuntimeError("cannot build this prompt")
         return real(messages)
 
-    monkeypatch.setattr(memory.consolidation.run, "transcript_lines", transcript_lines)
+    monkeypatch.setattr(memory.consolidation.walk, "transcript_lines", transcript_lines)
     fake.default = tool_call("save_memory", nothing_new())
     results = run_pending(store, fake)
     by_id = {r.session: r for r in results}
@@ -661,7 +661,7 @@ def big_session(store: MemoryStore):
 
 
 def test_token_counting_and_journal_loading_run_off_the_event_loop(fake, monkeypatch) -> None:
-    import memory.consolidation.run
+    import memory.consolidation.walk
     import memory.sessions.journal
 
     store = MemoryStore(
@@ -671,8 +671,8 @@ def test_token_counting_and_journal_loading_run_off_the_event_loop(fake, monkeyp
     on_the_loop: list[str] = []
     for module, name in (
         (memory.sessions.journal, "load"),
-        (memory.consolidation.run, "chunk_transcript"),
-        (memory.consolidation.run, "transcript_budget"),
+        (memory.consolidation.walk, "chunk_transcript"),
+        (memory.consolidation.walk, "transcript_budget"),
     ):
         real = getattr(module, name)
 
