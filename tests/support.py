@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from catalog import MODEL_CATALOG, Catalog, KeyStore, ModelEntry, RetryPolicy
 from catalog.config import CatalogConfig
@@ -172,7 +176,7 @@ async def send(pilot, text: str) -> None:
     from app.screens.chat import ChatScreen
     from app.widgets.composer import Composer
 
-    await until(pilot, lambda: isinstance(pilot.app.focused, Composer), "the composer's focus")
+    await until(lambda: isinstance(pilot.app.focused, Composer), message="the composer's focus")
     await pilot.press(*text)
     await pilot.press("enter")
     screen = pilot.app.screen
@@ -183,8 +187,8 @@ async def send(pilot, text: str) -> None:
 
 async def settle(pilot) -> None:
     """Wait for every worker the app started (consolidations included) to finish."""
-    while getattr(pilot.app, "ready_at", 0) is None:  # start-up jobs begin after frame one
-        await pilot.pause()
+    # start-up jobs begin after frame one
+    await until(lambda: getattr(pilot.app, "ready_at", 0) is not None, message="the first frame")
     await pilot.pause()
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
@@ -207,15 +211,39 @@ def configure_fake(fake: FakeProvider, monkeypatch, extra: str = "") -> FakeProv
     return fake
 
 
-async def until(pilot, condition, what: str, timeout: float = 60.0) -> None:
-    """Let the app run until `condition()` holds (a file event or a worker takes its own
-    time); the deadline is far above the work, for a busy machine."""
-    import time
+DEADLINE = 60.0  # far above any wait's work on a busy 2-core machine
 
-    deadline = time.monotonic() + timeout
+
+async def until(
+    condition: Callable[[], object],
+    *legacy: Any,
+    deadline: float = DEADLINE,
+    message: str = "the condition",
+) -> None:
+    """Let the event loop run until `condition()` holds (a file event, a worker or another
+    process takes its own time); fail with `message` once `deadline` seconds have passed.
+    The old form `until(pilot, condition, what[, timeout])` still works while tests/tui
+    moves to this one."""
+    if legacy:
+        condition, what, *timeout = legacy
+        await until(condition, deadline=timeout[0] if timeout else deadline, message=what)
+        return
+    end = time.monotonic() + deadline
     while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.05)
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out after {deadline:g} s waiting for {message}")
+        await asyncio.sleep(0.05)
+
+
+def until_blocking(
+    condition: Callable[[], object], *, deadline: float = DEADLINE, message: str = "the condition"
+) -> None:
+    """`until` for a test with no event loop (a child process, a terminal, a thread)."""
+    end = time.monotonic() + deadline
+    while not condition():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out after {deadline:g} s waiting for {message}")
+        time.sleep(0.05)
 
 
 SMALL = "tiny-window"  # a model whose 2,000-token window a long session overflows
