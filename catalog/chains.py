@@ -5,11 +5,15 @@ tried (and reported) on every session; it is still listed, with the reason, for 
 doctor`, `kept models --all` and /log. The user's models on keyless gateways (a local
 server) join the end of every chain, and head it when no hosted gateway has a key: a
 local-first user gets memory with no cloud key at all.
+
+When no model can save memory, the plan says why as a `Blocked` kind; the next step is
+the app's to word (app/advice.py), in the chat's words or the shell's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from enum import StrEnum
 
 from catalog.catalog import Catalog, Chain
 from catalog.models import CONSOLIDATION_HEAD, ModelEntry
@@ -30,12 +34,27 @@ class Member:
         return f"{mark} {self.entry.id} — {why}"
 
 
+class Blocked(StrEnum):
+    """Why no model can save memory, if none can."""
+
+    NOT = ""  # some model can
+    NO_MODEL = "no-model"  # no hosted gateway has a key and no local model is declared
+    UNREACHABLE = "unreachable"  # every model left is on a server that did not answer
+
+
 @dataclass(frozen=True)
 class ChainPlan:
     """The models a consolidation walks, in order, and every model that was left out."""
 
     members: tuple[Member, ...]
-    fix: str  # the one-line fix when nothing can answer; "" otherwise
+    blocked: Blocked = Blocked.NOT
+
+    @property
+    def fix(self) -> str:
+        """The chat's one-line fix when nothing can answer, "" otherwise. Transitional:
+        the app words it from `blocked` (app.advice.chain_fix); this goes once the last
+        reader of `fix` reads `blocked`."""
+        return _CHAT_FIX[self.blocked]
 
     @property
     def chain(self) -> Chain:
@@ -81,19 +100,25 @@ def check_servers(catalog: Catalog, plan: ChainPlan, timeout: float = 2.0) -> Ch
                 answers[url] = f"server not reachable: {problem}" if problem else ""
             member = replace(member, unreachable=answers[url])
         members.append(member)
-    fix = plan.fix
-    if not fix and not any(m.included and not m.unreachable for m in members):
-        fix = (
-            "No model can save memory now: start your local server, add a key with "
-            "/keys, or fix [gateways.local] base_url in config.toml."
-        )
-    return ChainPlan(tuple(members), fix)
+    blocked = plan.blocked
+    if not blocked and not any(m.included and not m.unreachable for m in members):
+        blocked = Blocked.UNREACHABLE
+    return ChainPlan(tuple(members), blocked)
 
 
-NO_MODEL_FIX = (
-    "No model can save memory: add a key with /keys (or `export GROQ_API_KEY=…`), "
-    "or point Kept at a local server from the welcome screen."
-)
+# The chat's wording of each Blocked, until `ChainPlan.fix` has no reader left.
+_CHAT_FIX = {
+    Blocked.NOT: "",
+    Blocked.NO_MODEL: (
+        "No model can save memory: add a key with /keys (or `export GROQ_API_KEY=…`), "
+        "or point Kept at a local server from the welcome screen."
+    ),
+    Blocked.UNREACHABLE: (
+        "No model can save memory now: start your local server, add a key with "
+        "/keys, or fix [gateways.local] base_url in config.toml."
+    ),
+}
+NO_MODEL_FIX = _CHAT_FIX[Blocked.NO_MODEL]  # transitional, as `ChainPlan.fix`
 
 
 def _keyless(catalog: Catalog, entry: ModelEntry) -> bool:
@@ -156,4 +181,4 @@ def consolidation_plan(
     tail = [Member(e, True, f"{_yours(catalog, e)}; {_state(catalog, e)[1]}") for e in local]
     hosted = any(m.included for m in members)
     members = tail + members if not chosen and not hosted else members + tail
-    return ChainPlan(tuple(members), "" if hosted or tail else NO_MODEL_FIX)
+    return ChainPlan(tuple(members), Blocked.NOT if hosted or tail else Blocked.NO_MODEL)

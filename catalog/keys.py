@@ -34,6 +34,8 @@ class KeyLookup:
     value: str | None = field(repr=False)  # never in a traceback or a log line
     source: str | None  # "keyring", "env", "not needed", or None
     problem: str | None = None
+    missing: bool = False  # no key at all, in the keyring or the environment: the app words
+    # the next step (app.advice.missing_key); `problem` still says it the chat's way
 
     @property
     def usable(self) -> bool:
@@ -174,7 +176,8 @@ class KeyStore:
                 problems.append(problem)
         if not problems:
             hint = f" or the {gateway.env_var} environment variable" if gateway.env_var else ""
-            problems.append(f"No key for {gateway.label}: add one with /keys{hint}.")
+            problem = f"No key for {gateway.label}: add one with /keys{hint}."
+            return KeyLookup(gateway.name, None, None, problem, missing=True)
         return KeyLookup(gateway.name, None, None, problems[0])
 
     def set(self, gateway: Gateway, value: str) -> None:

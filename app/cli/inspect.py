@@ -214,17 +214,18 @@ def _mode(path: Path) -> str:
 
 
 def app_model_problem(model: str) -> str:
-    """The sentence for an [app] model Kept does not know (the app and doctor say the same)."""
-    return (
-        f"config.toml: [app] model '{model}' is not a model Kept knows; using the "
-        "default. Pick one with /model."
-    )
+    """The app's sentence for an [app] model Kept does not know. Transitional: app/main.py
+    reads it here; it is app.advice.app_model_problem."""
+    from app.advice import app_model_problem as worded
+
+    return worded(model)
 
 
 def cmd_doctor(args: argparse.Namespace, ctx: Context) -> int:
     """What Kept sees: keyring, folders and permissions, keys, pending sessions, config."""
     import keyring
 
+    from app import advice
     from app.settings import config_path
 
     backend = keyring.get_keyring()
@@ -233,7 +234,7 @@ def cmd_doctor(args: argparse.Namespace, ctx: Context) -> int:
     print(f"config: {config_path()}" + ("" if config_path().exists() else " (not created)"))
     found = [*catalog.problems, *settings.problems]
     if settings.app.model not in catalog:
-        found.append(app_model_problem(settings.app.model))
+        found.append(advice.app_model_problem(settings.app.model, shell=True))
     # The catalog's problems are among the settings': each is printed once.
     problems = 0
     for problem in dict.fromkeys(found):
@@ -283,6 +284,7 @@ def _doctor_files(store: MemoryStore) -> int:
 
 def _doctor_gateways(catalog: Catalog) -> None:
     """Where each gateway's key comes from, or why it has none."""
+    from app import advice
     from catalog.config import remote_host
 
     for gateway in catalog.gateways.values():
@@ -293,7 +295,8 @@ def _doctor_gateways(catalog: Catalog) -> None:
             if host:  # keyless is not local: say where the transcripts go
                 state += f"; at {host}, not on this machine: transcripts are sent there"
         else:
-            state = f"key from {key.source}" if key.usable else f"no key ({key.problem})"
+            problem = advice.missing_key(gateway, shell=True) if key.missing else key.problem
+            state = f"key from {key.source}" if key.usable else f"no key ({problem})"
         print(f"gateway {gateway.name}: {state}")
     if catalog.keys.keyring_problem:
         print(f"note: {catalog.keys.keyring_problem}")
@@ -308,7 +311,9 @@ def _doctor_chain(catalog: Catalog, settings: Settings) -> int:
     for line in plan.lines() if plan else [problem]:
         print(f"  {line}")
     if plan is None or not plan.can_answer:
-        print(f"  problem: {plan.fix if plan else problem}")
+        from app.advice import chain_fix
+
+        print(f"  problem: {chain_fix(plan.blocked, shell=True) if plan else problem}")
         return 1
     return 0
 

@@ -182,7 +182,7 @@ def test_doctor_shows_the_consolidation_chain_and_fails_when_nothing_can_answer(
     assert main(["doctor"]) == 1
     out = capsys.readouterr().out
     assert "consolidation chain:\n  ✗ llama-3.3-70b-versatile — no key for Groq\n" in out
-    assert "  problem: No model can save memory: add a key with /keys" in out
+    assert "  problem: No model can save memory: add a key with `keyring set kept <gateway>`" in out
     monkeypatch.setenv("GROQ_API_KEY", "gsk-doctor")
     assert main(["doctor"]) == 0
     out = capsys.readouterr().out
