@@ -5,14 +5,23 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catalog import MODEL_CATALOG, Catalog, KeyStore, ModelEntry, RetryPolicy
 from catalog.config import CatalogConfig
 from catalog.gateways import GATEWAYS
+from memory.message import Message
 from tests.fakes.provider import FakeProvider
+
+if TYPE_CHECKING:
+    import pytest
+    from textual.pilot import Pilot
+
+    from app.main import KeptApp
+    from memory import MemorySettings, MemoryStore
+    from memory.sessions.journal import Journal
 
 FAKE_GATEWAYS = ("openai", "groq", "anthropic", "deepseek", "local")
 
@@ -85,7 +94,7 @@ def nothing_new(entry: str = "A short conversation.") -> dict[str, object]:
     return {"history_entry": entry, "edits": []}
 
 
-SAMPLE_MESSAGES = [
+SAMPLE_MESSAGES: list[Message] = [
     {
         "role": "user",
         "content": "Hi! Je m'appelle Ana et j'habite à Zürich.",
@@ -125,11 +134,11 @@ SAMPLE_MESSAGES = [
 ]
 
 
-def pending_session(store, messages=None):
+def pending_session(store: MemoryStore, messages: Sequence[Message] | None = None) -> Journal:
     """A closed session holding `messages`, queued for consolidation; returns the journal."""
     journal = store.new_session("gpt-4.1-mini")
     for message in messages if messages is not None else SAMPLE_MESSAGES:
-        journal.append(message)
+        journal.append(dict(message))
     journal.mark_pending(close=True)
     return journal
 
@@ -140,10 +149,10 @@ def make_app(
     env: dict[str, str] | None = None,
     theme: str = "kept-dark",
     model: str = "gpt-4.1-mini",
-    memory_settings=None,
+    memory_settings: MemorySettings | None = None,
     entries: tuple[ModelEntry, ...] = MODEL_CATALOG,
-    **kwargs,
-):
+    **kwargs: Any,
+) -> KeptApp:
     """A KeptApp on the temporary data dir, every gateway pointed at the fake provider;
     `entries` is the catalog it knows (the built-in one unless a test fixes its own)."""
     from app.main import KeptApp
@@ -170,7 +179,7 @@ def make_app(
     )
 
 
-async def send(pilot, text: str) -> None:
+async def send(pilot: Pilot[Any], text: str) -> None:
     """Type a prompt once the composer has focus (keys pressed before it are lost), press
     Enter, and wait until the reply has been drawn."""
     from app.screens.chat import ChatScreen
@@ -185,7 +194,7 @@ async def send(pilot, text: str) -> None:
     await pilot.pause()
 
 
-async def settle(pilot) -> None:
+async def settle(pilot: Pilot[Any]) -> None:
     """Wait for every worker the app started (consolidations included) to finish."""
     # start-up jobs begin after frame one
     await until(lambda: getattr(pilot.app, "ready_at", 0) is not None, message="the first frame")
@@ -194,7 +203,9 @@ async def settle(pilot) -> None:
     await pilot.pause()
 
 
-def configure_fake(fake: FakeProvider, monkeypatch, extra: str = "") -> FakeProvider:
+def configure_fake(
+    fake: FakeProvider, monkeypatch: pytest.MonkeyPatch, extra: str = ""
+) -> FakeProvider:
     """config.toml pointing every gateway at the fake, fast retries, `extra` tables, and a
     key for every gateway in the environment: what a CLI test's `kept` reads."""
     from app.settings import config_path

@@ -8,25 +8,19 @@ Once against the loopback fake provider, once against a real model (SmolLM2 on l
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from memory import MemoryStore
-from tests.e2e.test_e2e import KEPT, Terminal
 from tests.fakes.provider import FakeProvider, text
 from tests.llama_server import LlamaServer, why_unavailable
 from tests.support import save_args, terminal_env
+from tests.terminal import KEPT, Terminal, require
 
-for tool in ("tmux", "strace"):
-    if shutil.which(tool) is None:
-        if os.environ.get("CI"):
-            raise RuntimeError(f"{tool} is missing: .ci/run installs it")
-        pytest.skip(f"{tool} is not installed", allow_module_level=True)
+require("tmux", "strace")
 
 _CONNECT = re.compile(r"connect\(\d+, \{sa_family=(AF_\w+)(.*?)\}")
 _ADDRESS = re.compile(r'inet_addr\("([^"]+)"\)|inet_pton\(AF_INET6, "([^"]+)"')
@@ -86,10 +80,11 @@ def walk(terminal: Terminal, url: str, expect_reply: str | None, patience: float
     terminal.wait_until(lambda s: terminal.exited(), "kept to quit", timeout=60)
 
 
-def run_kept(tmp_path: Path, name: str, url: str, reply: str | None, patience: float) -> list[str]:
+def run_kept(
+    terminal: Terminal, tmp_path: Path, url: str, reply: str | None, patience: float
+) -> list[str]:
     trace = tmp_path / "connections.strace"
     env = terminal_env(tmp_path, keys=False)
-    terminal = Terminal(name)
     terminal.start(
         [
             "strace",
@@ -105,15 +100,13 @@ def run_kept(tmp_path: Path, name: str, url: str, reply: str | None, patience: f
         ],
         env,
     )
-    try:
-        walk(terminal, url, reply, patience)
-    finally:
-        terminal.kill()
+    walk(terminal, url, reply, patience)
+    terminal.kill()  # strace writes its last lines as the process tree ends
     return outgoing(trace)
 
 
 def test_a_local_only_user_gets_memory_saved_and_nothing_leaves_the_machine(
-    fake: FakeProvider, tmp_path: Path
+    fake: FakeProvider, tmp_path: Path, terminal: Terminal
 ) -> None:
     fake.served = ["llama3.2"]
     fake.script(
@@ -123,8 +116,8 @@ def test_a_local_only_user_gets_memory_saved_and_nothing_leaves_the_machine(
         text(json.dumps(save_args(entry="Ana from Zurich said hello locally."))),
     )
     connections = run_kept(
+        terminal,
         tmp_path,
-        "local",
         fake.base_url("local").removesuffix("/v1"),
         "Hello Ana, from your local model.",
         120,
@@ -142,7 +135,7 @@ def test_a_local_only_user_gets_memory_saved_and_nothing_leaves_the_machine(
 # A small model on two busy cores: 499 s measured; each of the walk's waits allows 900 s.
 @pytest.mark.timeout(3600)
 def test_a_real_local_model_never_writes_memory_unasked_and_nothing_leaves(
-    tmp_path: Path,
+    tmp_path: Path, terminal: Terminal
 ) -> None:
     """SmolLM2 writes valid, mostly invented memory: Kept holds what passes its checks for
     the user's review and keeps the rest pending with the reason; MEMORY.md is untouched."""
@@ -150,7 +143,7 @@ def test_a_real_local_model_never_writes_memory_unasked_and_nothing_leaves(
     from memory.consolidation.review import proposals
 
     with LlamaServer(n_ctx=2048, log=tmp_path / "server.log") as server:
-        connections = run_kept(tmp_path, "real", server.base_url, None, 900)
+        connections = run_kept(terminal, tmp_path, server.base_url, None, 900)
     store = MemoryStore()
     assert not store.memory_path.exists() and store.history_entries() == []
     waiting, pending = proposals(store), store.pending_sessions()

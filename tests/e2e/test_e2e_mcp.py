@@ -8,15 +8,15 @@ import tomllib
 from pathlib import Path
 
 from app.settings import config_path
-from tests.e2e.test_e2e import KEPT, Terminal
 from tests.fakes.provider import FakeProvider, text, tool_call
 from tests.support import gateways_toml, terminal_env
+from tests.terminal import KEPT, Terminal
 
 SERVER = Path(__file__).parents[1] / "mcp_tool_server.py"
 
 
 def test_enable_a_server_approve_a_call_and_the_result_feeds_the_reply(
-    fake: FakeProvider, tmp_path: Path
+    fake: FakeProvider, tmp_path: Path, terminal: Terminal
 ) -> None:
     fake.script(
         "gpt-4.1-mini",
@@ -32,29 +32,25 @@ def test_enable_a_server_approve_a_call_and_the_result_feeds_the_reply(
         + f'args = ["{SERVER}"]\n'
     )
     env = terminal_env(tmp_path)
-    terminal = Terminal("e2e-mcp")
     terminal.start([str(KEPT)], env)
-    try:
-        terminal.wait_until(lambda s: "Message Kept" in s, "the chat screen")
-        terminal.type("/tools")
-        terminal.keys("Enter")
-        terminal.wait_until(lambda s: "○ web  off" in s, "/tools with the server off")
-        terminal.keys("Space")
-        terminal.wait_until(lambda s: "● web  on · 9 tools" in s, "the server on", timeout=120)
-        terminal.keys("Escape")
-        terminal.wait_until(lambda s: "Message Kept" in s, "the chat again")
-        terminal.type("What is the weather in Lisbon?")
-        terminal.keys("Enter")
-        terminal.wait_until(lambda s: "Run weather from web?" in s, "the consent prompt")
-        terminal.keys("y")
-        screen = terminal.wait_until(
-            lambda s: "It is sunny in Lisbon today." in s, "the reply", timeout=120
-        )
-        assert "tool web · weather — ran" in screen
-        terminal.keys("C-q")
-        terminal.wait_until(lambda s: terminal.exited(), "kept to quit", timeout=30)
-    finally:
-        terminal.kill()
+    terminal.wait_until(lambda s: "Message Kept" in s, "the chat screen")
+    terminal.type("/tools")
+    terminal.keys("Enter")
+    terminal.wait_until(lambda s: "○ web  off" in s, "/tools with the server off")
+    terminal.keys("Space")
+    terminal.wait_until(lambda s: "● web  on · 9 tools" in s, "the server on", timeout=120)
+    terminal.keys("Escape")
+    terminal.wait_until(lambda s: "Message Kept" in s, "the chat again")
+    terminal.type("What is the weather in Lisbon?")
+    terminal.keys("Enter")
+    terminal.wait_until(lambda s: "Run weather from web?" in s, "the consent prompt")
+    terminal.keys("y")
+    screen = terminal.wait_until(
+        lambda s: "It is sunny in Lisbon today." in s, "the reply", timeout=120
+    )
+    assert "tool web · weather — ran" in screen
+    terminal.keys("C-q")
+    terminal.wait_until(lambda s: terminal.exited(), "kept to quit", timeout=30)
     first, second = fake.requests
     assert "web__weather" in [t["function"]["name"] for t in first.body["tools"]]
     results = [m["content"] for m in second.body["messages"] if m.get("role") == "tool"]

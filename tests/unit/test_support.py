@@ -19,7 +19,7 @@ async def test_until_returns_once_the_condition_holds() -> None:
 
 
 async def test_until_fails_with_its_message_after_the_deadline() -> None:
-    with pytest.raises(AssertionError, match="timed out after 0.1 s waiting for the reply"):
+    with pytest.raises(AssertionError, match=r"timed out after 0\.1 s waiting for the reply"):
         await until(lambda: False, deadline=0.1, message="the reply")
 
 
@@ -27,5 +27,5 @@ def test_until_blocking_waits_for_another_thread_and_fails_with_its_message() ->
     done = threading.Event()
     threading.Timer(0.01, done.set).start()
     until_blocking(done.is_set, message="the thread")
-    with pytest.raises(AssertionError, match="timed out after 0.1 s waiting for the file"):
+    with pytest.raises(AssertionError, match=r"timed out after 0\.1 s waiting for the file"):
         until_blocking(lambda: False, deadline=0.1, message="the file")
