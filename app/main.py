@@ -218,7 +218,7 @@ class KeptApp(App[None]):
         try:
             session.ready()
         except OSError as exc:
-            from app.cli.main import os_error
+            from app.errors import os_error
 
             self.notify(
                 f"No session could be opened: {os_error(exc)}. What you send is tried again.",
@@ -563,7 +563,7 @@ def run(app: KeptApp | None = None, *, headless: bool = False) -> int:
         except OSError as exc:  # e.g. a data folder the user made read-only
             import sys
 
-            from app.cli.main import os_error
+            from app.errors import os_error
 
             print(f"kept: {os_error(exc)}", file=sys.stderr)
             return 2
