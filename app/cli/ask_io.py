@@ -54,17 +54,18 @@ def cannot_send(
     catalog: Catalog, model: str, attachments: list[Attachment], question: str
 ) -> str | None:
     """Why the attachments cannot go to `model`: past its window, or an image it cannot see."""
-    from memory.chat.attachments import can_take, does_not_fit, vision_model_sentence
+    from app.words.attachments import does_not_fit, vision_model_sentence
+    from memory.chat.attachments import can_take
 
     if not attachments:
         return None
     pricing = catalog.pricing(catalog.get(model))
     if pricing is not None and pricing.context_window:
-        too_big = does_not_fit(attachments, question, pricing.context_window)
+        too_big = does_not_fit(attachments, question, pricing.context_window, shell=True)
         if too_big is not None:
-            return too_big.replace("/model", "-m MODEL")
+            return too_big
     if not can_take(model, {a.kind for a in attachments}, catalog):
-        return vision_model_sentence(catalog, model).replace("/model ", "-m ")
+        return vision_model_sentence(catalog, model, shell=True)
     return None
 
 

@@ -15,13 +15,20 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
-from catalog import Attempt, Catalog, Kind, Outcome, Reply, ReplyRejected, RetryPolicy, complete
-from catalog.catalog import Chain
+from catalog import (
+    Attempt,
+    Catalog,
+    Kind,
+    Reply,
+    ReplyRejected,
+    RetryPolicy,
+    ToolCall,
+    complete,
+)
 from catalog.health import HealthBook, State
-from catalog.models import short_label
-from memory.chat.attachments import can_take, expand, kinds_of, vision_model_sentence
+from memory.chat.context import with_attachments
 from memory.chat.system_prompt import system_prompt
 from memory.recall.search import SEARCH_HISTORY_TOOL, run_search_tool
 from memory.sanitize import clean_text
@@ -95,170 +102,227 @@ class Turn:
         return self.model is not None and self.model != self.requested
 
 
+class TurnOptions(TypedDict, total=False):
+    """How `answer()` reports and asks as the turn goes, each optional."""
+
+    on_delta: Callable[[str], None] | None  # each piece of the reply as it streams
+    on_attempt: Callable[[Attempt], None] | None  # each model asked, and how it went
+    policy: RetryPolicy | None
+    now: datetime | None  # the time the system prompt gives
+    tools: ToolBox | None  # the user's tool servers (only enabled ones are started)
+    approve: Approve | None  # asks the user before a tool they have not allowed runs
+    on_tool: Callable[[ToolRun], None] | None  # each tool call, once it ran or not
+
+
 async def answer(
-    session: LiveSession,
-    catalog: Catalog,
-    model: str,
-    *,
-    on_delta: Callable[[str], None] | None = None,
-    on_attempt: Callable[[Attempt], None] | None = None,
-    policy: RetryPolicy | None = None,
-    now: datetime | None = None,
-    tools: ToolBox | None = None,
-    approve: Approve | None = None,
-    on_tool: Callable[[ToolRun], None] | None = None,
+    session: LiveSession, catalog: Catalog, model: str, **options: Unpack[TurnOptions]
 ) -> Turn:
     """Answer the session's last message (the caller has journaled it, so nothing the user
-    sent is lost whatever happens next) and journal the answer. `tools` are the user's tool
-    servers (only enabled ones are started and offered); `approve` asks the user before a
-    tool they have not allowed runs (without it, such a call is declined)."""
+    sent is lost whatever happens next) and journal the answer. A tool of the user's servers
+    that they have not allowed runs only if `approve` says so (without it, it is declined)."""
     from catalog.llm import litellm
 
-    store = session.store
-    turn = Turn(requested=model)
-    shown: list[str] = []
+    turning = _Turning(session, catalog, model, options)
+    try:
+        await asyncio.to_thread(litellm)  # its first import takes seconds: not on this loop
+        turning.toolbox = await _ready_tools(options.get("tools"), catalog, model, turning.turn)
+        for _ in range(MAX_TOOL_ROUNDS):
+            if await turning.ask():
+                return turning.turn
+        turning.turn.reason = "the model kept calling tools without answering"
+        return turning.turn
+    except asyncio.CancelledError:
+        turning.keep_shown()
+        raise
 
-    def delta(piece: str) -> None:
-        shown.append(piece)
+
+class _Turning:
+    """A turn under way: what the user was shown of the reply, and each attempt, as they
+    come; one request at a time, with the tool calls between."""
+
+    def __init__(
+        self, session: LiveSession, catalog: Catalog, model: str, options: TurnOptions
+    ) -> None:
+        self.session, self.catalog, self.model, self.options = session, catalog, model, options
+        self.store = session.store
+        self.turn = Turn(requested=model)
+        self.shown: list[str] = []
+        self.health = self.store.health()
+        self.toolbox: ToolBox | None = None
+
+    def delta(self, piece: str) -> None:
+        self.shown.append(piece)
+        on_delta = self.options.get("on_delta")
         if on_delta is not None:
             on_delta(piece)
 
-    def attempt(record: Attempt) -> None:
-        turn.attempts.append(record)
-        if record.outcome.value not in ("ok", "cancelled", "skipped") and "".join(shown).strip():
+    def attempt(self, record: Attempt) -> None:
+        self.turn.attempts.append(record)
+        failed = record.outcome.value not in ("ok", "cancelled")
+        if failed and record.outcome.value != "skipped" and "".join(self.shown).strip():
             raise _CutOff
-        if record.outcome.value not in ("ok", "cancelled"):
-            shown.clear()
+        if failed:
+            self.shown.clear()
+        on_attempt = self.options.get("on_attempt")
         if on_attempt is not None:
             on_attempt(record)
 
-    health = store.health()
-    try:
-        await asyncio.to_thread(litellm)  # its first import takes seconds: not on this loop
-        toolbox = await _ready_tools(tools, catalog, model, turn)
-        for _ in range(MAX_TOOL_ROUNDS):
-            try:
-                memory_text = store.read_memory().text
-            except OSError:
-                memory_text = ""  # an unreadable MEMORY.md must not stop the conversation
-            try:
-                instructions = store.read_instructions().text
-            except OSError:
-                instructions = ""
-            prompt = system_prompt(
-                memory_text,
-                limit=store.settings.prompt_memory_chars,
-                now=now,
-                instructions=instructions,
+    def keep_shown(self) -> None:
+        """What the user saw of a cancelled reply stays in the session (unless it was
+        closed first)."""
+        if self.shown and not self.session.journal.closed:
+            turn = self.turn
+            last = turn.attempts[-1].model if turn.attempts else self.model
+            self.session.append(
+                {"role": "assistant", "content": clean_text("".join(self.shown)), "model": last}
             )
-            # Off the loop: a PDF's text may have to be read again from the data folder.
-            context, chain, refused = await asyncio.to_thread(
-                _with_attachments, session, catalog, model
+
+    def system_prompt(self) -> str:
+        """MEMORY.md and INSTRUCTIONS.md as they are now; one that cannot be read must not
+        stop the conversation."""
+        store = self.store
+        try:
+            memory_text = store.read_memory().text
+        except OSError:
+            memory_text = ""
+        try:
+            instructions = store.read_instructions().text
+        except OSError:
+            instructions = ""
+        limit = store.settings.prompt_memory_chars
+        now = self.options.get("now")
+        return system_prompt(memory_text, limit=limit, now=now, instructions=instructions)
+
+    def offered(self) -> list[dict[str, Any]]:
+        """The user's tools offered this request (a notice said once, when some are off)."""
+        if self.toolbox is None:
+            return []
+        offer = self.toolbox.offer()
+        if offer.notice and offer.notice not in self.turn.notices:
+            self.turn.notices.append(offer.notice)
+        return offer.functions()
+
+    async def ask(self) -> bool:
+        """One request and what follows it: True once the turn is over (answered, cut off
+        or failed), False when tool calls were answered and the model is asked again."""
+        prompt = self.system_prompt()
+        # Off the loop: a PDF's text may have to be read again from the data folder.
+        context, chain, refused = await asyncio.to_thread(
+            with_attachments, self.session, self.catalog, self.model
+        )
+        if refused is not None:
+            self.attempt(refused)
+            self.turn.reason = refused.reason
+            return True
+        try:
+            result = await complete(
+                self.catalog,
+                self.model,
+                [{"role": "system", "content": prompt}, *context],
+                chain=chain,
+                tools=[SEARCH_HISTORY_TOOL, *self.offered()],
+                stream=True,
+                accept=_not_empty,
+                policy=self.options.get("policy"),
+                on_delta=self.delta,
+                on_attempt=self.attempt,
+                health=self.health,
             )
-            if refused is not None:
-                attempt(refused)
-                turn.reason = refused.reason
-                return turn
-            messages = [{"role": "system", "content": prompt}, *context]
-            offered: list[dict[str, Any]] = []
-            if toolbox is not None:
-                offer = toolbox.offer()
-                offered = offer.functions()
-                if offer.notice and offer.notice not in turn.notices:
-                    turn.notices.append(offer.notice)
-            try:
-                result = await complete(
-                    catalog,
-                    model,
-                    messages,
-                    chain=chain,
-                    tools=[SEARCH_HISTORY_TOOL, *offered],
-                    stream=True,
-                    accept=_not_empty,
-                    policy=policy,
-                    on_delta=delta,
-                    on_attempt=attempt,
-                    health=health,
-                )
-            except _CutOff:
-                failed = turn.attempts[-1]
-                turn.text, turn.cut_off, turn.model = clean_text("".join(shown)), True, failed.model
-                turn.reason = failed.reason
-                session.append(
-                    {"role": "assistant", "content": turn.text + CUT_OFF, "model": failed.model}
-                )
-                return turn
-            turn.cost += result.cost
-            if not result.ok or result.reply is None:
-                turn.reason = result.reason
-                return turn
-            reply = result.reply
-            turn.prompt_tokens += reply.prompt_tokens
-            turn.completion_tokens += reply.completion_tokens
-            turn.model = reply.model
-            if reply.model != model and not turn.unavailable:
-                turn.unavailable = _why_unavailable(model, turn.attempts, health)
-            # Each call with its tool, found once: a server that fails during an earlier
-            # call of this reply leaves its later calls answered with why, never searched.
-            found_tools = [(c, toolbox.find(c.name) if toolbox else None) for c in reply.tool_calls]
-            calls = [(c, t) for c, t in found_tools if c.name == "search_history" or t]
-            if not calls:
-                turn.text = clean_text(reply.text)
-                if reply.finish_reason == "length":  # it stopped for room, not because done
-                    turn.cut_off = True
-                    turn.reason = "it ran out of room for its reply (finish_reason: length)"
-                session.append(
+        except _CutOff:
+            self.cut_off()
+            return True
+        self.turn.cost += result.cost
+        if not result.ok or result.reply is None:
+            self.turn.reason = result.reason
+            return True
+        return await self.take(result.reply)
+
+    def cut_off(self) -> None:
+        """A reply broke off after part of it was shown: that part is kept, marked so."""
+        turn = self.turn
+        failed = turn.attempts[-1]
+        turn.text, turn.cut_off, turn.model = clean_text("".join(self.shown)), True, failed.model
+        turn.reason = failed.reason
+        self.session.append(
+            {"role": "assistant", "content": turn.text + CUT_OFF, "model": failed.model}
+        )
+
+    async def take(self, reply: Reply) -> bool:
+        """A reply that came: the answer (True), or tool calls answered (False)."""
+        turn = self.turn
+        turn.prompt_tokens += reply.prompt_tokens
+        turn.completion_tokens += reply.completion_tokens
+        turn.model = reply.model
+        if reply.model != self.model and not turn.unavailable:
+            turn.unavailable = _why_unavailable(self.model, turn.attempts, self.health)
+        # Each call with its tool, found once: a server that fails during an earlier call
+        # of this reply leaves its later calls answered with why, never searched.
+        toolbox = self.toolbox
+        found = [(c, toolbox.find(c.name) if toolbox else None) for c in reply.tool_calls]
+        calls = [(c, t) for c, t in found if c.name == "search_history" or t]
+        if not calls:
+            self.finish(reply)
+            return True
+        await self.run_calls(reply, calls)
+        return False
+
+    def finish(self, reply: Reply) -> None:
+        """The answer, journaled with what the turn cost; one that stopped for room (not
+        because it was done) is kept as cut off."""
+        turn = self.turn
+        turn.text = clean_text(reply.text)
+        if reply.finish_reason == "length":
+            turn.cut_off = True
+            turn.reason = "it ran out of room for its reply (finish_reason: length)"
+        self.session.append(
+            {
+                "role": "assistant",
+                "content": turn.text + (CUT_OFF if turn.cut_off else ""),
+                "model": reply.model,
+                "tokens": turn.prompt_tokens + turn.completion_tokens,
+                "cost": round(turn.cost, 8),
+            }
+        )
+        turn.ok = not turn.cut_off
+
+    async def run_calls(self, reply: Reply, calls: list[tuple[ToolCall, McpTool | None]]) -> None:
+        """The reply's tool calls journaled, each run (or declined) and its result
+        journaled as the tool's words."""
+        session, turn, toolbox = self.session, self.turn, self.toolbox
+        session.append(
+            {
+                "role": "assistant",
+                "content": reply.text or None,
+                "model": reply.model,
+                "tool_calls": [
                     {
-                        "role": "assistant",
-                        "content": turn.text + (CUT_OFF if turn.cut_off else ""),
-                        "model": reply.model,
-                        "tokens": turn.prompt_tokens + turn.completion_tokens,
-                        "cost": round(turn.cost, 8),
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": c.arguments},
                     }
+                    for c, _ in calls
+                ],
+            }
+        )
+        self.shown.clear()
+        for call, tool in calls:
+            if tool is None or toolbox is None:  # search_history: the only tool of Kept's
+                turn.searches.append(call.arguments)
+                found = await asyncio.to_thread(
+                    run_search_tool, self.store, call.arguments, exclude=(session.id,)
                 )
-                turn.ok = not turn.cut_off
-                return turn
-            session.append(
-                {
-                    "role": "assistant",
-                    "content": reply.text or None,
-                    "model": reply.model,
-                    "tool_calls": [
-                        {
-                            "id": c.id,
-                            "type": "function",
-                            "function": {"name": c.name, "arguments": c.arguments},
-                        }
-                        for c, _ in calls
-                    ],
-                }
-            )
-            shown.clear()
-            for call, tool in calls:
-                if tool is None or toolbox is None:  # search_history: the only tool of Kept's
-                    turn.searches.append(call.arguments)
-                    found = await asyncio.to_thread(
-                        run_search_tool, store, call.arguments, exclude=(session.id,)
-                    )
-                else:
-                    run = await _run_tool(toolbox, tool, call.arguments, approve, turn)
-                    found = run.result
-                    turn.tool_runs.append(run)
-                    if on_tool is not None:
-                        on_tool(run)
-                session.append(
-                    {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": found}
+            else:
+                run = await _run_tool(
+                    toolbox, tool, call.arguments, self.options.get("approve"), turn
                 )
-        turn.reason = "the model kept calling tools without answering"
-        return turn
-    except asyncio.CancelledError:
-        # What the user saw of the reply stays in the session (unless it was closed first).
-        if shown and not session.journal.closed:
-            last = turn.attempts[-1].model if turn.attempts else model
+                found = run.result
+                turn.tool_runs.append(run)
+                on_tool = self.options.get("on_tool")
+                if on_tool is not None:
+                    on_tool(run)
             session.append(
-                {"role": "assistant", "content": clean_text("".join(shown)), "model": last}
+                {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": found}
             )
-        raise
 
 
 async def _ready_tools(
@@ -300,45 +364,6 @@ async def _run_tool(
     )
 
 
-def _with_attachments(
-    session: LiveSession, catalog: Catalog, model: str
-) -> tuple[list[dict[str, Any]], Chain | None, Attempt | None]:
-    """The context with each message's attachments as content parts, and the chain that can
-    take them: with an image in the window, fallbacks that cannot see are left out. A model
-    that cannot see the image of the message it answers is not asked (an Attempt says why,
-    once, rather than each model of the chain failing on it); older images it is shown as
-    mentions."""
-    context = session.context()
-    journaled = [m for m in session.live_messages() if m.get("role") != "system"]
-    if len(journaled) != len(context) or not kinds_of(journaled):
-        return context, None, None
-    chain = None
-    sees = True
-    if "image" in kinds_of(journaled):
-        sees = can_take(model, {"image"}, catalog)
-        last: dict[str, Any] = next((m for m in reversed(journaled) if m.get("role") == "user"), {})
-        if not sees and "image" in kinds_of([last]):
-            label = catalog.get(model).label if model in catalog else model
-            gateway = catalog.get(model).gateway if model in catalog else ""
-            reason = vision_model_sentence(catalog, model).removeprefix(f"{label} ")
-            return (
-                context,
-                None,
-                Attempt(model, gateway, Outcome.SKIPPED, Kind.BAD_REQUEST, reason=reason),
-            )
-        if sees:
-            whole = catalog.chain(model)
-            chain = Chain(
-                tuple(m for m in whole.models if can_take(m.id, {"image"}, catalog)),
-                f"{whole.end}; models that cannot see images are left out",
-            )
-    expanded = [
-        expand(session.store, source, sent, images=sees)
-        for source, sent in zip(journaled, context, strict=True)
-    ]
-    return expanded, chain, None
-
-
 def _why_unavailable(model: str, attempts: list[Attempt], health: HealthBook) -> str:
     """The requested model's last failure in this turn, or, when the walk did not even ask
     it (it is cooling down), what the health book says."""
@@ -354,75 +379,3 @@ def describe_search(arguments: str) -> str:
         return clean_text(str(json.loads(arguments).get("pattern", "")))
     except (ValueError, AttributeError):
         return ""
-
-
-def _shorten(text: str, limit: int) -> str:
-    """`text` within `limit` characters, cut at a word with an ellipsis."""
-    if len(text) <= limit:
-        return text
-    return text[: limit - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
-
-
-def failure_notice(catalog: Catalog, requested: str, attempts: list[Attempt]) -> str:
-    """A failed turn in three short lines: what failed, why (reasons grouped, each gateway
-    named once), and the one next step. Each attempt's own words stay in the records."""
-    from catalog import Kind
-
-    last: dict[str, Attempt] = {}
-    for record in attempts:
-        last[record.model] = record
-    no_key: list[str] = []
-    refused: list[str] = []
-    unreachable: list[str] = []
-    other: list[str] = []
-
-    def add(group: list[str], item: str) -> None:
-        if item not in group:
-            group.append(item)
-
-    for record in last.values():
-        gateway = catalog.gateways.get(record.gateway)
-        label = gateway.label if gateway else record.gateway
-        if record.kind is Kind.NO_KEY:
-            add(no_key, label)
-        elif record.kind in (Kind.AUTH, Kind.GATEWAY_DOWN):
-            add(refused, label)
-        elif record.kind is Kind.CONNECTION:
-            url = (
-                catalog.route(catalog.get(record.model)).api_base
-                if record.model in catalog
-                else None
-            )
-            add(unreachable, url or label)
-        else:
-            model = (
-                catalog.get(record.model).label
-                if record.model in catalog
-                else short_label(record.model)
-            )
-            add(other, f"{_shorten(model, 40)} {_shorten(record.reason.rstrip('.'), 160)}")
-    why = [f"no key for {', '.join(no_key)}"] if no_key else []
-    if refused:
-        why.append(f"the key was refused by {', '.join(refused)}")
-    if unreachable:
-        why.append(f"nothing answers at {', '.join(unreachable)}")
-    why += other[:2] + (["…"] if len(other) > 2 else [])
-    first = last.get(requested)
-    label = catalog.get(requested).label if requested in catalog else requested
-    keyless = first is not None and first.kind is Kind.CONNECTION
-    if keyless and requested in catalog:
-        keyless = not catalog.route(catalog.get(requested)).gateway.needs_key
-    if keyless:
-        step = (
-            f"Start the server at {unreachable[0]} (or fix its address in config.toml), "
-            "or pick another model with /model."
-        )
-    elif no_key or refused:
-        step = "Add or fix a key with /keys, or pick another model with /model."
-    else:
-        step = "Send it again in a moment, or pick another model with /model."
-    return (
-        f"No model could answer for {label}; your message is saved.\n"
-        f"Why: {'; '.join(why) or 'no model in its chain could be tried'}.\n"
-        f"Next: {step}"
-    )

@@ -177,7 +177,7 @@ def test_a_pasted_path_offers_to_attach(fake: FakeProvider, tmp_path: Path) -> N
 def test_too_big_for_the_window_keeps_the_message_and_chips(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
-    from memory.chat.attachments import does_not_fit
+    from app.words.attachments import does_not_fit
 
     big = tmp_path / "big.log"
     big.write_text("the same line of a log, over and over again\n" * 2_000)
@@ -203,7 +203,8 @@ def test_too_big_for_the_window_keeps_the_message_and_chips(
 def test_an_image_to_a_model_that_cannot_see_names_one_that_can(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
-    from memory.chat.attachments import can_take, vision_model_sentence
+    from app.words.attachments import vision_model_sentence
+    from memory.chat.attachments import can_take
 
     picture = tmp_path / "screen.png"
     picture.write_bytes(png())

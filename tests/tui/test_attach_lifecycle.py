@@ -87,7 +87,7 @@ def test_an_attached_file_counts_toward_compaction() -> None:
 def test_ending_a_private_session_reads_only_the_open_journals(tmp_path: Path) -> None:
     """/new after a private session with a file runs on the event loop: the files of private
     sessions are looked for in the few open journals, not in 10,000 finished ones."""
-    from memory.chat.attachments import _naming
+    from memory.chat.attachments.storage import _naming
 
     store = MemoryStore(tmp_path / "data")
     for _ in range(30):

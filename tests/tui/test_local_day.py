@@ -210,9 +210,9 @@ def test_a_reply_stopped_for_length_is_marked_cut_off(fake: FakeProvider) -> Non
 
 
 def test_the_failure_notice_names_a_file_model_by_its_label_and_keeps_the_reason() -> None:
+    from app.words.chat import failure_notice
     from catalog import Attempt, Catalog, KeyStore, Kind, Outcome
     from catalog.config import CatalogConfig, local_model
-    from memory.chat.turn import failure_notice
 
     path = "/home/ana/models/SmolLM2-135M-Instruct.Q4_1.gguf"
     catalog = Catalog((local_model(path),), CatalogConfig(), KeyStore(environ={}))

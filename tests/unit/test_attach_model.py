@@ -8,10 +8,11 @@ import base64
 from pathlib import Path
 from typing import Any
 
+from app.words.chat import failure_notice
 from catalog import MODEL_CATALOG, Catalog, ModelEntry, Outcome
 from memory import LiveSession, MemoryStore
 from memory.chat.attachments import Attachment, keep, read_attachment
-from memory.chat.turn import Turn, answer, failure_notice
+from memory.chat.turn import Turn, answer
 from tests.attach_files import png, text_pdf
 from tests.fakes.provider import FakeProvider, http_error
 from tests.support import FAST_POLICY, fake_catalog, local_catalog
@@ -139,7 +140,7 @@ def test_a_local_model_with_an_image_fails_once_with_a_sentence(
     assert [r.path for r in fake.requests] == ["/local/api/show"]
     (attempt,) = turn.attempts
     assert attempt.outcome is Outcome.SKIPPED
-    assert turn.reason.startswith("cannot see images; /model ")
+    assert turn.reason == "cannot see images"  # the words of what to pick are the app's
     notice = failure_notice(catalog, "smollm2", turn.attempts)
     assert "smollm2 cannot see images; /model " in notice
     # The message is kept whatever happened.

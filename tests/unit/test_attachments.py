@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from app.words.attachments import does_not_fit
 from memory.chat.attachments import (
     AttachmentError,
     AttachmentLimits,
     collect,
-    does_not_fit,
     keep,
     mention,
     read_attachment,
@@ -276,7 +276,7 @@ def test_a_kept_pdf_is_read_again_in_a_new_process(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "data").ensure()
     path = write(tmp_path, "report.pdf", text_pdf(["Revenue rose", None]))
     record = keep(store, read_attachment(path))
-    attachments._text_cache.clear()  # as in a process that did not read it
+    attachments.storage._text_cache.clear()  # as in a process that did not read it
     sent = attachments.expand(store, {"attachments": [record]}, {"role": "user", "content": "?"})
     assert (
         sent["content"][1]["text"]

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from app.words.chat import failure_notice
 from catalog import Kind, complete
 from catalog.llm import litellm
-from memory.chat.turn import failure_notice
 from tests.fakes.provider import hold, stall, text
 from tests.support import FAST_POLICY, local_catalog
 
