@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
+from app.words.consolidation import not_saved
 from catalog.llm import litellm
 from catalog.sanitize import clean_text
 from memory.consolidation.outcome import Status
@@ -250,7 +251,7 @@ class MemoryJobs:
             case Status.FAILED | Status.BUSY:
                 self._last = MemoryStatus(MemoryState.NOT_SAVED)
                 self.app.notify(
-                    f"Memory not saved yet — will retry. {result.reason}",
+                    not_saved(result),
                     title="Memory",
                     severity="warning",
                     timeout=8,

@@ -311,6 +311,11 @@ def apply_edits(text: str, edits: Sequence[Edit], context: Context) -> str:
     return _within_budget(lines, context.budget, len(text))
 
 
+class MemoryFull(ReplyRejected):
+    """The edits would take MEMORY.md past its budget: none fits until it is tidied or the
+    budget raised (the app words that next step)."""
+
+
 def _insert_after(lines: list[str], at: int, line: str) -> None:
     if _find(lines, line) is None:
         lines.insert(at + 1, line)
@@ -328,9 +333,9 @@ def _within_budget(lines: list[str], budget: int, before: int) -> str:
     while len(result) > max(budget, before):
         earlier = [i for i, s in enumerate(lines) if normal(s).startswith(fold(PREVIOUSLY))]
         if not earlier:
-            raise ReplyRejected(
+            raise MemoryFull(
                 f"the edits would make MEMORY.md {len(result):,} characters, over its "
-                f"{budget:,} budget; /tidy it (or raise [memory] memory_max_chars)",
+                f"{budget:,} budget",
                 Kind.REFUSED_EDIT,
             )
         del lines[earlier[0]]

@@ -27,6 +27,12 @@ class Status(StrEnum):
     FAILED = "failed"  # no model saved it: it stays pending and is retried later
 
 
+class Cause(StrEnum):
+    """Why no result could be kept, when the user has a next step (the app words it)."""
+
+    MEMORY_FULL = "memory full"  # the edits would take MEMORY.md past its budget
+
+
 @dataclass(frozen=True)
 class Consolidation:
     """What became of one segment of one session. Built by the named constructors."""
@@ -39,6 +45,7 @@ class Consolidation:
     reason: str = ""  # why it is not saved; the estimate when TOO_LONG
     elapsed: float = 0.0
     history_entry: str = ""
+    cause: Cause | None = None  # FAILED: what the user can act on, if anything
 
     @classmethod
     def committed(
@@ -99,8 +106,9 @@ class Consolidation:
         reason: str,
         attempts: tuple[Attempt, ...] = (),
         elapsed: float = 0.0,
+        cause: Cause | None = None,
     ) -> Consolidation:
-        return cls(session, segment, Status.FAILED, None, attempts, reason, elapsed)
+        return cls(session, segment, Status.FAILED, None, attempts, reason, elapsed, cause=cause)
 
     # The fields consumers read before there was a status (app/cli, memory/eval): kept
     # as views of it.

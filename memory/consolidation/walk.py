@@ -24,10 +24,10 @@ from memory.consolidation.chunks import (
     transcript_budget,
 )
 from memory.consolidation.commit import commit
-from memory.consolidation.edits import Context
+from memory.consolidation.edits import Context, MemoryFull
 from memory.consolidation.estimate import Measure, known_estimate, parts_estimate, remember_estimate
 from memory.consolidation.log import LogRecord
-from memory.consolidation.outcome import Consolidation
+from memory.consolidation.outcome import Cause, Consolidation
 from memory.consolidation.prompt import (
     SAVE_MEMORY_CHOICE,
     SAVE_MEMORY_SCHEMA,
@@ -78,6 +78,7 @@ class Job:
     asking: Asking
     started: float
     attempts: list[Attempt] = field(default_factory=list)
+    causes: set[Cause] = field(default_factory=set)  # refusals the user can act on
 
     @property
     def settings(self) -> MemorySettings:
@@ -116,14 +117,20 @@ class _Walked:
 class _Acceptance:
     """A reply counts only as a valid save_memory call against the memory it was sent."""
 
-    catalog: Catalog
-    settings: MemorySettings
+    job: Job
     current: str
     context: Context
 
     def __call__(self, reply: Reply) -> SavedMemory:
-        window = context_window(self.catalog, reply.model)
-        return parse_save_memory(reply, self.current, self.settings, window, context=self.context)
+        job = self.job
+        window = context_window(job.catalog, reply.model)
+        try:
+            return parse_save_memory(
+                reply, self.current, job.settings, window, context=self.context
+            )
+        except MemoryFull:
+            job.causes.add(Cause.MEMORY_FULL)
+            raise
 
 
 async def consolidate_job(job: Job) -> Consolidation:
@@ -203,9 +210,7 @@ async def _walk(job: Job, chunks: list[str], memory_text: str, context: Context)
             parts=len(chunks),
             draft_entry=entry,
         )
-        result = await _ask(
-            job, messages, _Acceptance(job.catalog, job.settings, memory_text, context)
-        )
+        result = await _ask(job, messages, _Acceptance(job, memory_text, context))
         if not result.ok:
             cut_off = any(a.kind is Kind.CONTEXT_WINDOW for a in result.attempts)
             return _Walked(None, reason=result.reason, cut_off=cut_off)
@@ -275,6 +280,7 @@ def _give_up(job: Job, base: MemoryText, reason: str) -> Consolidation:
     if rejected and base.problem:  # the same refusals, and a file Kept cannot read well
         reason += f". MEMORY.md may be the cause: {base.problem}"
     job.journal.mark_failed(job.segment, reason, rejected=rejected)
+    cause = min(job.causes, default=None)
     return Consolidation.failed(
-        job.journal.id, job.segment, reason, tuple(job.attempts), job.elapsed()
+        job.journal.id, job.segment, reason, tuple(job.attempts), job.elapsed(), cause
     )

@@ -393,7 +393,7 @@ def test_a_very_large_memory_takes_no_new_lines_until_tidied_and_is_never_cut(st
     journal = pending_session(store)
     fake.default = tool_call("save_memory", ADD_ANA)
     (result,) = run_pending(store, fake)
-    assert not result.saved and "over its 16,000 budget; /tidy it" in result.reason
+    assert not result.saved and "over its 16,000 budget" in result.reason
     assert store.memory_path.read_text() == huge
     assert store.find_session(journal.id).pending
     prompt = system_prompt(huge, limit=16_000)

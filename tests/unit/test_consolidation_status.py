@@ -8,8 +8,9 @@ from dataclasses import replace
 
 import pytest
 
-from memory import MemorySettings, MemoryStore, consolidate
-from memory.consolidation.outcome import AWAITING_REVIEW, BUSY, Consolidation, Status
+from app.words.consolidation import next_step, not_saved
+from memory import MemorySettings, MemoryStore, Segment, consolidate
+from memory.consolidation.outcome import AWAITING_REVIEW, BUSY, Cause, Consolidation, Status
 from memory.data.files import locked
 from memory.data.layout import Layout
 from memory.settings import Review
@@ -24,6 +25,10 @@ from tests.support import (
 )
 
 POLICY = replace(FAST_POLICY, attempt_deadline=60.0)
+ADD_ANA = {
+    "history_entry": "Ana introduced herself.",
+    "edits": [{"op": "add", "line": "Name: Ana"}],
+}
 
 
 def store_with(settings: MemorySettings | None = None) -> MemoryStore:
@@ -100,3 +105,36 @@ async def test_too_long_waits_for_a_go_with_its_estimate(fake: FakeProvider) -> 
     assert result.status is Status.TOO_LONG and "requests" in result.estimate
     assert views(result) == (False, False, True) and result.estimate == result.reason
     assert fake.requests == []
+
+
+@pytest.mark.asyncio
+async def test_a_full_memory_is_a_cause_each_surface_words_in_its_own_terms(
+    fake: FakeProvider,
+) -> None:
+    """The domain says what is wrong, with no command of either surface in it; the TUI's
+    notice and the shell name their own way to tidy."""
+    store = store_with()
+    huge = "# Me\n" + "".join(f"- remembered fact {i}\n" for i in range(20_000))
+    store.write_memory(huge)
+    journal = pending_session(store)
+    (segment,) = journal.pending
+    fake.default = tool_call("save_memory", ADD_ANA)
+    result = await consolidate(store, fake_catalog(fake), journal, segment, policy=POLICY)
+    assert result.status is Status.FAILED and result.cause is Cause.MEMORY_FULL
+    assert "over its 16,000 budget" in result.reason and "tidy" not in result.reason
+    failures = store.find_session(journal.id).failures[segment]
+    assert "tidy" not in failures[-1].reason  # the journal keeps the fact, not a command
+    notice = not_saved(result)
+    assert notice.startswith("Memory not saved yet — will retry. ")
+    assert notice.endswith(
+        "over its 16,000 budget. MEMORY.md is full: /tidy it (or raise [memory] memory_max_chars)."
+    )
+    assert "`kept memory tidy` it" in next_step(result.cause, shell=True)
+
+
+def test_a_failure_the_user_cannot_fix_is_said_as_before() -> None:
+    result = Consolidation.failed("s", Segment(0, 2), "No model in the chain answered (end).")
+    assert result.cause is None and next_step(result.cause) == ""
+    assert not_saved(result) == (
+        "Memory not saved yet — will retry. No model in the chain answered (end)."
+    )

@@ -1,0 +1,30 @@
+"""What the app says of a consolidation no model's result could be kept from: the reason,
+and the user's next step in the words of the surface they are on (the TUI's /tidy, the
+shell's `kept memory tidy`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memory.consolidation.outcome import Cause
+
+if TYPE_CHECKING:
+    from memory.consolidation.outcome import Consolidation
+
+
+def next_step(cause: Cause | None, *, shell: bool = False) -> str:
+    """What the user can do about `cause`, in one sentence; "" when it is not theirs to fix."""
+    match cause:
+        case Cause.MEMORY_FULL:
+            tidy = "`kept memory tidy`" if shell else "/tidy"
+            return f"MEMORY.md is full: {tidy} it (or raise [memory] memory_max_chars)."
+        case None:
+            return ""
+
+
+def not_saved(result: Consolidation) -> str:
+    """The TUI's notice of a consolidation that failed: it will be retried, and why."""
+    step = next_step(result.cause)
+    if not step:
+        return f"Memory not saved yet — will retry. {result.reason}"
+    return f"Memory not saved yet — will retry. {result.reason.rstrip('.')}. {step}"
