@@ -7,44 +7,16 @@ from __future__ import annotations
 import io
 import json
 import sqlite3
-from pathlib import Path
 
 import pytest
 
 from app.cli.main import main
 from memory import MemoryStore
-from memory.sessions import import_exports as importing
+from memory.sessions.exports import json_array as json_array_module
 from memory.sessions.import_exports import ExportError, json_array
+from tests.factories import T0, chatgpt_simple, llm_db, node, write_json
 from tests.fakes.provider import FakeProvider, tool_call
 from tests.support import configure_fake, nothing_new
-
-T0 = 1_700_000_000.0  # 2023-11-14 22:13:20 UTC
-
-
-def node(
-    node_id: str,
-    parent: str | None,
-    children: list[str],
-    role: str | None = None,
-    text: str = "",
-    at: float = T0,
-    **extra,
-) -> dict:
-    message = None
-    if role is not None:
-        message = {
-            "id": node_id,
-            "author": {"role": role, "name": None, "metadata": {}},
-            "create_time": at,
-            "update_time": None,
-            "content": {"content_type": "text", "parts": [text]},
-            "status": "finished_successfully",
-            "weight": 1.0,
-            "recipient": "all",
-            "metadata": {"model_slug": "gpt-4o"} if role == "assistant" else {},
-        }
-        message.update(extra)
-    return {"id": node_id, "message": message, "parent": parent, "children": children}
 
 
 def chatgpt_trip() -> dict:
@@ -86,27 +58,6 @@ def chatgpt_trip() -> dict:
         "id": "c-trip",
         "default_model_slug": "gpt-4o",
     }
-
-
-def chatgpt_simple(conversation_id: str, words: str, at: float) -> dict:
-    mapping = [
-        node("r", None, ["u"]),
-        node("u", "r", ["a"], "user", words, at),
-        node("a", "u", [], "assistant", f"About {words}.", at + 5),
-    ]
-    return {
-        "title": words,
-        "create_time": at,
-        "mapping": {n["id"]: n for n in mapping},
-        "current_node": "a",
-        "conversation_id": conversation_id,
-        "id": conversation_id,
-    }
-
-
-def write_json(path: Path, value) -> Path:
-    path.write_text(json.dumps(value, ensure_ascii=False, indent=1))
-    return path
 
 
 def sessions(store: MemoryStore) -> list:
@@ -221,54 +172,6 @@ def test_claude_export_with_text_and_content_blocks(tmp_path, capsys) -> None:
     ]
 
 
-def llm_db(path: Path) -> Path:
-    db = sqlite3.connect(path)
-    db.executescript("""
-        CREATE TABLE [conversations] ([id] TEXT PRIMARY KEY, [name] TEXT, [model] TEXT);
-        CREATE TABLE [responses] ([id] TEXT PRIMARY KEY, [model] TEXT, [prompt] TEXT,
-          [system] TEXT, [prompt_json] TEXT, [options_json] TEXT, [response] TEXT,
-          [response_json] TEXT, [conversation_id] TEXT REFERENCES [conversations]([id]),
-          [duration_ms] INTEGER, [datetime_utc] TEXT);
-    """)
-    db.executemany(
-        "INSERT INTO conversations VALUES (?, ?, ?)",
-        [("01j-a", "Regex help", "gpt-4o-mini"), ("01j-b", "Haiku", "claude-3-haiku")],
-    )
-    db.executemany(
-        "INSERT INTO responses (id, model, prompt, response, conversation_id, "
-        "datetime_utc) VALUES (?, ?, ?, ?, ?, ?)",
-        [
-            (
-                "r2",
-                "gpt-4o-mini",
-                "And for emails?",
-                "Use a library.",
-                "01j-a",
-                "2024-05-01T10:02:00.000000",
-            ),
-            (
-                "r1",
-                "gpt-4o-mini",
-                "A regex for dates?",
-                r"\d{4}-\d{2}-\d{2}",
-                "01j-a",
-                "2024-05-01T10:00:00.000000",
-            ),
-            (
-                "r3",
-                "claude-3-haiku",
-                "A haiku on tea",
-                "Steam over the cup",
-                "01j-b",
-                "2024-06-01T08:00:00.000000",
-            ),
-        ],
-    )
-    db.commit()
-    db.close()
-    return path
-
-
 def test_llm_logs_db_becomes_one_session_per_conversation(tmp_path, capsys) -> None:
     assert main(["import", "--from", "llm", str(llm_db(tmp_path / "logs.db"))]) == 0
     assert "Imported 2 llm conversations (6 messages)" in capsys.readouterr().out
@@ -296,7 +199,7 @@ def test_llm_logs_db_becomes_one_session_per_conversation(tmp_path, capsys) -> N
 def test_the_array_is_read_in_pieces_whatever_their_size(monkeypatch) -> None:
     values = [{"text": "é" * 5000, "n": 1}, {"text": 'x"y\\z', "n": 2}, [], {"n": 4}]
     text = "\ufeff [ " + " ,\n ".join(json.dumps(v, ensure_ascii=False) for v in values) + "]"
-    monkeypatch.setattr(importing, "READ_SIZE", 7)
+    monkeypatch.setattr(json_array_module, "READ_SIZE", 7)
     assert [v for _, v in json_array(io.StringIO(text), "x.json")] == values
     with pytest.raises(ExportError, match="conversation 2 is not valid JSON"):
         list(json_array(io.StringIO('[{"a": 1}, {"a": nope}, {"a": 3}]'), "x.json"))
