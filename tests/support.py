@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -291,3 +292,14 @@ def terminal_env(home: Path, *, keys: bool = True) -> dict[str, str]:
         "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
         **(fake_keys() if keys else {}),
     }
+
+
+def search_children(pid: int | None = None) -> list[int]:
+    """The regex-search child processes of this process (or of `pid`), from /proc."""
+    found = []
+    for tasks in Path(f"/proc/{pid or os.getpid()}/task").glob("*/children"):
+        for child in tasks.read_text().split():
+            with contextlib.suppress(OSError):
+                if b"_child_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    found.append(int(child))
+    return found

@@ -20,16 +20,16 @@ from pathlib import Path
 from catalog import Catalog, KeyStore
 from catalog.config import parse_catalog_config
 from memory.eval import SHIPPED, Category, Dataset, Report, load_dataset, run_eval
+from tests.fakes.oracle import FIXTURE, Oracle, evaluate
 from tests.fakes.provider import FakeProvider
 from tests.llama_server import MODEL_ALIAS, LlamaServer, why_unavailable
-from tests.unit.test_eval import FIXTURE, Oracle, evaluate
 
 BUDGET = 300.0  # seconds of SmolLM2 before the bench settles for the personas done
 
 
 def _fake(dataset: Dataset, *, lossy: bool) -> Report:
     with FakeProvider() as fake:
-        return evaluate(fake, dataset, Oracle(dataset, lossy=lossy))
+        return asyncio.run(evaluate(fake, dataset, Oracle(dataset, lossy=lossy)))
 
 
 def _smollm2(dataset: Dataset) -> tuple[Report | None, str]:

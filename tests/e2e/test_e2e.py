@@ -6,6 +6,7 @@ from pathlib import Path
 
 from app.settings import config_path
 from memory import MemoryStore
+from tests.factories import saved_session
 from tests.fakes.provider import FakeProvider, text, tool_call
 from tests.support import (
     gateways_toml,
@@ -75,8 +76,6 @@ def test_kept_ask_on_a_terminal_renders_markdown(
 def test_continue_a_past_session_from_the_sessions_browser(
     fake: FakeProvider, tmp_path: Path, terminal: Terminal
 ) -> None:
-    from tests.tui.test_sessions import saved_session
-
     store = MemoryStore().ensure()
     lisbon = saved_session(store, "Lisbon", 5)
     fake.set_default("gpt-4.1-mini", text("May is best."))

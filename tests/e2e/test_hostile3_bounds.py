@@ -6,15 +6,12 @@ from its size."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import io
 import json
-import os
 import subprocess
 import sys
 import time
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from textual.widgets import Checkbox, Input, Static
@@ -30,23 +27,13 @@ from tests.support import (
     fake_catalog,
     make_app,
     pending_session,
+    search_children,
     settle,
     small_window_entries,
     until,
 )
 
 LINUX = pytest.mark.skipif(sys.platform != "linux", reason="finds processes in /proc")
-
-
-def search_children(pid: int | None = None) -> list[int]:
-    """The regex-search child processes of this process (or of `pid`), from /proc."""
-    found = []
-    for tasks in Path(f"/proc/{pid or os.getpid()}/task").glob("*/children"):
-        for child in tasks.read_text().split():
-            with contextlib.suppress(OSError):
-                if b"_child_main" in Path(f"/proc/{child}/cmdline").read_bytes():
-                    found.append(int(child))
-    return found
 
 
 # 34 "a"s and then no end of the text: `(a+)+$` backtracks 2**34 times on it.
@@ -92,7 +79,7 @@ ORPHAN = """
 import os, sys
 from pathlib import Path
 from memory.recall.search import Pattern, Places, grep
-from tests.e2e.test_hostile3_bounds import search_children
+from tests.support import search_children
 
 def cancelled():
     children = search_children()

@@ -322,7 +322,7 @@ def test_f2_ends_loading_with_a_sentence_when_the_list_cannot_be_read(configured
 
 def test_forget_removes_the_history_entry_from_the_version_records_too(configured) -> None:
     from memory.sessions.browse import delete_session
-    from tests.tui.test_sessions import saved_session
+    from tests.factories import saved_session
 
     store = MemoryStore().ensure()
     tea = saved_session(store, "green tea", 2)

@@ -17,9 +17,9 @@ from app.cli.main import main
 from catalog import MODEL_CATALOG
 from catalog.sanitize import clean_text
 from memory import LiveSession, MemorySettings, MemoryStore, consolidate_pending
+from tests.factories import T0, chatgpt_simple, llm_db, node, write_json
 from tests.fakes.provider import FakeProvider, text, tool_call
 from tests.support import FAST_POLICY, configure_fake, fake_catalog, nothing_new, pending_session
-from tests.unit.test_import_exports import T0, chatgpt_simple, llm_db, node, write_json
 
 SMILE = "\U0001f600"
 

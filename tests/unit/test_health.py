@@ -12,38 +12,13 @@ from pathlib import Path
 import pytest
 
 import catalog.health as health_module
-from catalog import Attempt, Kind, ModelEntry, Outcome, complete
+from catalog import Attempt, Kind, Outcome, complete
 from catalog.health import HealthBook, State
+from tests.factories import MESSAGES, PAIR, Clock
 from tests.fakes.provider import FakeProvider, hang, http_error, text
 from tests.support import FAST_POLICY, fake_catalog, fake_keys
 
-MESSAGES = [{"role": "user", "content": "Hello there"}]
 ROOT = Path(__file__).parents[2]
-
-
-def entry(model_id: str, gateway: str, fallback: str | None = None) -> ModelEntry:
-    return ModelEntry(
-        model_id,
-        model_id,
-        "fast",
-        "",
-        gateway,
-        fallback=fallback,
-        context_window=100_000,
-        input_per_mtok=1.0,
-        output_per_mtok=2.0,
-    )
-
-
-PAIR = (entry("primary", "openai", "backup"), entry("backup", "anthropic"))
-
-
-class Clock:
-    def __init__(self, now: float = 1_800_000_000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def walk(fake: FakeProvider, book: HealthBook, entries=PAIR, **kwargs):

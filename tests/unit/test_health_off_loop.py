@@ -13,9 +13,9 @@ import filelock
 
 from catalog import Attempt, Outcome, complete
 from catalog.health import HealthBook, State
+from tests.factories import MESSAGES, PAIR, Clock
 from tests.fakes.provider import http_error, text
 from tests.support import FAST_POLICY, fake_catalog
-from tests.unit.test_health import MESSAGES, PAIR, Clock
 
 HOLDER = (
     "import sys\nfrom filelock import FileLock\n"

@@ -16,7 +16,7 @@ from memory import MemoryStore
 from memory.recall.pattern import Scope
 from memory.recall.scan import _stamp_before, message_stamp, scan
 from memory.recall.search import Match, Pattern, searched_files
-from tests.tui.test_search_index import PATTERNS, corpus
+from tests.factories import PATTERNS, corpus
 
 Q = "quokka"
 HOSTILE = [
