@@ -132,11 +132,11 @@ def estimate_pending(
     pricing = catalog.pricing(head) if head is not None else None
     cost = pricing.cost(tokens_in, tokens_out) if pricing is not None else None
     return Estimate(
-        sessions,
-        segments,
-        messages,
-        tokens_in,
-        tokens_out,
-        head.id if head is not None else None,
-        cost,
+        sessions=sessions,
+        segments=segments,
+        messages=messages,
+        input_tokens=tokens_in,
+        output_tokens=tokens_out,
+        model=head.id if head is not None else None,
+        cost=cost,
     )

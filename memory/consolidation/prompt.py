@@ -128,7 +128,7 @@ SAVE_MEMORY_SCHEMA: dict[str, Any] = {
     },
 }
 
-# /tidy's tool: the one whole-file rewrite, which the user sees as a diff before it is kept.
+# The tidy's tool: the one whole-file rewrite, which the user sees as a diff before it is kept.
 REWRITE_MEMORY_TOOL: dict[str, Any] = {
     "type": "function",
     "function": {

@@ -143,7 +143,7 @@ def parse_save_memory(
 def parse_rewrite(
     reply: Reply, current_memory: str, settings: MemorySettings, window: int | None = None
 ) -> SavedMemory:
-    """A whole new MEMORY.md (/tidy only, which the user sees as a diff and accepts or
+    """A whole new MEMORY.md (a tidy only, which the user sees as a diff and accepts or
     not): within the budget, and keeping at least half of a memory of some size."""
     arguments = _arguments(reply, window)
     entry = _entry(arguments, settings)

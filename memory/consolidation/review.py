@@ -195,16 +195,16 @@ def _check(path: Path, record: object, store: MemoryStore) -> Proposal:
             f"its memory_update is {len(update):,} characters, over the {budget:,} budget"
         )
     return Proposal(
-        session,
-        Segment(start, end),
-        model,
-        made,
-        when,
-        base_digest,
-        base_text,
-        update,
-        entry,
-        path,
+        session=session,
+        segment=Segment(start, end),
+        model=model,
+        made=made,
+        when=when,
+        base_digest=base_digest,
+        base_text=base_text,
+        memory_update=update,
+        history_entry=entry,
+        path=path,
     )
 
 

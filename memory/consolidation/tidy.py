@@ -1,4 +1,4 @@
-"""`kept memory tidy`: the consolidation chain rewrites MEMORY.md within its budget —
+"""A tidy: the consolidation chain rewrites MEMORY.md within its budget —
 duplicates merged, what later sessions contradicted dropped, every still-true fact kept —
 and the user accepts or rejects the result, shown as a diff. The only whole-file rewrite a
 model may make (a consolidation proposes edits): it must keep within the budget and keep at
@@ -48,6 +48,21 @@ class Tidy:
     reason: str = ""
     attempts: tuple[Attempt, ...] = ()
 
+    @classmethod
+    def rewritten(
+        cls,
+        base: MemoryText,
+        text: str,
+        summary: str,
+        model: str | None,
+        attempts: tuple[Attempt, ...],
+    ) -> Tidy:
+        return cls(base, text=text, summary=summary, model=model, attempts=attempts)
+
+    @classmethod
+    def refused(cls, base: MemoryText, reason: str, attempts: tuple[Attempt, ...] = ()) -> Tidy:
+        return cls(base, reason=reason, attempts=attempts)
+
     @property
     def ok(self) -> bool:
         return not self.reason
@@ -65,10 +80,10 @@ async def tidy(
     settings = store.settings
     base = store.read_memory()
     if not base.text.strip():
-        return Tidy(base, reason="it is empty, so there is nothing to tidy")
+        return Tidy.refused(base, "it is empty, so there is nothing to tidy")
     chain, problem = consolidation_chain(catalog, settings, chat_model)
     if chain is None:
-        return Tidy(base, reason=problem)
+        return Tidy.refused(base, problem)
     messages = [
         {"role": "system", "content": TIDY_SYSTEM.format(budget=settings.memory_max_chars)},
         {
@@ -91,13 +106,13 @@ async def tidy(
         accept=lambda reply: parse_rewrite(reply, base.text, settings),
     )
     if not result.ok:
-        return Tidy(base, reason=result.reason, attempts=result.attempts)
-    return Tidy(
+        return Tidy.refused(base, result.reason, result.attempts)
+    return Tidy.rewritten(
         base,
         result.value.memory_update,
         result.value.history_entry,
         result.model,
-        attempts=result.attempts,
+        result.attempts,
     )
 
 
