@@ -31,10 +31,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memory.recall.index_file import INDEX as INDEX  # re-exported: callers know them here
+from memory.recall.index_file import (
+    check,
+    create_tables,
+    key,
+    open_index,
+    read_settled,
+    relative_to,
+)
+from memory.recall.index_file import remove as remove
+
 if TYPE_CHECKING:  # imported where used: a search of a folder with no index needs none
     import sqlite3
 
-INDEX = "index.search.sqlite"
 LOCK = "index.search.lock"  # held by the one process that builds
 AGAIN = "index.search.again"  # left for the builder at work: a file went, look once more
 _MOST_PASSES = 5  # a builder looks again at most this many times in a row
@@ -42,22 +52,6 @@ BUILD_AFTER = 4 * 2**20  # bytes of searched files missing from the index before
 SETTLE_SECONDS = 2.0  # a file changed more recently is left to the scan: its mtime may not tick
 _BATCH_BYTES = 8 * 2**20  # written per transaction
 _MOST_TRIGRAMS = 16  # asked of the index per literal: any subset of them is still exact
-_USER_VERSION = 0x6B657031  # "kep1": a file that says otherwise is not this index
-_SCHEMA = {
-    "files": (
-        "CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, "
-        "size INTEGER NOT NULL, mtime INTEGER NOT NULL, ctime INTEGER NOT NULL, "
-        "inode INTEGER NOT NULL)"
-    ),
-    # The text as indexed, compressed (a table of its own: `files` is read whole by every
-    # search): a contentless table forgets a document only when told its words again, and
-    # what a deleted transcript said must not linger.
-    "texts": "CREATE TABLE texts(id INTEGER PRIMARY KEY, indexed BLOB NOT NULL)",
-    "words": (
-        "CREATE VIRTUAL TABLE words USING fts5(body, tokenize='trigram', detail='none', "
-        "content='', columnsize=0)"
-    ),
-}
 # A trigram is never taken across these: history entries are matched line by line.
 _BREAKS = frozenset("\x85\u2028\u2029\ufeff")
 _builders: list[subprocess.Popen[bytes]] = []
@@ -97,17 +91,6 @@ class Lookup:
         return self.unindexed <= BUILD_AFTER
 
 
-def _key(st: os.stat_result) -> tuple[int, int, int, int]:
-    """What a file's entry is trusted by: any write, even one that puts the size and mtime
-    back, moves the ctime; an atomic replace is a new inode."""
-    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
-
-
-def _relative(root: Path, path: Path) -> str:
-    text, prefix = str(path), str(root) + os.sep
-    return text[len(prefix) :] if text.startswith(prefix) else text
-
-
 class Judge:
     """The index's word on each file of a search, one file at a time, as the search reaches
     it (a search's first matches wait for no look at thousands of files). One snapshot of
@@ -138,7 +121,7 @@ class Judge:
         relative = text[len(prefix) :] if text.startswith(prefix) else text
         entry = self.known.get(relative)
         self.asked += entry is not None
-        if entry != "{} {} {} {}".format(*_key(st)):
+        if entry != "{} {} {} {}".format(*key(st)):
             self.unindexed += st.st_size
             if not self.ready and not self.building:
                 self.building = True
@@ -170,9 +153,9 @@ def _read(root: Path, needles: dict[str, list[str]]) -> tuple[dict[str, str], di
 
     hits: dict[str, set[str]] = {}
     try:
-        with contextlib.closing(_open(root, create=False)) as db:
+        with contextlib.closing(open_index(root, create=False)) as db:
             db.execute("BEGIN")  # one snapshot: the files and their words agree
-            _check(db)
+            check(db)
             known = dict(
                 db.execute("SELECT path, size||' '||mtime||' '||ctime||' '||inode FROM files")
             )
@@ -193,55 +176,6 @@ def _read(root: Path, needles: dict[str, list[str]]) -> tuple[dict[str, str], di
     except (sqlite3.Error, OSError):
         return {}, {}
     return known, hits
-
-
-def _open(root: Path, *, create: bool) -> sqlite3.Connection:
-    """A connection to the index; without `create`, only to one that exists."""
-    import sqlite3
-
-    path = root / INDEX
-    if path.is_symlink():  # never written through, never trusted
-        if not create:
-            raise sqlite3.DatabaseError("the index is a symbolic link")
-        path.unlink()
-    if create:
-        with contextlib.suppress(FileExistsError):  # made 0600 before SQLite sees it
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    # A search waits little for the builder (it would rather read the files); the builder
-    # waits for searches to let go of what it must rewrite.
-    db = sqlite3.connect(
-        path.absolute().as_uri() + "?mode=rw",
-        uri=True,
-        timeout=30 if create else 2,
-        isolation_level=None,
-    )
-    try:
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")  # derived: the last batch may be redone
-        db.execute("PRAGMA secure_delete=ON")  # a forgotten file's pages are zeroed
-    except sqlite3.Error:
-        db.close()
-        raise
-    return db
-
-
-def _check(db: sqlite3.Connection) -> None:
-    """Raise DatabaseError unless the file is this index, as this version writes it."""
-    import sqlite3
-
-    tables = dict(
-        db.execute("SELECT name, sql FROM sqlite_master WHERE name IN (?, ?, ?)", (*_SCHEMA,))
-    )
-    version = db.execute("PRAGMA user_version").fetchone()[0]
-    if tables != _SCHEMA or version != _USER_VERSION:
-        raise sqlite3.DatabaseError("not Kept's search index")
-
-
-def remove(root: Path) -> None:
-    """Delete the index (it is only derived): the next build starts afresh."""
-    for suffix in ("", "-wal", "-shm"):
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(root / (INDEX + suffix))
 
 
 def refresh(root: Path, *, cancelled: Callable[[], bool] | None = None) -> int:
@@ -273,106 +207,98 @@ def refresh(root: Path, *, cancelled: Callable[[], bool] | None = None) -> int:
 
 
 def _refresh(root: Path, cancelled: Callable[[], bool] | None) -> int:
-    import sqlite3
+    """One pass: files gone or changed forgotten, new and changed ones indexed."""
+    with contextlib.closing(open_index(root, create=True)) as db:
+        if not db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            create_tables(db)
+        check(db)
+        todo, forget = _changes(db, root)
+        if forget:
+            _forget(db, forget)
+        return _index(db, todo, cancelled)
 
+
+def _changes(db: sqlite3.Connection, root: Path) -> tuple[list[tuple[Path, str]], list[int]]:
+    """The files to index (new or changed, and settled), and the entries to forget (of
+    files changed or gone)."""
     from memory.recall.places import Places, searched_files
 
-    with contextlib.closing(_open(root, create=True)) as db:
-        if not db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-            db.execute("BEGIN IMMEDIATE")
-            for sql in _SCHEMA.values():
-                db.execute(sql)
-            db.execute(f"PRAGMA user_version={_USER_VERSION}")
-            db.execute("COMMIT")
-        _check(db)
-        known = {
-            r[1]: (r[0], tuple(r[2:]))
-            for r in db.execute("SELECT id, path, size, mtime, ctime, inode FROM files")
-        }
-        todo: list[tuple[Path, str]] = []
-        forget: list[int] = []
-        present: set[str] = set()
-        settled = time.time() - SETTLE_SECONDS
-        for path in searched_files(Places(root)):
-            relative = _relative(root, path)
-            present.add(relative)
-            try:
-                st = os.stat(path)
-            except OSError:
-                continue
-            entry = known.get(relative)
-            if entry is not None and entry[1] == _key(st):
-                continue
-            if entry is not None:
-                forget.append(entry[0])
-            if max(st.st_mtime, st.st_ctime) < settled:
-                todo.append((path, relative))
-        forget += [i for p, (i, _) in known.items() if p not in present]
-        if forget:
-            db.execute("BEGIN IMMEDIATE")
-            for id_ in forget:
-                (indexed,) = db.execute("SELECT indexed FROM texts WHERE id = ?", (id_,)).fetchone()
-                try:
-                    body = zlib.decompress(indexed).decode()
-                except (zlib.error, UnicodeDecodeError, TypeError) as exc:
-                    raise sqlite3.DatabaseError("the index is damaged") from exc
-                db.execute(
-                    "INSERT INTO words(words, rowid, body) VALUES ('delete', ?, ?)", (id_, body)
-                )
-                db.execute("DELETE FROM files WHERE id = ?", (id_,))
-                db.execute("DELETE FROM texts WHERE id = ?", (id_,))
-            db.execute("COMMIT")
-            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # no old page left in the WAL
-        done = written = 0
-        db.execute("BEGIN IMMEDIATE")
-        for path, relative in todo:
-            if cancelled is not None and cancelled():
-                break
-            read = _read_settled(path)
-            if read is None:
-                continue
-            data, key = read
-            if relative.endswith(".jsonl") and b'"private":true' in data[: data.find(b"\n")]:
-                continue  # off the record: not a word of it is kept anywhere else
-            body = data.decode("utf-8", errors="replace").replace("\x00", "\ufffd")
-            row = db.execute(
-                "INSERT INTO files(path, size, mtime, ctime, inode) VALUES (?, ?, ?, ?, ?)",
-                (relative, *key),
-            )
-            indexed = zlib.compress(body.encode(), 1)
-            db.execute("INSERT INTO texts VALUES (?, ?)", (row.lastrowid, indexed))
-            db.execute("INSERT INTO words(rowid, body) VALUES (?, ?)", (row.lastrowid, body))
-            done, written = done + 1, written + len(data)
-            if written >= _BATCH_BYTES:
-                db.execute("COMMIT")
-                db.execute("BEGIN IMMEDIATE")
-                written = 0
-        db.execute("COMMIT")
-        if done >= 256:  # a big build: one segment makes every later query quicker
-            db.execute("INSERT INTO words(words) VALUES ('optimize')")
-        return done
+    known = {
+        r[1]: (r[0], tuple(r[2:]))
+        for r in db.execute("SELECT id, path, size, mtime, ctime, inode FROM files")
+    }
+    todo: list[tuple[Path, str]] = []
+    forget: list[int] = []
+    present: set[str] = set()
+    settled = time.time() - SETTLE_SECONDS
+    for path in searched_files(Places(root)):
+        relative = relative_to(root, path)
+        present.add(relative)
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        entry = known.get(relative)
+        if entry is not None and entry[1] == key(st):
+            continue
+        if entry is not None:
+            forget.append(entry[0])
+        if max(st.st_mtime, st.st_ctime) < settled:
+            todo.append((path, relative))
+    forget += [i for p, (i, _) in known.items() if p not in present]
+    return todo, forget
 
 
-def _read_settled(path: Path) -> tuple[bytes, tuple[int, int, int, int]] | None:
-    """A file's bytes and the key they belong to; None if it changed while being read."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        before = os.fstat(fd)
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        after = os.fstat(fd)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    if _key(before) != _key(after) or len(data) != before.st_size:
-        return None
-    return data, _key(after)
+def _forget(db: sqlite3.Connection, forget: list[int]) -> None:
+    """Each entry's words told to the index again, to be forgotten, and the entry gone."""
+    import sqlite3
+
+    db.execute("BEGIN IMMEDIATE")
+    for id_ in forget:
+        (indexed,) = db.execute("SELECT indexed FROM texts WHERE id = ?", (id_,)).fetchone()
+        try:
+            body = zlib.decompress(indexed).decode()
+        except (zlib.error, UnicodeDecodeError, TypeError) as exc:
+            raise sqlite3.DatabaseError("the index is damaged") from exc
+        db.execute("INSERT INTO words(words, rowid, body) VALUES ('delete', ?, ?)", (id_, body))
+        db.execute("DELETE FROM files WHERE id = ?", (id_,))
+        db.execute("DELETE FROM texts WHERE id = ?", (id_,))
+    db.execute("COMMIT")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # no old page left in the WAL
+
+
+def _index(
+    db: sqlite3.Connection, todo: list[tuple[Path, str]], cancelled: Callable[[], bool] | None
+) -> int:
+    """The files indexed, in batches of a transaction each; how many."""
+    done = written = 0
+    db.execute("BEGIN IMMEDIATE")
+    for path, relative in todo:
+        if cancelled is not None and cancelled():
+            break
+        read = read_settled(path)
+        if read is None:
+            continue
+        data, st_key = read
+        if relative.endswith(".jsonl") and b'"private":true' in data[: data.find(b"\n")]:
+            continue  # off the record: not a word of it is kept anywhere else
+        body = data.decode("utf-8", errors="replace").replace("\x00", "\ufffd")
+        row = db.execute(
+            "INSERT INTO files(path, size, mtime, ctime, inode) VALUES (?, ?, ?, ?, ?)",
+            (relative, *st_key),
+        )
+        indexed = zlib.compress(body.encode(), 1)
+        db.execute("INSERT INTO texts VALUES (?, ?)", (row.lastrowid, indexed))
+        db.execute("INSERT INTO words(rowid, body) VALUES (?, ?)", (row.lastrowid, body))
+        done, written = done + 1, written + len(data)
+        if written >= _BATCH_BYTES:
+            db.execute("COMMIT")
+            db.execute("BEGIN IMMEDIATE")
+            written = 0
+    db.execute("COMMIT")
+    if done >= 256:  # a big build: one segment makes every later query quicker
+        db.execute("INSERT INTO words(words) VALUES ('optimize')")
+    return done
 
 
 # The builder: a process of its own, so that no search and no screen waits for it.

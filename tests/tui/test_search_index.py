@@ -22,7 +22,7 @@ from app.cli.main import main
 from app.screens.search import SearchScreen
 from memory import MemoryStore
 from memory.data.files import locked
-from memory.recall import index
+from memory.recall import index, index_file
 from memory.recall.scan import scan
 from memory.recall.search import Pattern, Route, Scope, grep, run_search_tool, search_history
 from tests.support import make_app
@@ -388,7 +388,7 @@ def test_sqlite_folds_every_character_python_matches_to_an_ascii_letter_but_i() 
     ]
     assert others, "re.IGNORECASE matches some non-ASCII characters to ASCII letters"
     with contextlib.closing(sqlite3.connect(":memory:")) as db:
-        db.execute(index._SCHEMA["words"])
+        db.execute(index_file.SCHEMA["words"])
         for number, char in enumerate(others):
             db.execute("INSERT INTO words(rowid, body) VALUES (?, ?)", (number, f"x{char}y"))
             for letter in "abcdefghjklmnopqrstuvwxyz":
@@ -435,7 +435,7 @@ def test_a_big_folder_missing_from_the_index_is_indexed_in_the_background(
     (builder,) = index._builders
     assert builder.wait(120) == 0
     with contextlib.closing(sqlite3.connect(store.root / index.INDEX)) as db:
-        index._check(db)  # a build ran; these files are too new for it to trust yet
+        index_file.check(db)  # a build ran; these files are too new for it to trust yet
 
 
 def test_the_app_starts_a_build_when_much_is_missing_from_the_index(
