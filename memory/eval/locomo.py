@@ -5,6 +5,7 @@ questions ask about both, read so that they measure the same things as Kept's ow
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -54,82 +55,85 @@ def load_locomo(samples: list[Any], source: str) -> Dataset:
     the judge (--judge) reads paraphrases. LoCoMo has no gold consolidation.
     """
     read = Reader(source)
-    personas: list[Persona] = []
-    for number, item in enumerate(samples, start=1):
-        sample = read.obj(item, f"sample {number}")
-        name = str(sample.get("sample_id") or f"sample-{number}")
-        where = f"sample {number} ({name!r})"
-        conversation = read.obj(sample.get("conversation"), f"{where}, 'conversation'")
-        speakers = [str(conversation.get(k) or "") for k in ("speaker_a", "speaker_b")]
-        sessions = []
-        numbers = sorted(
-            int(match.group(1))
-            for key in conversation
-            if (match := re.fullmatch(r"session_(\d+)", key))
-        )
-        for n in numbers:
-            turns = read.items(conversation[f"session_{n}"], f"{where}, 'session_{n}'")
-            if not turns:
-                continue
-            stamp = conversation.get(f"session_{n}_date_time")
-            try:
-                when = datetime.strptime(str(stamp).strip(), _LOCOMO_TIME).replace(tzinfo=UTC)
-            except ValueError:
-                raise read.fail(
-                    where,
-                    f"'session_{n}_date_time' is {stamp!r}, not a date like "
-                    "'1:56 pm on 8 May, 2023'",
-                ) from None
-            messages = []
-            for i, turn in enumerate(turns, start=1):
-                data = read.obj(turn, f"{where}, session {n}, turn {i}")
-                text = read.text(data, "text", f"{where}, session {n}, turn {i}", required=False)
-                caption = data.get("blip_caption")
-                if isinstance(caption, str) and caption.strip():
-                    text = f"{text} [shares {caption.strip()}]".strip()
-                if text:
-                    speaker = str(data.get("speaker") or "?")
-                    messages.append(Message("user", f"{speaker}: {text}"))
-            if messages:
-                sessions.append(Session(when, tuple(messages)))
-        sessions.sort(key=lambda s: s.time)
-        questions = []
-        for i, entry in enumerate(read.items(sample.get("qa"), f"{where}, 'qa'"), start=1):
-            qa = read.obj(entry, f"{where}, question {i}")
-            category = LOCOMO_CATEGORIES.get(qa.get("category"))  # type: ignore[arg-type]
-            if category is None:
-                raise read.fail(
-                    f"{where}, question {i}", f"'category' is {qa.get('category')!r}, not 1-5"
-                )
-            question = read.text(qa, "question", f"{where}, question {i}")
-            if category is Category.NEVER_SAID:
-                questions.append(
-                    Question(
-                        question,
-                        category,
-                        "Not mentioned in the conversation.",
-                        ((*NEVER_SAID_KEYWORDS, "no information"),),
-                    )
-                )
-                continue
-            answer = qa.get("answer")
-            if answer is None or not str(answer).strip():
-                raise read.bad(f"{where}, question {i}", "has no 'answer'")
-            gold = str(answer).strip()
-            if qa.get("category") == 3:
-                gold = gold.split(";")[0].strip()
-            questions.append(Question(question, category, gold, _answer_keywords(gold)))
-        personas.append(
-            Persona(
-                name,
-                f"LoCoMo conversation between {speakers[0]} and {speakers[1]}",
-                (),
-                (),
-                tuple(sessions),
-                tuple(questions),
-            )
-        )
+    personas = [
+        _persona(read, read.obj(item, f"sample {number}"), number)
+        for number, item in enumerate(samples, start=1)
+    ]
     return Dataset(Path(source).stem, source, tuple(personas), kind="locomo")
+
+
+def _persona(read: Reader, sample: Mapping[str, Any], number: int) -> Persona:
+    name = str(sample.get("sample_id") or f"sample-{number}")
+    where = f"sample {number} ({name!r})"
+    conversation = read.obj(sample.get("conversation"), f"{where}, 'conversation'")
+    speakers = [str(conversation.get(k) or "") for k in ("speaker_a", "speaker_b")]
+    numbers = sorted(
+        int(match.group(1))
+        for key in conversation
+        if (match := re.fullmatch(r"session_(\d+)", key))
+    )
+    found = (_session(read, conversation, n, where) for n in numbers)
+    sessions = sorted((s for s in found if s is not None), key=lambda s: s.time)
+    questions = [
+        _question(read, read.obj(entry, f"{where}, question {i}"), f"{where}, question {i}")
+        for i, entry in enumerate(read.items(sample.get("qa"), f"{where}, 'qa'"), start=1)
+    ]
+    return Persona(
+        name,
+        f"LoCoMo conversation between {speakers[0]} and {speakers[1]}",
+        (),
+        (),
+        tuple(sessions),
+        tuple(questions),
+    )
+
+
+def _session(read: Reader, conversation: Mapping[str, Any], n: int, where: str) -> Session | None:
+    """Session `n`: each turn a user message in its speaker's name; None when it says
+    nothing."""
+    turns = read.items(conversation[f"session_{n}"], f"{where}, 'session_{n}'")
+    if not turns:
+        return None
+    stamp = conversation.get(f"session_{n}_date_time")
+    try:
+        when = datetime.strptime(str(stamp).strip(), _LOCOMO_TIME).replace(tzinfo=UTC)
+    except ValueError:
+        raise read.fail(
+            where,
+            f"'session_{n}_date_time' is {stamp!r}, not a date like '1:56 pm on 8 May, 2023'",
+        ) from None
+    messages = []
+    for i, turn in enumerate(turns, start=1):
+        data = read.obj(turn, f"{where}, session {n}, turn {i}")
+        text = read.text(data, "text", f"{where}, session {n}, turn {i}", required=False)
+        caption = data.get("blip_caption")
+        if isinstance(caption, str) and caption.strip():
+            text = f"{text} [shares {caption.strip()}]".strip()
+        if text:
+            speaker = str(data.get("speaker") or "?")
+            messages.append(Message("user", f"{speaker}: {text}"))
+    return Session(when, tuple(messages)) if messages else None
+
+
+def _question(read: Reader, qa: Mapping[str, Any], where: str) -> Question:
+    category = LOCOMO_CATEGORIES.get(qa.get("category"))  # type: ignore[arg-type]
+    if category is None:
+        raise read.fail(where, f"'category' is {qa.get('category')!r}, not 1-5")
+    question = read.text(qa, "question", where)
+    if category is Category.NEVER_SAID:
+        return Question(
+            question,
+            category,
+            "Not mentioned in the conversation.",
+            ((*NEVER_SAID_KEYWORDS, "no information"),),
+        )
+    answer = qa.get("answer")
+    if answer is None or not str(answer).strip():
+        raise read.bad(where, "has no 'answer'")
+    gold = str(answer).strip()
+    if qa.get("category") == 3:
+        gold = gold.split(";")[0].strip()
+    return Question(question, category, gold, _answer_keywords(gold))
 
 
 def _answer_keywords(answer: str) -> tuple[tuple[str, ...], ...]:

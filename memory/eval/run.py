@@ -9,7 +9,7 @@ import re
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -84,23 +84,31 @@ def _replay(store: MemoryStore, persona: Persona, model: str) -> None:
 Progress = Callable[[str], None]
 
 
+@dataclass(frozen=True)
+class Askers:
+    """Who answers a persona's questions, `model` from `catalog`, and who grades the
+    answers, `judge` from `judges` (each catalog `pinned` to its model), with one policy."""
+
+    catalog: Catalog
+    model: str
+    policy: RetryPolicy | None = None
+    judge: str | None = None
+    judges: Catalog | None = None
+
+
 async def eval_persona(
     persona: Persona,
-    catalog: Catalog,
-    model: str,
+    askers: Askers,
     root: Path,
     *,
     settings: MemorySettings | None = None,
-    judge: str | None = None,
-    judge_catalog: Catalog | None = None,
-    policy: RetryPolicy | None = None,
     on_progress: Progress | None = None,
 ) -> PersonaReport:
-    """Replay one persona into a fresh data folder at `root`, ask its questions, score them.
-    `catalog` should be `pinned` to `model` (run_eval does it)."""
+    """Replay one persona into a fresh data folder at `root`, ask its questions, score them."""
     from memory.consolidation.run import consolidate_pending
     from memory.data.store import MemoryStore
 
+    catalog, model, policy = askers.catalog, askers.model, askers.policy
     say = on_progress or (lambda _line: None)
     base = settings or MemorySettings()
     # Every change is saved, whichever model makes it: the eval measures what would be
@@ -124,9 +132,7 @@ async def eval_persona(
     sessions = tuple(_session_result(r) for r in results)
     answers = []
     for number, question in enumerate(persona.questions, start=1):
-        answers.append(
-            await _ask(store, catalog, model, persona, question, policy, judge, judge_catalog)
-        )
+        answers.append(await _ask(store, askers, persona, question))
         say(f"{persona.name}: question {number}/{len(persona.questions)}")
     memory = (await asyncio.to_thread(store.read_memory)).text
     return memory_scores(persona, memory, sessions, tuple(answers), consolidation_seconds)
@@ -147,21 +153,13 @@ def _session_result(result: Consolidation) -> SessionResult:
     )
 
 
-async def _ask(
-    store: MemoryStore,
-    catalog: Catalog,
-    model: str,
-    persona: Persona,
-    question: Question,
-    policy: RetryPolicy | None,
-    judge: str | None,
-    judge_catalog: Catalog | None,
-) -> Answer:
+async def _ask(store: MemoryStore, askers: Askers, persona: Persona, question: Question) -> Answer:
     """One question in a fresh private session: the real chat turn, whose journal is gone
     afterwards, so no later question's search finds an earlier question or answer."""
     from memory.chat.turn import answer
     from memory.sessions.live import LiveSession
 
+    catalog, model, policy, judge = askers.catalog, askers.model, askers.policy, askers.judge
     now = persona.now
     session = await asyncio.to_thread(LiveSession.start, store, model, private=True)
     try:
@@ -172,9 +170,9 @@ async def _ask(
     finally:
         await asyncio.to_thread(session.close)
     judged, judge_cost = None, 0.0
-    if judge is not None and judge_catalog is not None:
+    if judge is not None and askers.judges is not None:
         if turn.ok:
-            judged, judge_cost = await ask_judge(judge_catalog, judge, question, turn.text, policy)
+            judged, judge_cost = await ask_judge(askers.judges, judge, question, turn.text, policy)
         else:
             judged = False
     return Answer(
@@ -223,13 +221,9 @@ async def run_eval(
             reports.append(
                 await eval_persona(
                     persona,
-                    own,
-                    model,
+                    Askers(own, model, policy, judge, graders),
                     root,
                     settings=settings,
-                    judge=judge,
-                    judge_catalog=graders,
-                    policy=policy,
                     on_progress=on_progress,
                 )
             )
