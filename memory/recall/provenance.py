@@ -10,7 +10,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -21,6 +21,7 @@ from memory.data.files import digest, ensure_dir, read_text
 from memory.data.history import HistoryEntry, parse_entries
 from memory.data.store import MemoryStore, Version
 from memory.data.versions import VersionKind
+from memory.message import Message
 from memory.sessions.journal import session_started
 
 log = logging.getLogger(__name__)
@@ -219,7 +220,9 @@ def authorship(store: MemoryStore, since: datetime) -> tuple[frozenset[str], fro
     return frozenset(mine), frozenset(newer)
 
 
-def likely_messages(messages: list[dict[str, Any]], line: str, *, limit: int = 3) -> list[int]:
+def likely_messages(
+    messages: Sequence[Message | Mapping[str, Any]], line: str, *, limit: int = 3
+) -> list[int]:
     """Indices of the messages `line` most likely came from, best first; [] when none
     shares a telling word with it."""
     wanted = telling(line)

@@ -4,12 +4,13 @@ content parts; memory only a mention."""
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from memory.chat.attachments.kinds import HEX64, AttachmentError, human_size
 from memory.chat.attachments.storage import stored_path, stored_text
 from memory.data.store import MemoryStore
+from memory.message import Message
 
 
 def display_name(record: dict[str, Any]) -> str:
@@ -30,7 +31,7 @@ def mention(record: dict[str, Any]) -> str:
     return f"[attached: {', '.join(parts)}]"
 
 
-def records_of(message: dict[str, Any]) -> list[dict[str, Any]]:
+def records_of(message: Message | Mapping[str, Any]) -> list[dict[str, Any]]:
     """A journal message's attachment records (none for a damaged or hand-edited list)."""
     found = message.get("attachments")
     if not isinstance(found, list):
@@ -39,12 +40,16 @@ def records_of(message: dict[str, Any]) -> list[dict[str, Any]]:
     return [r for r in found if isinstance(r, dict) and HEX64.fullmatch(str(r.get("sha256")))]
 
 
-def kinds_of(messages: Iterable[dict[str, Any]]) -> set[str]:
+def kinds_of(messages: Iterable[Message | Mapping[str, Any]]) -> set[str]:
     return {str(r.get("kind")) for m in messages for r in records_of(m)}
 
 
 def expand(
-    store: MemoryStore, message: dict[str, Any], sent: dict[str, Any], *, images: bool = True
+    store: MemoryStore,
+    message: Message | Mapping[str, Any],
+    sent: dict[str, Any],
+    *,
+    images: bool = True,
 ) -> dict[str, Any]:
     """`sent` (the context's form of journal `message`) with its attachments as content
     parts: each text or PDF a text block naming the file, each image an image_url part
