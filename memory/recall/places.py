@@ -4,40 +4,19 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from memory.data.layout import Layout
 
 if TYPE_CHECKING:
     from memory.data.store import MemoryStore
 
 
-@dataclass(frozen=True)
-class Places:
-    """Where the searched files are, as MemoryStore lays them out, for a caller that needs
-    nothing else of the store (the command line: importing the store costs more than
-    searching a small history)."""
-
-    root: Path
-
-    @property
-    def history_path(self) -> Path:
-        return self.root / "HISTORY.md"
-
-    @property
-    def archive_dir(self) -> Path:
-        return self.root / "history"
-
-    @property
-    def sessions_dir(self) -> Path:
-        return self.root / "sessions"
-
-    @property
-    def done_dir(self) -> Path:
-        return self.sessions_dir / "done"
-
-    def archive_files(self) -> list[Path]:
-        return sorted(self.archive_dir.glob("*.md")) if self.archive_dir.is_dir() else []
+# Where the searched files are: the data folder's one layout, for a caller that needs nothing
+# else of the store (the command line: importing the store costs more than searching a small
+# history). The old name, kept for its callers.
+Places = Layout
 
 
 def _session_day(path: Path) -> str:
@@ -56,7 +35,7 @@ def _journals(folder: Path, *, reverse: bool = False) -> list[str]:
     return sorted((n for n in names if n.endswith(".jsonl")), reverse=reverse)
 
 
-def searched_files(store: MemoryStore | Places, since: str = "", until: str = "") -> list[Path]:
+def searched_files(store: MemoryStore | Layout, since: str = "", until: str = "") -> list[Path]:
     """Newest first: open sessions (live and pending), HISTORY.md, then finished sessions
     and monthly archives by date. Files that cannot hold a line between `since` and
     `until` ("YYYY-MM-DD" or a prefix of it) are left out."""

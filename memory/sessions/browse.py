@@ -373,7 +373,7 @@ def delete_session(store: MemoryStore, session_id: str, *, forget: bool = False)
     from memory.data.files import HeldLock
 
     journal = store.find_session(session_id)
-    lock = HeldLock(store.sessions_dir / f".{session_id}.live")
+    lock = HeldLock(store.layout.live_lock(session_id))
     if journal.state is journals.JournalState.ACTIVE and not lock.acquire():
         raise ValueError(f"Session {session_id} is open in a Kept window; end it first.")
     try:
@@ -381,10 +381,7 @@ def delete_session(store: MemoryStore, session_id: str, *, forget: bool = False)
             forget_entry(store, session_id)
         journal.path.unlink(missing_ok=True)
         fsync_dir(journal.path.parent)
-        for leftover in (
-            store.sessions_dir / f".{session_id}.live",
-            store.sessions_dir / f".{session_id}.claim",
-        ):
+        for leftover in (store.layout.live_lock(session_id), store.layout.claim_lock(session_id)):
             leftover.unlink(missing_ok=True)
         from memory.chat.attachments import collect
 

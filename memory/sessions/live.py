@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
+from pathlib import Path
 from typing import Any
 
 from memory.data.files import HeldLock
@@ -63,6 +64,8 @@ class LiveSession:
         self._found: Future[LiveSession] | None = None
         self._finding = threading.Lock()
         self.on_found: Callable[[LiveSession], None] | None = None
+        # The journals the look for this session could not read, each with the sentence why.
+        self.unreadable: dict[Path, str] = {}
 
     @classmethod
     def to_find(cls, store: MemoryStore, model: str | None = None) -> LiveSession:
@@ -103,6 +106,7 @@ class LiveSession:
             self._found = Future()
             raise
         self._journal, self._lock = live.journal, live._lock
+        self.unreadable = live.unreadable
         self._context_start, self._found = live._context_start, None
         if self.on_found is not None:
             self.on_found(self)
@@ -110,7 +114,7 @@ class LiveSession:
 
     @staticmethod
     def _lock_for(store: MemoryStore, journal: Journal) -> HeldLock:
-        return HeldLock(store.sessions_dir / f".{journal.id}.live")
+        return HeldLock(store.layout.live_lock(journal.id))
 
     @property
     def private(self) -> bool:
@@ -128,11 +132,11 @@ class LiveSession:
     @classmethod
     def resume_or_start(cls, store: MemoryStore, model: str | None = None) -> LiveSession:
         """The newest active session no other Kept window has open (quitting never
-        consolidates), or a new one."""
-        active = store.active_sessions()
+        consolidates), or a new one; its `unreadable` names the journals that could not
+        be read on the way."""
+        scan = store.scan_active()
         # The one used last first: ids share a second's resolution, file times do not.
-        active.sort(key=_last_used, reverse=True)
-        for journal in active:
+        for journal in sorted(scan.journals, key=_last_used, reverse=True):
             lock = cls._lock_for(store, journal)
             if not lock.acquire():
                 continue
@@ -144,8 +148,11 @@ class LiveSession:
                 continue
             live = cls(store, journal, lock)
             live.settle_queue()  # typed before Kept closed, never sent: part of the session
+            live.unreadable = scan.unreadable
             return live
-        return cls.start(store, model)
+        live = cls.start(store, model)
+        live.unreadable = scan.unreadable
+        return live
 
     @classmethod
     def join_latest(cls, store: MemoryStore, model: str | None = None) -> LiveSession | None:
@@ -172,7 +179,7 @@ class LiveSession:
 
         from memory.data.files import fsync_dir
 
-        lock = HeldLock(store.sessions_dir / f".{session_id}.live")
+        lock = HeldLock(store.layout.live_lock(session_id))
         if not lock.acquire():
             return None
         try:

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from memory.data.files import HeldLock, fsync_dir
+from memory.data.layout import live_lock
 from memory.sessions.marks import marked_open, open_marks
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ def discard_orphaned_private(sessions_dir: Path) -> int:
     for path in _maybe_active(sessions_dir):
         if not _is_private(path):
             continue
-        lock_path = sessions_dir / f".{path.stem}.live"
+        lock_path = live_lock(sessions_dir, path.stem)
         try:
             # A new session writes its journal, then takes its lock: a moment apart.
             if not lock_path.exists() and time.time() - path.stat().st_mtime < ORPHAN_GRACE:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.data.files import atomic_write, read_text
+from memory.data.session_files import unreadable
 from memory.data.store import MemoryStore
 from memory.sessions import journal as journals
 from memory.sessions.journal import Failure, Journal, Segment
@@ -87,31 +88,56 @@ def _session(path: str, row: list[Any]) -> PendingSession | None:
     return PendingSession(path, str(session_id), parts, failures)
 
 
-def pending(store: MemoryStore) -> list[PendingSession]:
-    """Every pending session that is not private, oldest first, as `store.pending_sessions`
-    finds them: journals changed since the cache was written are read, the rest are not.
-    A journal that cannot be read is named in `store.skipped`, as there."""
-    index_path = store.root / INDEX
-    cached: dict[str, Any] = {}
+@dataclass(frozen=True)
+class PendingScan:
+    """What one look at the pending sessions found: each pending session, oldest first,
+    and the journals that could not be read, each with the sentence why."""
+
+    sessions: list[PendingSession]
+    unreadable: dict[Path, str]
+
+
+def _cached_rows(index_path: Path) -> dict[str, Any]:
+    """The cache's rows by journal name; empty when missing, damaged or not an index."""
     try:
         index = json.loads(read_text(index_path)[0] or "{}")
         if index.get("version") == INDEX_VERSION and isinstance(index.get("journals"), dict):
-            cached = index["journals"]
+            return dict(index["journals"])
     except (OSError, ValueError, AttributeError):
-        cached = {}  # missing, damaged or not an index: rebuilt below
+        pass
+    return {}
+
+
+def _journal_entries(folder: Path) -> list[os.DirEntry[str]]:
     try:
-        with os.scandir(store.sessions_dir) as scan:
-            entries = sorted(
-                (e for e in scan if e.name.endswith(".jsonl")),
-                key=lambda e: e.name,
-            )
+        with os.scandir(folder) as scan:
+            return sorted((e for e in scan if e.name.endswith(".jsonl")), key=lambda e: e.name)
     except (FileNotFoundError, NotADirectoryError):
-        entries = []
+        return []
+
+
+def _from_cache(
+    entry: os.DirEntry[str], key: list[int], known: object
+) -> tuple[list[Any], PendingSession | None] | None:
+    """The cached row of a journal unchanged since it was written (key first) and its
+    pending session, or None when the journal must be read again."""
+    if not isinstance(known, list) or known[:3] != key:
+        return None
+    try:
+        return known, _session(entry.path, known[3:])
+    except (TypeError, ValueError):
+        return None  # a row Kept did not write: the journal is read again
+
+
+def scan_pending(store: MemoryStore) -> PendingScan:
+    """Every pending session that is not private, oldest first, as `store.pending_sessions`
+    finds them: journals changed since the cache was written are read, the rest are not."""
+    index_path = store.root / INDEX
+    cached = _cached_rows(index_path)
     fresh: dict[str, Any] = {}
-    found: list[PendingSession] = []
-    skipped: dict[Path, str] = {}
+    scan = PendingScan([], {})
     changed = False
-    for entry in entries:
+    for entry in _journal_entries(store.sessions_dir):
         try:
             stat = entry.stat(follow_symlinks=False)
         except FileNotFoundError:
@@ -119,47 +145,44 @@ def pending(store: MemoryStore) -> list[PendingSession]:
         except OSError:
             stat = None
         key = [stat.st_size, stat.st_mtime_ns, stat.st_ino] if stat else None
-        known = cached.get(entry.name)
-        session: PendingSession | None = None
-        if isinstance(known, list) and key is not None and known[:3] == key:
+        found = _from_cache(entry, key, cached.get(entry.name)) if key is not None else None
+        if found is None:
             try:
-                session = _session(entry.path, known[3:])
-            except (TypeError, ValueError):
-                known = None  # a row Kept did not write: the journal is read again
-            else:
-                fresh[entry.name] = known
-                if session is not None:
-                    found.append(session)
+                journal = journals.load(Path(entry.path))
+            except FileNotFoundError:
                 continue
-        try:
-            journal = journals.load(Path(entry.path))
-        except FileNotFoundError:
-            continue
-        except OSError as exc:  # one bad file must not hide the rest
-            skipped[Path(entry.path)] = (
-                f"{entry.path} could not be read ({exc.strerror or exc}); Kept "
-                "skips it. Fix its owner or mode, or move it away."
-            )
-            continue
-        row = _row(journal)
+            except OSError as exc:  # one bad file must not hide the rest
+                scan.unreadable[Path(entry.path)] = unreadable(Path(entry.path), exc)
+                continue
+            row = [*(key or []), *_row(journal)]
+            found, changed = (row, _session(entry.path, row[-2:])), True
         if key is not None:
-            fresh[entry.name] = [*key, *row]
-        changed = True
-        session = _session(entry.path, row)
-        if session is not None:
-            found.append(session)
-    store.skipped = skipped
+            fresh[entry.name] = found[0]
+        if found[1] is not None:
+            scan.sessions.append(found[1])
     if changed or len(fresh) != len(cached):
-        try:
-            atomic_write(
-                index_path,
-                json.dumps({"version": INDEX_VERSION, "journals": fresh}, ensure_ascii=False),
-            )
-        except OSError as exc:  # a cache: the answer is right without it, only slower
-            log.warning(
-                "%s could not be written (%s); pending sessions are read from their "
-                "journals next time too.",
-                index_path,
-                exc.strerror,
-            )
-    return found
+        _save(index_path, fresh)
+    return scan
+
+
+def pending(store: MemoryStore) -> list[PendingSession]:
+    """The sessions of `scan_pending`; its unreadable journals go to the store's old side
+    channel (`store.skipped`) until its readers take them from `scan_pending`."""
+    scan = scan_pending(store)
+    store.skipped = scan.unreadable
+    return scan.sessions
+
+
+def _save(index_path: Path, fresh: dict[str, Any]) -> None:
+    try:
+        atomic_write(
+            index_path,
+            json.dumps({"version": INDEX_VERSION, "journals": fresh}, ensure_ascii=False),
+        )
+    except OSError as exc:  # a cache: the answer is right without it, only slower
+        log.warning(
+            "%s could not be written (%s); pending sessions are read from their "
+            "journals next time too.",
+            index_path,
+            exc.strerror,
+        )

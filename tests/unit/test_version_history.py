@@ -55,7 +55,7 @@ def reference(store: MemoryStore) -> list[tuple[str, int | None]]:
             text = lines(path.with_suffix(".md").read_bytes())
         except (OSError, ValueError):
             continue
-        if VersionKind.of(str(meta.get("source", ""))) is VersionKind.NOT_KEPT:
+        if VersionKind.of(str(meta.get("kind", meta.get("source", "")))) is VersionKind.NOT_KEPT:
             continue
         restored = meta.get("restored")
         base = by_number.get(restored, current) if isinstance(restored, int) else current
@@ -191,7 +191,7 @@ def test_a_hand_written_line_is_explained_from_the_newest_record_alone() -> None
     line = next(b for b in blame(store) if "typed by hand" in b.text)
     assert line.version is None
     read: list[int] = []
-    real = store.version
-    store.version = lambda n: read.append(n) or real(n)  # type: ignore[method-assign]
+    real = store.book.version
+    store.book.version = lambda n: read.append(n) or real(n)  # type: ignore[method-assign]
     assert "You wrote this line by hand (edited by you) after version 3 (" in described(store, line)
     assert read == [3]
