@@ -232,6 +232,35 @@ def read_text(path: Path) -> tuple[str, bytes]:
     return raw.decode("utf-8", errors="replace"), raw
 
 
+class LockedOnLoop(RuntimeError):
+    """A lock was taken on a thread running an event loop while `forbid_on_loop` is on."""
+
+
+_forbid_on_loop = False
+
+
+def forbid_on_loop(on: bool = True) -> None:
+    """Make `locked` raise LockedOnLoop on a thread that runs an event loop (tests switch it
+    on): a lock waits for another process, and a loop that waits draws nothing."""
+    global _forbid_on_loop
+    _forbid_on_loop = on
+
+
+def _check_off_loop(path: Path) -> None:
+    if not _forbid_on_loop or "asyncio" not in sys.modules:
+        return  # no loop can run where asyncio was never imported
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise LockedOnLoop(
+        f"{path} was locked on a thread running an event loop; call the store through "
+        "memory.data.aio.AsyncStore there"
+    )
+
+
 @contextlib.contextmanager
 def locked(path: Path, *, blocking: bool = True) -> Iterator[bool]:
     """Hold an exclusive advisory lock on `path` (created if needed) for the block.
@@ -239,6 +268,7 @@ def locked(path: Path, *, blocking: bool = True) -> Iterator[bool]:
     Yields False when `blocking` is False and another process holds it. The OS frees the
     lock when its holder dies, so a crash never leaves a stale lock behind.
     """
+    _check_off_loop(path)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | NOFOLLOW | _BINARY, FILE_MODE)
     try:
         if not _try_lock(fd, blocking):
