@@ -134,6 +134,7 @@ class _Acceptance:
 
 
 async def consolidate_job(job: Job) -> Consolidation:
+    """Take a prepared job to its outcome (the caller holds the session's claim)."""
     if job.max_parts is not None:  # a session already found too long is not measured again
         measure = Measure(
             job.store, job.catalog, job.chain, job.journal, job.segment, job.max_parts
@@ -166,7 +167,7 @@ async def _rounds(job: Job, blocks: list[str]) -> Consolidation:
                 break
             shrink += 1  # a model ran out of room: the same walk with smaller parts
             continue
-        kept = await _keep(job, base, walked)
+        kept = await _keep(job, base, walked.saved, walked.model)
         if kept is not None:
             return kept
         reason = "MEMORY.md changed while this session was being saved"
@@ -241,13 +242,14 @@ async def _ask(job: Job, messages: list[dict[str, str]], accept: _Acceptance) ->
     )
 
 
-async def _keep(job: Job, base: MemoryText, walked: _Walked) -> Consolidation | None:
-    """Propose the result for review or commit it; None when MEMORY.md changed meanwhile."""
+async def _keep(
+    job: Job, base: MemoryText, saved: SavedMemory, answered: str | None
+) -> Consolidation | None:
+    """Propose the result for review or commit it; None when MEMORY.md changed meanwhile.
+    `answered` is the model whose answer it is (None when there was nothing to ask)."""
     from memory.consolidation.review import propose
 
-    saved = walked.saved
-    assert saved is not None
-    model = walked.model or job.head
+    model = answered or job.head
     entry = format_entry(job.when, saved.history_entry)
     store, journal, segment = job.store, job.journal, job.segment
     rule = await asyncio.to_thread(review_rule_for, store, job.catalog, model)
@@ -264,11 +266,11 @@ async def _keep(job: Job, base: MemoryText, walked: _Walked) -> Consolidation | 
             job.when,
         )
         return Consolidation.for_review(
-            journal.id, segment, walked.model, tuple(job.attempts), job.elapsed(), entry
+            journal.id, segment, answered, tuple(job.attempts), job.elapsed(), entry
         )
     if await asyncio.to_thread(commit, store, journal, segment, saved, base, model, job.when):
         return Consolidation.committed(
-            journal.id, segment, walked.model, tuple(job.attempts), job.elapsed(), entry
+            journal.id, segment, answered, tuple(job.attempts), job.elapsed(), entry
         )
     return None
 
