@@ -12,6 +12,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 
 from memory.data.files import atomic_write, digest, read_text
@@ -27,6 +28,40 @@ class MemoryProblem(OSError):
 
 class MemoryUnreadable(MemoryProblem):
     """MEMORY.md exists but cannot be read."""
+
+
+class Refusal(StrEnum):
+    """Why MEMORY.md was not written as asked."""
+
+    EMPTY = "empty"  # nothing to remember
+    OVER_BUDGET = "over_budget"  # the line would take MEMORY.md past its budget
+    CHANGED = "changed"  # MEMORY.md changed after the version to undo
+
+
+class MemoryRefused(ValueError):
+    """MEMORY.md was not written, and nothing else was: the kind and the facts a sentence
+    needs (`chars` MEMORY.md would have, its `budget`, the `version` to undo). Its str()
+    is the sentence shown today, until each caller words the kind itself."""
+
+    def __init__(self, kind: Refusal, *, chars: int = 0, budget: int = 0, version: int = 0) -> None:
+        self.kind, self.chars, self.budget, self.version = kind, chars, budget, version
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        if self.kind is Refusal.EMPTY:
+            return (
+                "Nothing to remember: write it after the command, e.g. "
+                "/remember I prefer metric units."
+            )
+        if self.kind is Refusal.OVER_BUDGET:
+            return (
+                f"MEMORY.md would be {self.chars:,} characters, over its "
+                f"{self.budget:,} budget; /tidy it first."
+            )
+        return (
+            f"MEMORY.md changed after version {self.version}, so it cannot be "
+            "undone here; /memory lists every version to restore."
+        )
 
 
 @dataclass(frozen=True)
@@ -172,7 +207,8 @@ class MemoryFile:
 
     def undo(self, number: int) -> int:
         """Put back the MEMORY.md that version `number` replaced; the undo is itself a new
-        version. Raises ValueError, writing nothing, if MEMORY.md changed since."""
+        version. Raises MemoryRefused (a ValueError), writing nothing, if MEMORY.md changed
+        since."""
         written = self.versions.text(number)
         previous = self.versions.previous(number)
         raw = previous.path.read_bytes() if previous else b""
@@ -180,10 +216,7 @@ class MemoryFile:
         with self._lock():
             self._recover()
             if self.read().digest != digest(written):
-                raise ValueError(
-                    f"MEMORY.md changed after version {number}, so it cannot be "
-                    "undone here; /memory lists every version to restore."
-                )
+                raise MemoryRefused(Refusal.CHANGED, version=number)
             self.write(raw)
             restored = previous.number if previous else 0
             return self.versions.save(
@@ -193,18 +226,15 @@ class MemoryFile:
     def remember(self, line: str, via: str | None, max_chars: int) -> int:
         """Add one line to MEMORY.md at once, with no model call (/remember); the result is
         a version naming `via`, the tool the line came through (an MCP client), when
-        given. Returns its number; raises ValueError, writing nothing, when the line is
-        empty or MEMORY.md would outgrow `max_chars`."""
+        given. Returns its number; raises MemoryRefused (a ValueError), writing nothing,
+        when the line is empty or MEMORY.md would outgrow `max_chars`."""
         from memory.consolidation.redact import redact
         from memory.sanitize import clean_text
 
         # Redacted before the spaces are joined: a key wrapped onto a second line is one.
         line = " ".join(redact(clean_text(line)).split())
         if not line:
-            raise ValueError(
-                "Nothing to remember: write it after the command, e.g. "
-                "/remember I prefer metric units."
-            )
+            raise MemoryRefused(Refusal.EMPTY)
         now = _now()
         with self._lock():
             self._recover()
@@ -212,10 +242,7 @@ class MemoryFile:
             body = current.text.rstrip("\n")
             text = f"{body}\n- {line}\n" if body else f"- {line}\n"
             if len(text) > max_chars:
-                raise ValueError(
-                    f"MEMORY.md would be {len(text):,} characters, over its "
-                    f"{max_chars:,} budget; /tidy it first."
-                )
+                raise MemoryRefused(Refusal.OVER_BUDGET, chars=len(text), budget=max_chars)
             self.keep_unversioned(current, now)
             self.write(text)
             return self.versions.save(

@@ -73,6 +73,17 @@ def parse_source(stored: str) -> tuple[VersionKind, int | None, str | None]:
     return VersionKind.OTHER, None, None
 
 
+class NoSuchVersion(LookupError):
+    """There is no version `number`. Its str() is the sentence shown today."""
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return f"There is no version {self.number}; `kept memory versions` lists them."
+
+
 @dataclass(frozen=True)
 class Version:
     """One version's record: what wrote it, when, from which session and model."""
@@ -252,13 +263,11 @@ class VersionBook:
         return None
 
     def text(self, number: int) -> bytes:
-        """Version `number`'s text; LookupError when there is none."""
+        """Version `number`'s text; NoSuchVersion (a LookupError) when there is none."""
         try:
             return (self.folder / f"{number:06d}.md").read_bytes()
         except FileNotFoundError:
-            raise LookupError(
-                f"There is no version {number}; `kept memory versions` lists them."
-            ) from None
+            raise NoSuchVersion(number) from None
 
     def save(self, raw: bytes, written: Written) -> int:
         """Keep one MEMORY.md text as a numbered version (content first, then its record)."""

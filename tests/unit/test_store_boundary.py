@@ -116,3 +116,31 @@ def test_the_journals_a_look_could_not_read_come_back_with_what_it_found(
     live = LiveSession.resume_or_start(store, "gpt-4.1-mini")
     assert list(live.unreadable) == [bad]
     live.release()
+
+
+def test_a_refused_write_carries_its_kind_and_facts(store: MemoryStore) -> None:
+    from dataclasses import replace
+
+    from memory.data.memory_file import MemoryRefused, Refusal
+    from memory.data.versions import NoSuchVersion
+
+    store.settings = replace(store.settings, memory_max_chars=20)
+    with pytest.raises(MemoryRefused) as empty:
+        store.remember("   ")
+    with pytest.raises(MemoryRefused) as over:
+        store.remember("a line far longer than twenty characters")
+    assert empty.value.kind is Refusal.EMPTY
+    assert (over.value.kind, over.value.chars, over.value.budget) == (Refusal.OVER_BUDGET, 43, 20)
+    first = store.remember("I like tea")
+    store.write_memory("- changed by hand\n")
+    with pytest.raises(MemoryRefused) as changed:
+        store.undo(first)
+    assert (changed.value.kind, changed.value.version) == (Refusal.CHANGED, first)
+    with pytest.raises(NoSuchVersion) as missing:
+        store.version_text(9)
+    assert missing.value.number == 9
+    # Until every caller words the kind itself, each says what it said before.
+    assert (
+        str(over.value) == "MEMORY.md would be 43 characters, over its 20 budget; /tidy it first."
+    )
+    assert isinstance(changed.value, ValueError) and isinstance(missing.value, LookupError)
