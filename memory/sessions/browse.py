@@ -267,6 +267,18 @@ def list_sessions(store: MemoryStore) -> list[SessionSummary]:
     return rows
 
 
+def _cached_rows(index_path: Path) -> dict[str, dict[str, Any]]:
+    """The list's cache by journal name; empty when missing, damaged or not an index (it is
+    rebuilt then)."""
+    try:
+        index = json.loads(read_text(index_path)[0] or "{}")
+        if index.get("version") == INDEX_VERSION and isinstance(index.get("sessions"), dict):
+            return dict(index["sessions"])
+    except (OSError, ValueError, AttributeError):
+        pass
+    return {}
+
+
 def read_sessions(store: MemoryStore) -> tuple[list[SessionSummary], Callable[[], None]]:
     """Every session on disk except private ones, newest first, and what brings the list's
     cache up to date: a screen shows the rows first, then saves (10,000 rows are some
@@ -274,13 +286,7 @@ def read_sessions(store: MemoryStore) -> tuple[list[SessionSummary], Callable[[]
     titles = _Titles(store)
     found: dict[str, SessionSummary] = {}
     index_path = store.root / INDEX
-    cached: dict[str, dict[str, Any]] = {}
-    try:
-        index = json.loads(read_text(index_path)[0] or "{}")
-        if index.get("version") == INDEX_VERSION and isinstance(index.get("sessions"), dict):
-            cached = index["sessions"]
-    except (OSError, ValueError, AttributeError):
-        cached = {}  # missing, damaged or not an index: rebuilt below
+    cached = _cached_rows(index_path)
     fresh: dict[str, dict[str, Any]] = {}
     changed = False
     # Directory entries, not Paths: at 10,000 sessions Path objects cost most of the time.
