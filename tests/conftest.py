@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,14 +10,7 @@ import keyring.backends.fail
 import pytest
 
 from tests.fakes.keyring_backend import MemoryKeyring
-
-PROVIDER_ENV = (
-    "ANTHROPIC_API_KEY",
-    "OPENAI_API_KEY",
-    "GROQ_API_KEY",
-    "GEMINI_API_KEY",
-    "DEEPSEEK_API_KEY",
-)
+from tests.support import PROVIDER_ENV
 
 
 @pytest.fixture(autouse=True)
@@ -49,10 +41,3 @@ def fake():
 
     with FakeProvider() as provider:
         yield provider
-
-
-def subprocess_env(**extra: str) -> dict[str, str]:
-    """The environment for a child `kept` process: this test's folders, nothing else."""
-    env = {k: v for k, v in os.environ.items() if k not in PROVIDER_ENV}
-    env.update(extra)
-    return env

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import socket
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,6 +24,15 @@ if TYPE_CHECKING:
     from app.main import KeptApp
     from memory import MemorySettings, MemoryStore
     from memory.sessions.journal import Journal
+
+PROVIDER_ENV = (
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "GROQ_API_KEY",
+    "GEMINI_API_KEY",
+    "DEEPSEEK_API_KEY",
+)
+
 
 FAKE_GATEWAYS = ("openai", "groq", "anthropic", "deepseek", "local")
 
@@ -303,3 +313,19 @@ def search_children(pid: int | None = None) -> list[int]:
                 if b"_child_main" in Path(f"/proc/{child}/cmdline").read_bytes():
                     found.append(int(child))
     return found
+
+
+def listening(port: int) -> bool:
+    """Whether a server on this machine accepts connections on `port` yet."""
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """The environment for a child `kept` process: this test's folders, nothing else."""
+    env = {k: v for k, v in os.environ.items() if k not in PROVIDER_ENV}
+    env.update(extra)
+    return env

@@ -49,7 +49,7 @@ async def chat_while_saving(
     return turn, [consolidation(r.body) for r in fake.dropped], saving
 
 
-def test_a_chat_turn_preempts_a_consolidation_at_a_one_request_local_server(fake) -> None:
+async def test_a_chat_turn_preempts_a_consolidation_at_a_one_request_local_server(fake) -> None:
     store = MemoryStore(settings=MemorySettings(review_by_model={"smollm2": Review.AFTER}))
     journal = pending_session(store)
     fake.one_slot = True  # like llama-cpp-python: the next request waits for this one
@@ -57,11 +57,8 @@ def test_a_chat_turn_preempts_a_consolidation_at_a_one_request_local_server(fake
     fake.responder = answers(text(json.dumps(save_args())))
     catalog = local_catalog(fake)
 
-    async def scenario() -> tuple[Turn, list[bool], Any]:
-        turn, dropped, saving = await chat_while_saving(fake, store, catalog, "smollm2")
-        return turn, dropped, await saving
-
-    turn, dropped, (result,) = asyncio.run(scenario())
+    turn, dropped, saving = await chat_while_saving(fake, store, catalog, "smollm2")
+    (result,) = await saving
     # The server served the chat only once the held save had let go of it.
     assert turn.ok and turn.text == CHAT_REPLY
     assert dropped == [True]
@@ -77,39 +74,33 @@ def test_a_chat_turn_preempts_a_consolidation_at_a_one_request_local_server(fake
     assert health.state is State.HEALTHY and health.failures == 0
 
 
-def test_a_hosted_gateway_is_never_preempted(fake) -> None:
+async def test_a_hosted_gateway_is_never_preempted(fake) -> None:
     store = MemoryStore(settings=MemorySettings(consolidation_model="gpt-4.1-mini"))
     pending_session(store)
     fake.responder = answers(hold(then=tool_call("save_memory", save_args())))
     catalog = fake_catalog(fake)
 
-    async def scenario() -> tuple[Turn, list[bool], bool, Any]:
-        turn, dropped, saving = await chat_while_saving(fake, store, catalog, "gpt-4.1-mini")
-        held = not saving.done()
-        fake.release()  # the save answers now, on its first and only request
-        return turn, dropped, held, await saving
-
-    turn, dropped, held, (result,) = asyncio.run(scenario())
+    turn, dropped, saving = await chat_while_saving(fake, store, catalog, "gpt-4.1-mini")
+    held = not saving.done()
+    fake.release()  # the save answers now, on its first and only request
+    (result,) = await saving
     assert turn.ok and turn.text == CHAT_REPLY
     assert dropped == [] and held
     assert result.saved and [a.outcome for a in result.attempts] == [Outcome.OK]
     assert [consolidation(r.body) for r in fake.requests] == [True, False]
 
 
-def test_a_llama_server_with_several_slots_serves_both_at_once(fake) -> None:
+async def test_a_llama_server_with_several_slots_serves_both_at_once(fake) -> None:
     store = MemoryStore(settings=MemorySettings(review_by_model={"smollm2": Review.AFTER}))
     pending_session(store)
     fake.total_slots = 2  # GET /props says so, as llama-server started with --parallel 2
     fake.responder = answers(hold(then=text(json.dumps(save_args()))))
     catalog = local_catalog(fake)
 
-    async def scenario() -> tuple[Turn, list[bool], bool, Any]:
-        turn, dropped, saving = await chat_while_saving(fake, store, catalog, "smollm2")
-        held = not saving.done()
-        fake.release()
-        return turn, dropped, held, await saving
-
-    turn, dropped, held, (result,) = asyncio.run(scenario())
+    turn, dropped, saving = await chat_while_saving(fake, store, catalog, "smollm2")
+    held = not saving.done()
+    fake.release()
+    (result,) = await saving
     assert turn.ok and turn.text == CHAT_REPLY
     assert dropped == [] and held
     assert result.saved and [a.outcome for a in result.attempts] == [Outcome.OK]

@@ -5,12 +5,10 @@ from its size."""
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 import subprocess
 import sys
-import time
 from dataclasses import replace
 
 import pytest
@@ -31,6 +29,7 @@ from tests.support import (
     settle,
     small_window_entries,
     until,
+    until_blocking,
 )
 
 LINUX = pytest.mark.skipif(sys.platform != "linux", reason="finds processes in /proc")
@@ -51,7 +50,7 @@ def store() -> MemoryStore:
 async def open_regex_grep(pilot) -> None:
     """/grep, then the catastrophic pattern as a regex (ticking the box searches)."""
     await pilot.press(*"/grep", "enter")
-    await until(pilot, lambda: isinstance(pilot.app.screen, SearchScreen), "the search")
+    await until(lambda: isinstance(pilot.app.screen, SearchScreen), message="the search")
     pilot.app.screen.query_one("#pattern", Input).value = CATASTROPHIC
     pilot.app.screen.query_one("#regex", Checkbox).value = True
     await pilot.pause()
@@ -112,10 +111,8 @@ def test_a_search_child_left_by_a_killed_app_ends_on_its_own(store) -> None:
         check=True,
     )
     pid = int(out.stdout.split()[0])
-    deadline = time.monotonic() + 60  # its CPU limit is 3 s; the box may be busy
-    while not ended(pid):
-        assert time.monotonic() < deadline, "the orphaned search child still runs"
-        time.sleep(0.2)
+    # its CPU limit is 3 s; the box may be busy
+    until_blocking(lambda: ended(pid), message="the orphaned search child to end")
 
 
 @pytest.mark.timeout(120)
@@ -129,36 +126,30 @@ def test_kept_memory_grep_stops_a_backtracking_regex(store, capsys, monkeypatch)
 
 @LINUX
 @pytest.mark.timeout(120)
-def test_escape_leaves_a_backtracking_grep_and_ends_its_search(store) -> None:
-    async def scenario() -> None:
-        app = make_app(None, env={"OPENAI_API_KEY": "x"})
-        async with app.run_test(size=(120, 32)) as pilot:
-            await open_regex_grep(pilot)
-            await until(pilot, search_children, "the search's child")
-            await pilot.press("escape")
-            await until(pilot, lambda: not isinstance(app.screen, SearchScreen), "Esc")
-            await until(pilot, lambda: not search_children(), "the child's end")
-
-    asyncio.run(scenario())
+async def test_escape_leaves_a_backtracking_grep_and_ends_its_search(store) -> None:
+    app = make_app(None, env={"OPENAI_API_KEY": "x"})
+    async with app.run_test(size=(120, 32)) as pilot:
+        await open_regex_grep(pilot)
+        await until(search_children, message="the search's child")
+        await pilot.press("escape")
+        await until(lambda: not isinstance(app.screen, SearchScreen), message="Esc")
+        await until(lambda: not search_children(), message="the child's end")
 
 
 @pytest.mark.timeout(120)
-def test_a_regex_that_runs_too_long_in_grep_says_so(store, monkeypatch) -> None:
+async def test_a_regex_that_runs_too_long_in_grep_says_so(store, monkeypatch) -> None:
     monkeypatch.setattr("memory.recall.search.REGEX_SECONDS", 1.0)
 
-    async def scenario() -> None:
-        app = make_app(None, env={"OPENAI_API_KEY": "x"})
-        async with app.run_test(size=(120, 32)) as pilot:
-            await open_regex_grep(pilot)
-            screen = app.screen
-            summary = screen.query_one("#search-summary", Static)
-            await until(pilot, lambda: "stopped" in str(summary.render()), "the summary")
-            assert str(summary.render()) == (
-                f"No match. The regular expression {CATASTROPHIC!r} took more than 1 s and "
-                "was stopped; try a simpler one, or a plain word."
-            )
-
-    asyncio.run(scenario())
+    app = make_app(None, env={"OPENAI_API_KEY": "x"})
+    async with app.run_test(size=(120, 32)) as pilot:
+        await open_regex_grep(pilot)
+        screen = app.screen
+        summary = screen.query_one("#search-summary", Static)
+        await until(lambda: "stopped" in str(summary.render()), message="the summary")
+        assert str(summary.render()) == (
+            f"No match. The regular expression {CATASTROPHIC!r} took more than 1 s and "
+            "was stopped; try a simpler one, or a plain word."
+        )
 
 
 # --- credentials reach models despite redaction --------------------------------------------
@@ -303,48 +294,47 @@ def measured(monkeypatch) -> list[int]:
     return calls
 
 
-def test_an_unchanged_long_session_is_not_tokenised_again(fake, monkeypatch) -> None:
+async def test_an_unchanged_long_session_is_not_tokenised_again(fake, monkeypatch) -> None:
     store = small_store()
     words = " ".join(f"word{i}" for i in range(6000))
     pending_session(store, [{"role": "user", "content": words}])
     calls = measured(monkeypatch)
     catalog = fake_catalog(fake, entries=small_window_entries())
-    (first,) = asyncio.run(consolidate_pending(store, catalog, policy=POLICY, max_parts=3))
-    (again,) = asyncio.run(consolidate_pending(store, catalog, policy=POLICY, max_parts=3))
+    (first,) = await consolidate_pending(store, catalog, policy=POLICY, max_parts=3)
+    (again,) = await consolidate_pending(store, catalog, policy=POLICY, max_parts=3)
     assert first.estimate and again.estimate == first.estimate
     assert len(calls) == 1  # measured once; the second look used what it found
     assert fake.count() == 0
 
 
 @pytest.mark.timeout(120)
-def test_a_huge_session_is_estimated_from_its_size_without_tokenising(fake, monkeypatch) -> None:
+async def test_a_huge_session_is_estimated_from_its_size_without_tokenising(
+    fake, monkeypatch
+) -> None:
     store = small_store()
     huge = "\n".join(f"line {i} of a very long paste" for i in range(60_000))  # ~1.8 MB
     pending_session(store, [{"role": "user", "content": huge}])
     calls = measured(monkeypatch)
     catalog = fake_catalog(fake, entries=small_window_entries())
-    (result,) = asyncio.run(consolidate_pending(store, catalog, policy=POLICY, max_parts=5))
+    (result,) = await consolidate_pending(store, catalog, policy=POLICY, max_parts=5)
     assert not result.saved and "requests" in result.estimate and "$" in result.estimate
     assert calls == []  # never tokenised
     assert fake.count() == 0
 
 
-def test_the_app_says_a_long_session_s_estimate_once(fake) -> None:
+async def test_the_app_says_a_long_session_s_estimate_once(fake) -> None:
     store = small_store()
     words = " ".join(f"word{i}" for i in range(6000))
     pending_session(store, [{"role": "user", "content": words}])
 
-    async def scenario() -> None:
-        app = make_app(fake, memory_settings=store.settings, entries=small_window_entries())
-        async with app.run_test(size=(120, 32)) as pilot:
+    app = make_app(fake, memory_settings=store.settings, entries=small_window_entries())
+    async with app.run_test(size=(120, 32)) as pilot:
+        await settle(pilot)
+        for _ in range(2):  # the retry every minute finds it again
+            app.jobs.retry_due()
             await settle(pilot)
-            for _ in range(2):  # the retry every minute finds it again
-                app.jobs.retry_due()
-                await settle(pilot)
-            said = [n for n in app._notifications if " is long: " in n.message]
-            assert len(said) == 1
-
-    asyncio.run(scenario())
+        said = [n for n in app._notifications if " is long: " in n.message]
+        assert len(said) == 1
 
 
 class _Terminal(io.StringIO):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -37,14 +36,16 @@ def forget_what_servers_said():
     _windows.clear()
 
 
-def run(store: MemoryStore, catalog: Catalog, **kwargs):
-    return asyncio.run(consolidate_pending(store, catalog, policy=FAST_POLICY, **kwargs))
+async def run(store: MemoryStore, catalog: Catalog, **kwargs):
+    return await consolidate_pending(store, catalog, policy=FAST_POLICY, **kwargs)
 
 
-def test_with_no_cloud_key_the_local_model_saves_memory_under_a_json_schema(store, fake) -> None:
+async def test_with_no_cloud_key_the_local_model_saves_memory_under_a_json_schema(
+    store, fake
+) -> None:
     pending_session(store)
     fake.set_default("smollm2", text(json.dumps(save_args())))
-    (result,) = run(store, local_catalog(fake), chat_model="smollm2")
+    (result,) = await run(store, local_catalog(fake), chat_model="smollm2")
     assert result.saved and result.model == "smollm2"
     assert [a.outcome for a in result.attempts] == [Outcome.OK]  # no "no key" noise
     (request,) = fake.requests
@@ -66,13 +67,13 @@ def test_with_no_cloud_key_the_local_model_saves_memory_under_a_json_schema(stor
     assert store.memory_path.read_text() == save_args()["memory_update"]
 
 
-def test_a_server_that_refuses_json_schema_is_asked_in_its_own_dialect(store, fake) -> None:
+async def test_a_server_that_refuses_json_schema_is_asked_in_its_own_dialect(store, fake) -> None:
     pending_session(store)
     pending_session(store)
     # llama-cpp-python's server: HTTP 422 for json_schema, a grammar for json_object+schema.
     fake.script("smollm2", http_error(422, message="Input should be 'text' or 'json_object'"))
     fake.set_default("smollm2", text(json.dumps(save_args())))
-    first, second = run(store, local_catalog(fake))
+    first, second = await run(store, local_catalog(fake))
     assert first.saved and second.saved
     formats = [r.body["response_format"] for r in fake.requests]
     assert [f["type"] for f in formats] == ["json_schema", "json_object", "json_object"]
@@ -80,18 +81,18 @@ def test_a_server_that_refuses_json_schema_is_asked_in_its_own_dialect(store, fa
     assert [a.outcome for a in first.attempts] == [Outcome.OK]
 
 
-def test_structured_output_off_calls_the_tool(store, fake) -> None:
+async def test_structured_output_off_calls_the_tool(store, fake) -> None:
     pending_session(store)
     fake.set_default("smollm2", tool_call("save_memory", save_args()))
     catalog = local_catalog(fake, 'structured_output = "off"')
-    (result,) = run(store, catalog)
+    (result,) = await run(store, catalog)
     assert result.saved
     body = fake.requests[0].body
     assert "response_format" not in body
     assert body["tool_choice"]["function"]["name"] == "save_memory"
 
 
-def test_a_reply_cut_by_the_context_says_so_and_the_next_try_uses_smaller_parts(
+async def test_a_reply_cut_by_the_context_says_so_and_the_next_try_uses_smaller_parts(
     store, fake
 ) -> None:
     messages = [
@@ -105,7 +106,7 @@ def test_a_reply_cut_by_the_context_says_so_and_the_next_try_uses_smaller_parts(
     pending_session(store, messages)
     fake.script("smollm2", text('{"history_entry": "The user', finish="length"))
     fake.set_default("smollm2", text(json.dumps(save_args())))
-    (result,) = run(store, local_catalog(fake))
+    (result,) = await run(store, local_catalog(fake))
     assert result.saved
     first = result.attempts[0]
     assert first.outcome is Outcome.REJECTED and first.kind is Kind.CONTEXT_WINDOW
@@ -129,7 +130,7 @@ def test_a_cut_off_reply_names_the_tokens_of_the_window(store, fake) -> None:
     )
 
 
-def test_a_local_model_joins_the_end_of_a_hosted_chain(store, fake) -> None:
+async def test_a_local_model_joins_the_end_of_a_hosted_chain(store, fake) -> None:
     pending_session(store)
     fake.set_default("gpt-4.1-mini", http_error(500))
     fake.set_default("smollm2", text(json.dumps(save_args())))
@@ -137,21 +138,21 @@ def test_a_local_model_joins_the_end_of_a_hosted_chain(store, fake) -> None:
     catalog.gateways["openai"] = replace(
         catalog.gateways["openai"], base_url=fake.base_url("openai")
     )
-    (result,) = run(store, catalog)
+    (result,) = await run(store, catalog)
     assert result.saved and result.model == "smollm2"
     assert [a.model for a in result.attempts][-1] == "smollm2"
     assert {a.model for a in result.attempts} == {"gpt-4.1-mini", "smollm2"}
 
 
-def test_no_model_that_can_answer_keeps_the_session_pending_with_the_fix(store) -> None:
+async def test_no_model_that_can_answer_keeps_the_session_pending_with_the_fix(store) -> None:
     journal = pending_session(store)
-    (result,) = run(store, Catalog(keys=KeyStore(environ={})))
+    (result,) = await run(store, Catalog(keys=KeyStore(environ={})))
     assert not result.saved and result.attempts == ()
     assert "No model can save memory" in result.reason and "/keys" in result.reason
     assert store.find_session(journal.id).pending
 
 
-def test_a_slow_local_model_gets_its_own_deadline(store, fake) -> None:
+async def test_a_slow_local_model_gets_its_own_deadline(store, fake) -> None:
     from tests.fakes.provider import trickle
 
     fake.set_default("smollm2", trickle(0.2, 1, json.dumps(save_args())))  # 0.2 s to answer
@@ -159,11 +160,11 @@ def test_a_slow_local_model_gets_its_own_deadline(store, fake) -> None:
     pending_session(store)
     # A hosted model would miss this policy's deadline; a local one has its own (600 s by
     # default, or the one set for it), which replaces the transport's and the memory's.
-    (result,) = asyncio.run(consolidate_pending(store, local_catalog(fake), policy=policy))
+    (result,) = await consolidate_pending(store, local_catalog(fake), policy=policy)
     assert result.saved and [a.outcome for a in result.attempts] == [Outcome.OK]
     pending_session(store)
     slow = local_catalog(fake, "deadline = 300")
-    (result,) = asyncio.run(consolidate_pending(store, slow, policy=policy))
+    (result,) = await consolidate_pending(store, slow, policy=policy)
     assert result.saved and [a.outcome for a in result.attempts] == [Outcome.OK]
 
 
@@ -201,7 +202,7 @@ def test_probe_names_an_address_where_nothing_listens() -> None:
     )
 
 
-def test_a_raw_line_break_inside_a_json_string_is_accepted(store, fake) -> None:
+async def test_a_raw_line_break_inside_a_json_string_is_accepted(store, fake) -> None:
     pending_session(store)
     fake.set_default(
         "smollm2",
@@ -210,7 +211,7 @@ def test_a_raw_line_break_inside_a_json_string_is_accepted(store, fake) -> None:
             'Zurich.", "memory_update": "# Ana\n- Zurich\n"}'
         ),
     )
-    (result,) = run(store, local_catalog(fake))
+    (result,) = await run(store, local_catalog(fake))
     assert result.saved, result.reason
     assert store.memory_path.read_text() == "# Ana\n- Zurich\n"
     (entry,) = store.history_entries()
@@ -281,19 +282,17 @@ def test_the_probe_of_a_server_that_does_not_say_its_window_offers_its_default(
 # --- requests sized to the real window ---------------------------------------------------
 
 
-def test_a_chat_reply_to_a_local_model_with_no_window_given_fits_a_small_one(
+async def test_a_chat_reply_to_a_local_model_with_no_window_given_fits_a_small_one(
     fake: FakeProvider,
 ) -> None:
     """Kept assumed 8,192 tokens and asked for max_tokens 7,942 of a 2,048-token server."""
     catalog = _with_model(fake, "")
-    result = asyncio.run(
-        complete(
-            catalog,
-            "smollm2",
-            [{"role": "user", "content": "Hello there."}],
-            stream=True,
-            policy=FAST_POLICY,
-        )
+    result = await complete(
+        catalog,
+        "smollm2",
+        [{"role": "user", "content": "Hello there."}],
+        stream=True,
+        policy=FAST_POLICY,
     )
     assert result.ok
     (request,) = fake.requests
@@ -338,7 +337,7 @@ def _with_model(fake: FakeProvider, extra: str, model: str = "smollm2"):
     ],
     ids=["llama-cpp-python", "openai-words", "llama-server", "no-size"],
 )
-def test_a_window_a_server_says_in_an_error_sizes_every_later_request(
+async def test_a_window_a_server_says_in_an_error_sizes_every_later_request(
     fake: FakeProvider, status: int, message: str, window: int | None
 ) -> None:
     catalog = _with_model(fake, "context_window = 8192")  # the user's guess was wrong
@@ -346,7 +345,7 @@ def test_a_window_a_server_says_in_an_error_sizes_every_later_request(
     fake.default = text("ok")
     ask = [{"role": "user", "content": "Hello there."}]
 
-    failed = asyncio.run(complete(catalog, "smollm2", ask, stream=True, policy=FAST_POLICY))
+    failed = await complete(catalog, "smollm2", ask, stream=True, policy=FAST_POLICY)
     assert not failed.ok
     (attempt,) = failed.attempts  # a full window is not retried
     assert attempt.outcome is Outcome.FAILED and attempt.kind is Kind.CONTEXT_WINDOW
@@ -354,7 +353,7 @@ def test_a_window_a_server_says_in_an_error_sizes_every_later_request(
 
     # From then on, in this process, the window the server said sizes every request, in
     # this catalog and in one built afresh (as after a settings reload).
-    answered = asyncio.run(complete(catalog, "smollm2", ask, stream=True, policy=FAST_POLICY))
+    answered = await complete(catalog, "smollm2", ask, stream=True, policy=FAST_POLICY)
     assert answered.ok
     asked = fake.requests[-1].body["max_tokens"]
     fresh = _with_model(fake, "context_window = 8192")
@@ -368,7 +367,7 @@ def test_a_window_a_server_says_in_an_error_sizes_every_later_request(
     assert shown.context_window == window
 
 
-def test_a_request_that_cannot_fit_is_refused_before_it_is_sent_and_names_the_label(
+async def test_a_request_that_cannot_fit_is_refused_before_it_is_sent_and_names_the_label(
     fake: FakeProvider,
 ) -> None:
     """Told its window in an error, Kept sends no request that cannot fit it: the next one
@@ -376,8 +375,8 @@ def test_a_request_that_cannot_fit_is_refused_before_it_is_sent_and_names_the_la
     catalog = _with_model(fake, "context_window = 8192", model=PATH)
     fake.script(PATH, http_error(400, message="maximum context length is 512 tokens"))
     ask = [{"role": "user", "content": "word " * 700}]
-    asyncio.run(complete(catalog, PATH, ask, policy=FAST_POLICY))
-    refused = asyncio.run(complete(catalog, PATH, ask, policy=FAST_POLICY))
+    await complete(catalog, PATH, ask, policy=FAST_POLICY)
+    refused = await complete(catalog, PATH, ask, policy=FAST_POLICY)
     (attempt,) = refused.attempts
     assert attempt.kind is Kind.CONTEXT_WINDOW and len(fake.requests) == 1
     assert attempt.reason.endswith(f"more than {LABEL}'s 512-token context window")

@@ -6,7 +6,6 @@ Skipped with the reason when the server is not installed (`make llama`; .ci/run 
 
 from __future__ import annotations
 
-import asyncio
 import tomllib
 from collections.abc import Iterator
 
@@ -79,7 +78,7 @@ SESSIONS = [
 ]
 
 
-def test_a_newcomers_own_lines_survive_every_save_and_nothing_ungrounded_is_applied(
+async def test_a_newcomers_own_lines_survive_every_save_and_nothing_ungrounded_is_applied(
     server,
 ) -> None:
     """The newcomer's case: a hand-written MEMORY.md, a /remember line, several sessions
@@ -99,7 +98,7 @@ def test_a_newcomers_own_lines_survive_every_save_and_nothing_ungrounded_is_appl
         journal = pending_session(store, messages)
         said.extend(messages)
         # This session only: one refused earlier stays pending and waits for its retry.
-        (result,) = asyncio.run(consolidate_pending(store, local_catalog(server), ids=[journal.id]))
+        (result,) = await consolidate_pending(store, local_catalog(server), ids=[journal.id])
         for attempt in result.attempts:
             # The grammar leaves the model no way to write anything but the schema's JSON.
             assert attempt.outcome is Outcome.OK or attempt.kind in CONTENT, attempt
@@ -113,7 +112,7 @@ def test_a_newcomers_own_lines_survive_every_save_and_nothing_ungrounded_is_appl
                 assert grounded(line, said), line
 
 
-def test_chat_streams_a_reply_and_new_saves_the_session_or_keeps_it(server) -> None:
+async def test_chat_streams_a_reply_and_new_saves_the_session_or_keeps_it(server) -> None:
     from app.main import KeptApp
     from app.settings import AppSettings, Settings
     from app.widgets.status_bar import StatusBar
@@ -122,27 +121,24 @@ def test_chat_streams_a_reply_and_new_saves_the_session_or_keeps_it(server) -> N
     settings = Settings(AppSettings(model=MODEL_ALIAS), MemorySettings(), ())
     store = MemoryStore(settings=settings.memory)
 
-    async def scenario() -> None:
-        app = KeptApp(store=store, catalog=local_catalog(server), settings=settings)
-        async with app.run_test() as pilot:
-            await settle(pilot)
-            await send(pilot, "Say hello in three words.")
-            reply = app.session.messages[-1]
-            assert reply["role"] == "assistant" and reply["content"].strip()
-            assert reply["model"] == MODEL_ALIAS
-            old = app.session.journal
-            await pilot.press(*"/new", "enter")
-            await settle(pilot)
-            status = str(app.screen.query_one(StatusBar).render())
-            journal = store.find_session(old.id)
-            assert len(journal.messages) == 2  # never lost, whatever the model wrote
-            failures = journal.failures.get(journal.pending[0]) if journal.pending else None
-            if failures:  # not saved: the reason is shown and kept with it
-                assert "Memory not saved yet" in status and failures[-1].reason
-            elif journal.pending:  # saved as a change that waits for the user's yes
-                assert "to review" in status, status
-            else:
-                assert "Memory saved (smollm2" in status
-                assert store.history_entries()
-
-    asyncio.run(scenario())
+    app = KeptApp(store=store, catalog=local_catalog(server), settings=settings)
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        await send(pilot, "Say hello in three words.")
+        reply = app.session.messages[-1]
+        assert reply["role"] == "assistant" and reply["content"].strip()
+        assert reply["model"] == MODEL_ALIAS
+        old = app.session.journal
+        await pilot.press(*"/new", "enter")
+        await settle(pilot)
+        status = str(app.screen.query_one(StatusBar).render())
+        journal = store.find_session(old.id)
+        assert len(journal.messages) == 2  # never lost, whatever the model wrote
+        failures = journal.failures.get(journal.pending[0]) if journal.pending else None
+        if failures:  # not saved: the reason is shown and kept with it
+            assert "Memory not saved yet" in status and failures[-1].reason
+        elif journal.pending:  # saved as a change that waits for the user's yes
+            assert "to review" in status, status
+        else:
+            assert "Memory saved (smollm2" in status
+            assert store.history_entries()

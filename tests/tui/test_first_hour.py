@@ -377,7 +377,7 @@ def test_every_verb_and_the_app_name_a_data_folder_that_is_a_file(tmp_path) -> N
     import sys
     from pathlib import Path
 
-    from tests.conftest import subprocess_env
+    from tests.support import subprocess_env
 
     kept = Path(sys.executable).with_name("kept")
     blocker = tmp_path / "not-a-folder"
@@ -667,7 +667,7 @@ def child(code: str, tmp_path) -> str:
     import sys
     from pathlib import Path
 
-    from tests.conftest import subprocess_env
+    from tests.support import subprocess_env
 
     env = subprocess_env(
         KEPT_DATA_DIR=os.environ["KEPT_DATA_DIR"],

@@ -19,9 +19,16 @@ import pytest
 from app.cli.main import main
 from memory import LiveSession, MemoryStore
 from memory.data.files import HeldLock
-from tests.conftest import subprocess_env
 from tests.fakes.provider import FakeProvider, hold, http_error, tool_call
-from tests.support import configure_fake, fake_keys, make_app, nothing_new, settle, until
+from tests.support import (
+    configure_fake,
+    fake_keys,
+    make_app,
+    nothing_new,
+    settle,
+    subprocess_env,
+    until,
+)
 
 ROOT = Path(__file__).parents[2]
 DEADLINE = 120.0  # far above the work, for a busy machine

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import subprocess_env
-from tests.support import until
+from tests.support import subprocess_env, until
 
 ROOT = Path(__file__).parents[2]
 # A fresh interpreter, as `kept` starts: the modules loaded when the first frame is drawn

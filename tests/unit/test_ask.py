@@ -4,14 +4,13 @@ in the prompt, journaled and saved to memory like any session, exit codes 0 / 1 
 from __future__ import annotations
 
 import io
-import time
 
 import pytest
 
 from app.cli.main import main
 from memory import LiveSession, MemoryStore
 from tests.fakes.provider import FakeProvider, http_error, text, tool_call
-from tests.support import configure_fake, nothing_new
+from tests.support import configure_fake, nothing_new, until_blocking
 
 
 @pytest.fixture
@@ -20,13 +19,6 @@ def configured(fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> FakeProvi
     fake.default = tool_call("save_memory", nothing_new("Asked about tea from the shell."))
     MemoryStore().ensure().write_memory("- Name: Ana\n- Drinks green tea\n")
     return fake
-
-
-def wait_until(condition, what: str, timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def only_session(store: MemoryStore):
@@ -48,8 +40,10 @@ def test_ask_streams_the_answer_with_memory_and_saves_the_exchange(configured, c
     journal = only_session(store)
     assert [m["role"] for m in journal.messages] == ["user", "assistant"]
     # Saved to memory in the background, like a session ended with /new.
-    wait_until(
-        lambda: store.find_session(journal.id).state == "consolidated", "the exchange to be saved"
+    until_blocking(
+        lambda: store.find_session(journal.id).state == "consolidated",
+        deadline=90,
+        message="the exchange to be saved",
     )
     assert "Asked about tea from the shell." in store.history_path.read_text()
 

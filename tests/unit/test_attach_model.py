@@ -25,7 +25,7 @@ def files(tmp_path: Path) -> dict[str, Attachment]:
     return {p: read_attachment(tmp_path / p) for p in ("notes.txt", "report.pdf", "shot.png")}
 
 
-def ask(
+async def ask(
     store: MemoryStore,
     catalog: Catalog,
     model: str,
@@ -38,11 +38,8 @@ def ask(
     records = [keep(store, a) for a in attachments]
     session.append({"role": "user", "content": "What do these say?", "attachments": records})
 
-    async def run() -> Turn:
-        async with asyncio.timeout(120):
-            return await answer(session, catalog, model, policy=FAST_POLICY)
-
-    return asyncio.run(run())
+    async with asyncio.timeout(120):
+        return await answer(session, catalog, model, policy=FAST_POLICY)
 
 
 def last_user_content(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -52,10 +49,12 @@ def last_user_content(body: dict[str, Any]) -> list[dict[str, Any]]:
     return content
 
 
-def test_openai_gets_text_blocks_and_an_image_url_part(fake: FakeProvider, tmp_path: Path) -> None:
+async def test_openai_gets_text_blocks_and_an_image_url_part(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
     store = MemoryStore(tmp_path / "data")
     found = files(tmp_path)
-    turn = ask(store, fake_catalog(fake), "gpt-4.1-mini", list(found.values()))
+    turn = await ask(store, fake_catalog(fake), "gpt-4.1-mini", list(found.values()))
     assert turn.ok, turn.reason
     (request,) = fake.requests
     assert request.gateway == "openai"
@@ -70,10 +69,12 @@ def test_openai_gets_text_blocks_and_an_image_url_part(fake: FakeProvider, tmp_p
     assert url == "data:image/png;base64," + base64.b64encode(png()).decode()
 
 
-def test_anthropic_gets_text_blocks_and_a_base64_image(fake: FakeProvider, tmp_path: Path) -> None:
+async def test_anthropic_gets_text_blocks_and_a_base64_image(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
     store = MemoryStore(tmp_path / "data")
     found = files(tmp_path)
-    turn = ask(
+    turn = await ask(
         store, fake_catalog(fake), "claude-haiku-4-5", [found["notes.txt"], found["shot.png"]]
     )
     assert turn.ok, turn.reason
@@ -110,30 +111,32 @@ def chain_entries() -> tuple[ModelEntry, ...]:
     )
 
 
-def test_fallbacks_that_cannot_see_an_image_are_skipped(fake: FakeProvider, tmp_path: Path) -> None:
+async def test_fallbacks_that_cannot_see_an_image_are_skipped(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
     store = MemoryStore(tmp_path / "data")
     fake.set_default("gpt-4.1-mini", http_error(500))
     catalog = fake_catalog(fake, entries=chain_entries())
-    turn = ask(store, catalog, "sees", [files(tmp_path)["shot.png"]])
+    turn = await ask(store, catalog, "sees", [files(tmp_path)["shot.png"]])
     assert turn.ok and turn.model == "sees-too", turn.reason
     assert fake.count(model="llama-3.1-8b-instant") == 0
     assert fake.count(model="claude-haiku-4-5") == 1
 
 
-def test_without_an_image_every_fallback_is_asked(fake: FakeProvider, tmp_path: Path) -> None:
+async def test_without_an_image_every_fallback_is_asked(fake: FakeProvider, tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "data")
     fake.set_default("gpt-4.1-mini", http_error(500))
     catalog = fake_catalog(fake, entries=chain_entries())
-    turn = ask(store, catalog, "sees", [files(tmp_path)["notes.txt"]])
+    turn = await ask(store, catalog, "sees", [files(tmp_path)["notes.txt"]])
     assert turn.ok and turn.model == "blind", turn.reason
 
 
-def test_a_local_model_with_an_image_fails_once_with_a_sentence(
+async def test_a_local_model_with_an_image_fails_once_with_a_sentence(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
     store = MemoryStore(tmp_path / "data")
     catalog = local_catalog(fake)
-    turn = ask(store, catalog, "smollm2", [files(tmp_path)["shot.png"]])
+    turn = await ask(store, catalog, "smollm2", [files(tmp_path)["shot.png"]])
     assert not turn.ok
     # No chat request, so no retries and no walk down a chain; the server was asked what
     # the model takes (/props, then Ollama's /api/show), once.
@@ -148,17 +151,17 @@ def test_a_local_model_with_an_image_fails_once_with_a_sentence(
     assert journal.messages[-1]["attachments"][0]["name"] == "shot.png"
 
 
-def test_a_local_model_its_server_says_sees_gets_the_image(
+async def test_a_local_model_its_server_says_sees_gets_the_image(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
     store = MemoryStore(tmp_path / "data")
     fake.vision = True  # llama-server's /props: "modalities": {"vision": true}
-    turn = ask(store, local_catalog(fake), "smollm2", [files(tmp_path)["shot.png"]])
+    turn = await ask(store, local_catalog(fake), "smollm2", [files(tmp_path)["shot.png"]])
     assert turn.ok, turn.reason
     assert last_user_content(fake.requests[0].body)[1]["type"] == "image_url"
 
 
-def test_an_earlier_image_is_a_mention_to_a_model_that_cannot_see(
+async def test_an_earlier_image_is_a_mention_to_a_model_that_cannot_see(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
     store = MemoryStore(tmp_path / "data")
@@ -169,7 +172,9 @@ def test_an_earlier_image_is_a_mention_to_a_model_that_cannot_see(
         "attachments": [keep(store, found["shot.png"])],
     }
     answered = {"role": "assistant", "content": "A red square."}
-    turn = ask(store, local_catalog(fake), "smollm2", [found["notes.txt"]], [earlier, answered])
+    turn = await ask(
+        store, local_catalog(fake), "smollm2", [found["notes.txt"]], [earlier, answered]
+    )
     assert turn.ok, turn.reason
     (request,) = [r for r in fake.requests if r.path.endswith("/chat/completions")]
     first = next(m for m in request.body["messages"] if m["role"] == "user")["content"]
@@ -178,7 +183,9 @@ def test_an_earlier_image_is_a_mention_to_a_model_that_cannot_see(
     assert "image_url" not in str(request.body)
 
 
-def test_a_kept_file_removed_by_hand_is_said_not_sent(fake: FakeProvider, tmp_path: Path) -> None:
+async def test_a_kept_file_removed_by_hand_is_said_not_sent(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
     from memory.chat.attachments import stored_path
 
     store = MemoryStore(tmp_path / "data")
@@ -187,13 +194,17 @@ def test_a_kept_file_removed_by_hand_is_said_not_sent(fake: FakeProvider, tmp_pa
     stored_path(store, record).unlink()
     earlier = {"role": "user", "content": "Look", "attachments": [record]}
     answered = {"role": "assistant", "content": "A red square."}
-    turn = ask(store, fake_catalog(fake), "gpt-4.1-mini", [found["notes.txt"]], [earlier, answered])
+    turn = await ask(
+        store, fake_catalog(fake), "gpt-4.1-mini", [found["notes.txt"]], [earlier, answered]
+    )
     assert turn.ok, turn.reason
     first = next(m for m in fake.requests[0].body["messages"] if m["role"] == "user")["content"]
     assert first[1]["text"] == "[attached: shot.png, 73 bytes] (the file is no longer in Kept)"
 
 
-def test_consolidation_gets_a_mention_not_the_payload(fake: FakeProvider, tmp_path: Path) -> None:
+async def test_consolidation_gets_a_mention_not_the_payload(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
     import json
 
     from memory import consolidate_pending
@@ -209,7 +220,7 @@ def test_consolidation_gets_a_mention_not_the_payload(fake: FakeProvider, tmp_pa
     ]
     pending_session(store, messages)
     fake.responder = lambda body: text(json.dumps(nothing_new()))
-    (result,) = asyncio.run(consolidate_pending(store, local_catalog(fake)))
+    (result,) = await consolidate_pending(store, local_catalog(fake))
     assert result.model == "smollm2", result
     sent = str(fake.requests[0].body["messages"])
     assert "Summarise my report [attached: report.pdf, 2 pages, " in sent
@@ -217,7 +228,9 @@ def test_consolidation_gets_a_mention_not_the_payload(fake: FakeProvider, tmp_pa
     assert "PERIWINKLE" not in sent and "nine percent" not in sent
 
 
-def test_gemini_gets_text_parts_and_inline_image_data(fake: FakeProvider, tmp_path: Path) -> None:
+async def test_gemini_gets_text_parts_and_inline_image_data(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
     from catalog import KeyStore
     from catalog.config import CatalogConfig
     from tests.support import fake_keys
@@ -229,7 +242,7 @@ def test_gemini_gets_text_parts_and_inline_image_data(fake: FakeProvider, tmp_pa
         CatalogConfig(gateway_urls={"gemini": fake.base_url("gemini")}),
         KeyStore(environ={**fake_keys(), "GEMINI_API_KEY": "gemini-test-key-0123456789"}),
     )
-    turn = ask(store, catalog, "gemini-2.5-flash", [found["report.pdf"], found["shot.png"]])
+    turn = await ask(store, catalog, "gemini-2.5-flash", [found["report.pdf"], found["shot.png"]])
     assert turn.ok and turn.text == "Hello from the fake provider.", turn.reason
     (request,) = fake.requests
     assert request.gateway == "gemini" and request.model == "gemini-2.5-flash"
@@ -243,7 +256,7 @@ def test_gemini_gets_text_parts_and_inline_image_data(fake: FakeProvider, tmp_pa
     }
 
 
-def test_an_attachment_name_with_a_secret_is_redacted_before_consolidation(
+async def test_an_attachment_name_with_a_secret_is_redacted_before_consolidation(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
     import json
@@ -258,7 +271,7 @@ def test_an_attachment_name_with_a_secret_is_redacted_before_consolidation(
     record = keep(store, read_attachment(tmp_path / f"{secret}.txt"))
     pending_session(store, [{"role": "user", "content": "What is this?", "attachments": [record]}])
     fake.responder = lambda body: text(json.dumps(nothing_new()))
-    asyncio.run(consolidate_pending(store, local_catalog(fake)))
+    await consolidate_pending(store, local_catalog(fake))
     sent = str(fake.requests[0].body["messages"])
     assert "[attached: [redacted secret].txt, 11 bytes]" in sent
     assert secret not in sent

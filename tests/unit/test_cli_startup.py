@@ -7,8 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import subprocess_env
-from tests.support import SAMPLE_MESSAGES, gateways_toml
+from tests.support import SAMPLE_MESSAGES, gateways_toml, subprocess_env
 
 ROOT = Path(__file__).parents[2]
 CHILD = """

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import replace
 from datetime import datetime
@@ -59,7 +58,7 @@ def store() -> MemoryStore:
     return MemoryStore(settings=MemorySettings(attempt_deadline=60.0)).ensure()
 
 
-def run_pending(
+async def run_pending(
     store: MemoryStore,
     fake: FakeProvider,
     *,
@@ -73,7 +72,7 @@ def run_pending(
         replace(e, deadline=HANG_DEADLINE) if e.id == hanging else e for e in MODEL_CATALOG
     )
     catalog = fake_catalog(fake, entries=entries)
-    return asyncio.run(consolidate_pending(store, catalog, policy=POLICY, stream=stream, **kwargs))
+    return await consolidate_pending(store, catalog, policy=POLICY, stream=stream, **kwargs)
 
 
 ADD_ANA = {
@@ -134,7 +133,9 @@ MATRIX = [
 
 
 @pytest.mark.parametrize(("fault", "position", "stream"), MATRIX)
-def test_every_fault_at_every_position_of_the_chain(store, fake, fault, position, stream) -> None:
+async def test_every_fault_at_every_position_of_the_chain(
+    store, fake, fault, position, stream
+) -> None:
     journal = pending_session(store)
     healthy(fake)
     for earlier in CHAIN[:position]:  # reach `position`: the models before it write prose
@@ -142,7 +143,7 @@ def test_every_fault_at_every_position_of_the_chain(store, fake, fault, position
     fake.set_default(CHAIN[position], FAULTS[fault])
 
     hanging = CHAIN_IDS[position] if fault == "no answer" else None
-    (result,) = run_pending(store, fake, stream=stream, hanging=hanging)
+    (result,) = await run_pending(store, fake, stream=stream, hanging=hanging)
 
     saver = expected_saver(position, fault)
     if fault in FOUND_BY_A_TIMER:  # found as what it is, not as some other failure
@@ -182,10 +183,10 @@ def test_every_fault_at_every_position_of_the_chain(store, fake, fault, position
     assert all(r["session"] == journal.id for r in logged)
 
 
-def test_a_session_no_model_could_save_is_retried_later_and_then_saved(store, fake) -> None:
+async def test_a_session_no_model_could_save_is_retried_later_and_then_saved(store, fake) -> None:
     journal = pending_session(store)
     fake.default = http_error(500)
-    (first,) = run_pending(store, fake)
+    (first,) = await run_pending(store, fake)
     assert not first.saved
     assert "No model in the chain answered" in first.reason
     reloaded = store.find_session(journal.id)
@@ -193,19 +194,19 @@ def test_a_session_no_model_could_save_is_retried_later_and_then_saved(store, fa
     due = next_retry(reloaded, segment)
     assert due is not None
     # Not due yet: a run that only takes due sessions leaves it alone.
-    assert run_pending(store, fake, only_due=True) == []
+    assert await run_pending(store, fake, only_due=True) == []
     healthy(fake)
-    (second,) = run_pending(store, fake)
+    (second,) = await run_pending(store, fake)
     assert second.saved
     assert store.find_session(journal.id).state == "consolidated"
     outcomes = [r["outcome"] for r in store.read_log()]
     assert outcomes.count("ok") == 1 and "failed" in outcomes
 
 
-def test_the_prompt_carries_times_roles_tool_calls_and_languages(store, fake) -> None:
+async def test_the_prompt_carries_times_roles_tool_calls_and_languages(store, fake) -> None:
     pending_session(store)
     healthy(fake)
-    run_pending(store, fake)
+    await run_pending(store, fake)
     body = fake.requests[0].body
     prompt = json.dumps(body["messages"], ensure_ascii=False)
     for needle in (
@@ -224,23 +225,23 @@ def test_the_prompt_carries_times_roles_tool_calls_and_languages(store, fake) ->
     assert body["tool_choice"]["function"]["name"] == "save_memory"
 
 
-def test_a_model_that_answers_the_json_in_text_is_accepted(store, fake) -> None:
+async def test_a_model_that_answers_the_json_in_text_is_accepted(store, fake) -> None:
     pending_session(store)
     answer = "```json\n" + json.dumps(save_args(entry="Text JSON entry.")) + "\n```"
     fake.set_default(CHAIN[0], text(answer))
-    (result,) = run_pending(store, fake)
+    (result,) = await run_pending(store, fake)
     assert result.saved and result.model == CHAIN_IDS[0]
     assert store.history_entries()[0].text.endswith("Text JSON entry.")
 
 
-def test_escape_sequences_never_reach_the_files(store, fake) -> None:
+async def test_escape_sequences_never_reach_the_files(store, fake) -> None:
     pending_session(store)
     healthy(
         fake,
         entry="Cleared \x1b[2J\x1b]0;pwned\x07the screen\x00.",
         memory="# M\n- \x1b[31mPrefers short\x1b[0m \u202eanswers\n",
     )
-    run_pending(store, fake)
+    await run_pending(store, fake)
     for path in (store.memory_path, store.history_path):
         data = path.read_text()
         assert "\x1b" not in data and "\x00" not in data and "\u202e" not in data
@@ -248,14 +249,14 @@ def test_escape_sequences_never_reach_the_files(store, fake) -> None:
     assert store.memory_path.read_text() == "# M\n- Prefers short answers\n"
 
 
-def test_a_rewrite_that_drops_lines_nobody_asked_to_forget_is_refused(store, fake) -> None:
+async def test_a_rewrite_that_drops_lines_nobody_asked_to_forget_is_refused(store, fake) -> None:
     old = "# About Ana\n" + "".join(f"- fact number {i} that matters\n" for i in range(40))
     store.write_memory(old)
     pending_session(store)
     new = old + "- Prefers short answers\n"
     fake.set_default(CHAIN[0], tool_call("save_memory", save_args(memory="# Ana\n")))
     fake.set_default(CHAIN[1], tool_call("save_memory", save_args(memory=new)))
-    (result,) = run_pending(store, fake)
+    (result,) = await run_pending(store, fake)
     assert result.saved and result.model == CHAIN_IDS[1]
     assert "the user did not ask to forget it" in result.attempts[0].reason
     assert store.memory_path.read_text() == new
@@ -263,7 +264,7 @@ def test_a_rewrite_that_drops_lines_nobody_asked_to_forget_is_refused(store, fak
     assert store.versions()[0].path.read_text() == old
 
 
-def test_edits_over_the_memory_budget_are_refused(store, fake) -> None:
+async def test_edits_over_the_memory_budget_are_refused(store, fake) -> None:
     store.write_memory("# Me\n" + "- I said this once upon a time\n" * 500)  # 15,505 chars
     pending_session(store)
     many = [{"op": "add", "line": f"Name: Ana {'(Zürich) ' * i}"} for i in range(1, 20)]
@@ -271,12 +272,12 @@ def test_edits_over_the_memory_budget_are_refused(store, fake) -> None:
         CHAIN[0], tool_call("save_memory", {"history_entry": "Ana said hi.", "edits": many})
     )
     fake.default = tool_call("save_memory", ADD_ANA)
-    (result,) = run_pending(store, fake)
+    (result,) = await run_pending(store, fake)
     assert result.model == CHAIN_IDS[1]
     assert "over its 16,000 budget" in result.attempts[0].reason
 
 
-def test_a_user_edit_during_consolidation_is_never_overwritten(store, fake) -> None:
+async def test_a_user_edit_during_consolidation_is_never_overwritten(store, fake) -> None:
     store.write_memory("# Me\n- likes tea\n")
     journal = pending_session(store)
     fake.script(
@@ -293,10 +294,8 @@ def test_a_user_edit_during_consolidation_is_never_overwritten(store, fake) -> N
             store.memory_path.write_text(edit)
 
     (segment,) = journal.pending
-    result = asyncio.run(
-        consolidate(
-            store, fake_catalog(fake), journal, segment, policy=POLICY, on_attempt=user_edits
-        )
+    result = await consolidate(
+        store, fake_catalog(fake), journal, segment, policy=POLICY, on_attempt=user_edits
     )
     assert result.saved
     assert fake.count(model=CHAIN[0]) == 2  # consolidated again against the edited text
@@ -307,7 +306,9 @@ def test_a_user_edit_during_consolidation_is_never_overwritten(store, fake) -> N
     assert len(store.history_entries()) == 1
 
 
-def test_a_user_who_keeps_editing_keeps_the_session_pending_not_clobbered(store, fake) -> None:
+async def test_a_user_who_keeps_editing_keeps_the_session_pending_not_clobbered(
+    store, fake
+) -> None:
     store.write_memory("# Me\n")
     journal = pending_session(store)
     fake.default = tool_call("save_memory", ADD_ANA)
@@ -318,10 +319,8 @@ def test_a_user_who_keeps_editing_keeps_the_session_pending_not_clobbered(store,
             store.memory_path.write_text(f"# Me\n- edit {next(count)}\n")
 
     (segment,) = journal.pending
-    result = asyncio.run(
-        consolidate(
-            store, fake_catalog(fake), journal, segment, policy=POLICY, on_attempt=user_edits
-        )
+    result = await consolidate(
+        store, fake_catalog(fake), journal, segment, policy=POLICY, on_attempt=user_edits
     )
     assert not result.saved
     assert "MEMORY.md changed while this session was being saved" in result.reason
@@ -330,7 +329,7 @@ def test_a_user_who_keeps_editing_keeps_the_session_pending_not_clobbered(store,
     assert store.history_entries() == []
 
 
-def test_a_long_session_is_consolidated_in_parts_into_one_entry(store, fake) -> None:
+async def test_a_long_session_is_consolidated_in_parts_into_one_entry(store, fake) -> None:
     small = tuple(
         replace(e, context_window=4_000, fallback=None) if e.id == "gpt-4.1-mini" else e
         for e in MODEL_CATALOG
@@ -359,9 +358,7 @@ def test_a_long_session_is_consolidated_in_parts_into_one_entry(store, fake) -> 
             for i in range(1, 40)
         ],
     )
-    results = asyncio.run(
-        consolidate_pending(store, fake_catalog(fake, entries=small), policy=POLICY)
-    )
+    results = await consolidate_pending(store, fake_catalog(fake, entries=small), policy=POLICY)
     assert results[0].saved
     parts = fake.count(model="gpt-4.1-mini")
     assert parts > 2
@@ -375,24 +372,26 @@ def test_a_long_session_is_consolidated_in_parts_into_one_entry(store, fake) -> 
     assert all(f"Message {i}:" in everything for i in range(60))
 
 
-def test_non_utf8_memory_is_kept_byte_for_byte_as_a_version(store, fake) -> None:
+async def test_non_utf8_memory_is_kept_byte_for_byte_as_a_version(store, fake) -> None:
     original = b"# Me\n- caf\xe9 au lait\n- \xff\xfe odd bytes\n"
     store.memory_path.write_bytes(original)
     assert store.read_memory().problem and "not valid UTF-8" in store.read_memory().problem
     pending_session(store)
     fake.default = tool_call("save_memory", ADD_ANA)
-    (result,) = run_pending(store, fake)
+    (result,) = await run_pending(store, fake)
     assert result.saved
     assert store.versions()[0].path.read_bytes() == original
     assert "caf\ufffd au lait" in json.dumps(fake.requests[0].body, ensure_ascii=False)
 
 
-def test_a_very_large_memory_takes_no_new_lines_until_tidied_and_is_never_cut(store, fake) -> None:
+async def test_a_very_large_memory_takes_no_new_lines_until_tidied_and_is_never_cut(
+    store, fake
+) -> None:
     huge = "# Me\n" + "".join(f"- remembered fact {i}\n" for i in range(20_000))
     store.write_memory(huge)
     journal = pending_session(store)
     fake.default = tool_call("save_memory", ADD_ANA)
-    (result,) = run_pending(store, fake)
+    (result,) = await run_pending(store, fake)
     assert not result.saved and "over its 16,000 budget" in result.reason
     assert store.memory_path.read_text() == huge
     assert store.find_session(journal.id).pending
@@ -400,16 +399,18 @@ def test_a_very_large_memory_takes_no_new_lines_until_tidied_and_is_never_cut(st
     assert len(prompt) < 18_000 and "more characters of MEMORY.md not shown" in prompt
 
 
-def test_an_unknown_consolidation_model_keeps_the_session_pending(store, fake) -> None:
+async def test_an_unknown_consolidation_model_keeps_the_session_pending(store, fake) -> None:
     journal = pending_session(store)
     store.settings = replace(store.settings, consolidation_model="llama-9")
-    (result,) = run_pending(store, fake)
+    (result,) = await run_pending(store, fake)
     assert not result.saved and "consolidation model 'llama-9'" in result.reason
     assert fake.requests == []
     assert store.find_session(journal.id).state == "pending"
 
 
-def test_compaction_consolidates_the_older_part_and_keeps_the_journal_whole(store, fake) -> None:
+async def test_compaction_consolidates_the_older_part_and_keeps_the_journal_whole(
+    store, fake
+) -> None:
     store.settings = replace(store.settings, session_max_messages=10, session_keep_messages=4)
     session = LiveSession.resume_or_start(store, "gpt-4.1-mini")
     for i in range(12):
@@ -420,7 +421,7 @@ def test_compaction_consolidates_the_older_part_and_keeps_the_journal_whole(stor
     assert session.messages[segment.end]["role"] == "user"
     assert [m["content"] for m in session.context()] == [f"m{i}" for i in range(segment.end, 12)]
     fake.default = tool_call("save_memory", {"history_entry": "Said m0 to m7.", "edits": []})
-    (result,) = run_pending(store, fake)
+    (result,) = await run_pending(store, fake)
     assert result.saved
     # Still the live session, every message still in its journal.
     session.release()
@@ -433,35 +434,35 @@ def test_compaction_consolidates_the_older_part_and_keeps_the_journal_whole(stor
     assert rest is not None and rest.start == segment.end and rest.end == 12
 
 
-def test_the_consolidation_chain_is_composed_unless_a_model_is_chosen(store, fake) -> None:
+async def test_the_consolidation_chain_is_composed_unless_a_model_is_chosen(store, fake) -> None:
     fake.default = text("Prose, not a call.")  # no model saves: the whole chain is asked
     pending_session(store)
-    run_pending(store, fake)
+    await run_pending(store, fake)
     assert [r.model for r in fake.requests] == list(CHAIN)
     fake.reset()
     store.settings = replace(store.settings, consolidation_model="gpt-4.1-mini")
     healthy(fake)
-    (result,) = run_pending(store, fake)
+    (result,) = await run_pending(store, fake)
     assert result.saved and result.model == "gpt-4.1-mini"
     assert [r.model for r in fake.requests] == ["gpt-4.1-mini"]
 
 
-def test_a_failing_head_costs_the_first_session_only(store, fake) -> None:
+async def test_a_failing_head_costs_the_first_session_only(store, fake) -> None:
     healthy(fake)
     fake.set_default(CHAIN[0], http_error(500))
     pending_session(store)
-    (first,) = run_pending(store, fake)
+    (first,) = await run_pending(store, fake)
     assert first.saved and first.model == CHAIN_IDS[1]
     assert fake.count(model=CHAIN[0]) == 2  # one short retry: a healthy model follows
     pending_session(store)
-    (second,) = run_pending(store, fake)
+    (second,) = await run_pending(store, fake)
     assert second.saved and second.model == CHAIN_IDS[1]
     assert fake.count(model=CHAIN[0]) == 2  # cooling down: not asked again
     assert [a.model for a in second.attempts] == [CHAIN_IDS[1]]
     assert store.health().get(CHAIN_IDS[0]).describe().startswith("cooling down until")
 
 
-def test_a_late_head_is_hedged_by_the_next_model(store, fake) -> None:
+async def test_a_late_head_is_hedged_by_the_next_model(store, fake) -> None:
     from catalog import Attempt
 
     book = store.health()
@@ -472,7 +473,7 @@ def test_a_late_head_is_hedged_by_the_next_model(store, fake) -> None:
     store.settings = replace(store.settings, attempt_deadline=30.0)
     journal = pending_session(store)
     policy = replace(POLICY, attempt_deadline=30.0)
-    (result,) = asyncio.run(consolidate_pending(store, fake_catalog(fake), policy=policy))
+    (result,) = await consolidate_pending(store, fake_catalog(fake), policy=policy)
     assert result.saved and result.model == CHAIN_IDS[1]
     assert result.elapsed < 20  # not the head's 30 s deadline
     logged = [(r["model"], r["outcome"]) for r in store.read_log()]

@@ -8,11 +8,12 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import catalog.health as health_module
-from catalog import Attempt, Kind, Outcome, complete
+from catalog import Attempt, Kind, ModelEntry, Outcome, Result, complete
 from catalog.health import HealthBook, State
 from tests.factories import MESSAGES, PAIR, Clock
 from tests.fakes.provider import FakeProvider, hang, http_error, text
@@ -21,62 +22,71 @@ from tests.support import FAST_POLICY, fake_catalog, fake_keys
 ROOT = Path(__file__).parents[2]
 
 
-def walk(fake: FakeProvider, book: HealthBook, entries=PAIR, **kwargs):
+async def walk(
+    fake: FakeProvider, book: HealthBook, entries: tuple[ModelEntry, ...] = PAIR, **kwargs: Any
+) -> Result:
     kwargs.setdefault("policy", FAST_POLICY)
-    return asyncio.run(
-        complete(
-            fake_catalog(fake, entries=entries, env=kwargs.pop("env", None)),
-            "primary",
-            MESSAGES,
-            health=book,
-            **kwargs,
-        )
+    return await complete(
+        fake_catalog(fake, entries=entries, env=kwargs.pop("env", None)),
+        "primary",
+        MESSAGES,
+        health=book,
+        **kwargs,
     )
 
 
-def test_a_failing_model_costs_one_walk_then_goes_last(fake, tmp_path) -> None:
+async def test_a_failing_model_costs_one_walk_then_goes_last(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
     book = HealthBook(tmp_path / "health.json")
     fake.set_default("primary", http_error(500))
-    first = walk(fake, book)
+    first = await walk(fake, book)
     assert first.model == "backup" and fake.count(model="primary") == 2
     state = book.get("primary")
     assert state.state is State.COOLING and state.failures == 2
     assert "cooling down until" in state.describe() and "after 2 × 500" in state.describe()
-    second = walk(fake, book)
+    second = await walk(fake, book)
     assert second.model == "backup"
     assert fake.count(model="primary") == 2  # not asked again while it cools down
     assert [a.model for a in second.attempts] == ["backup"]
 
 
-def test_a_cooling_model_is_tried_last_not_dropped(fake, tmp_path) -> None:
+async def test_a_cooling_model_is_tried_last_not_dropped(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
     book = HealthBook(tmp_path / "health.json")
     fake.set_default("primary", http_error(500))
-    walk(fake, book)
+    await walk(fake, book)
     fake.reset()
     fake.set_default("backup", http_error(500))
     fake.set_default("primary", text("still here"))
-    result = walk(fake, book)
-    assert result.ok and result.model == "primary" and result.reply.text == "still here"
+    result = await walk(fake, book)
+    assert result.ok and result.model == "primary"
+    assert result.reply is not None and result.reply.text == "still here"
     assert result.attempts[0].model == "backup"
     assert book.get("primary").state is State.HEALTHY  # an answer lets it back in
 
 
-def test_a_retry_after_with_a_fallback_becomes_a_cooldown_not_a_sleep(fake, tmp_path) -> None:
+async def test_a_retry_after_with_a_fallback_becomes_a_cooldown_not_a_sleep(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
     clock = Clock()
     book = HealthBook(tmp_path / "health.json", clock=clock)
     fake.set_default("primary", http_error(429, retry_after=900))
     policy = replace(FAST_POLICY, retry_after_cap=30.0)
-    result = walk(fake, book, policy=policy)
+    result = await walk(fake, book, policy=policy)
     assert result.model == "backup"
     assert fake.count(model="primary") == 1  # no retry, no sleep
     assert book.get("primary").until >= clock.now + 900
 
 
-def test_one_probe_after_the_cooldown_lets_a_model_back_in(fake, tmp_path) -> None:
+async def test_one_probe_after_the_cooldown_lets_a_model_back_in(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
     clock = Clock()
     book = HealthBook(tmp_path / "health.json", clock=clock)
     fake.set_default("primary", http_error(500))
-    walk(fake, book)
+    await walk(fake, book)
     first_until = book.get("primary").until
     clock.now = first_until + 1
     assert book.get("primary").state is State.PROBE
@@ -89,36 +99,40 @@ def test_one_probe_after_the_cooldown_lets_a_model_back_in(fake, tmp_path) -> No
     # The probe fails: one request, and a cooldown twice as long.
     fake.reset()
     fake.set_default("primary", http_error(500))
-    result = walk(fake, book)
+    result = await walk(fake, book)
     assert result.model == "backup" and fake.count(model="primary") == 1
     assert book.get("primary").until - clock.now == 2 * health_module.COOLDOWN
     # The next probe answers: healthy again, at its place in the chain.
     clock.now = book.get("primary").until + 1
     fake.reset()
     fake.set_default("primary", text("back"))
-    result = walk(fake, book)
+    result = await walk(fake, book)
     assert result.model == "primary" and book.get("primary").state is State.HEALTHY
 
 
-def test_a_refused_key_is_written_off_until_the_key_changes(fake, tmp_path) -> None:
+async def test_a_refused_key_is_written_off_until_the_key_changes(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
     book = HealthBook(tmp_path / "health.json")
     fake.set_default("primary", http_error(401))
-    assert walk(fake, book).model == "backup"
+    assert (await walk(fake, book)).model == "backup"
     assert fake.count(model="primary") == 1
     assert book.get("primary").state is State.REFUSED
-    again = walk(fake, book)
+    again = await walk(fake, book)
     assert again.model == "backup" and fake.count(model="primary") == 1
     assert again.attempts[0].outcome is Outcome.SKIPPED
     assert "refused earlier" in again.attempts[0].reason
     keys = fake_keys()
     keys["OPENAI_API_KEY"] = "sk-test-a-new-key-0123456789"
     fake.set_default("primary", text("new key works"))
-    result = walk(fake, book, env=keys)
+    result = await walk(fake, book, env=keys)
     assert result.model == "primary" and book.get("primary").state is State.HEALTHY
     assert "sk-test" not in (tmp_path / "health.json").read_text()  # never the key itself
 
 
-def test_the_deadline_follows_the_models_latency(fake, tmp_path, monkeypatch) -> None:
+async def test_the_deadline_follows_the_models_latency(
+    fake: FakeProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     book = HealthBook(tmp_path / "health.json")
     assert book.deadline("primary", 30.0) == 30.0  # nothing known yet
     for _ in range(3):
@@ -127,26 +141,28 @@ def test_the_deadline_follows_the_models_latency(fake, tmp_path, monkeypatch) ->
     assert book.deadline("primary", 5.0) == 5.0  # capped by the configured deadline
     monkeypatch.setattr(health_module, "MIN_DEADLINE", 0.3)
     fake.set_default("primary", hang())
-    result = walk(fake, book)  # FAST_POLICY's deadline is 30 s
+    result = await walk(fake, book)  # FAST_POLICY's deadline is 30 s
     assert result.model == "backup"
     failed = result.attempts[0]
     assert failed.kind is Kind.DEADLINE and "within 0.3 s" in failed.reason
     assert failed.latency < 20.0  # well under the 30 s policy deadline, on any machine
 
 
-def test_a_stream_gets_a_first_token_deadline(fake, tmp_path, monkeypatch) -> None:
+async def test_a_stream_gets_a_first_token_deadline(
+    fake: FakeProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     book = HealthBook(tmp_path / "health.json")
     for _ in range(3):
         book.observe(Attempt("primary", "openai", Outcome.OK, latency=0.01))
     monkeypatch.setattr(health_module, "MIN_DEADLINE", 0.3)
     fake.set_default("primary", hang())
-    result = walk(fake, book, stream=True)
+    result = await walk(fake, book, stream=True)
     assert result.model == "backup"
     failed = result.attempts[0]
     assert failed.kind is Kind.DEADLINE and "no first token within 0.3 s" in failed.reason
 
 
-def test_the_book_stays_small_and_survives_damage(tmp_path) -> None:
+def test_the_book_stays_small_and_survives_damage(tmp_path: Path) -> None:
     path = tmp_path / "health.json"
     path.write_text("{not json")
     book = HealthBook(path)
@@ -160,7 +176,7 @@ def test_the_book_stays_small_and_survives_damage(tmp_path) -> None:
     assert len(models["m0"]["latencies"]) == health_module.LATENCIES
 
 
-def test_two_processes_never_lose_each_others_updates(tmp_path) -> None:
+def test_two_processes_never_lose_each_others_updates(tmp_path: Path) -> None:
     path = tmp_path / "health.json"
     code = (
         "import sys\nfrom pathlib import Path\nfrom catalog import Attempt, Outcome\n"
@@ -183,12 +199,14 @@ def _learned(book: HealthBook, model: str = "primary", latency: float = 0.05) ->
         book.observe(Attempt(model, "openai", Outcome.OK, latency=latency))
 
 
-def test_a_hedge_asks_the_next_model_when_the_first_is_late(fake, tmp_path) -> None:
+async def test_a_hedge_asks_the_next_model_when_the_first_is_late(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
     book = HealthBook(tmp_path / "health.json")
     _learned(book)
     fake.set_default("primary", hang())
     fake.set_default("backup", text("from the backup"))
-    result = walk(fake, book, hedge=True)  # FAST_POLICY's deadline is 30 s
+    result = await walk(fake, book, hedge=True)  # FAST_POLICY's deadline is 30 s
     assert result.ok and result.model == "backup"
     assert fake.count(model="primary") == 1 and fake.count(model="backup") == 1
     outcomes = sorted((a.model, a.outcome) for a in result.attempts)
@@ -200,29 +218,31 @@ def test_a_hedge_asks_the_next_model_when_the_first_is_late(fake, tmp_path) -> N
     assert lost.latency < 20.0  # well under the 30 s policy deadline, on any machine
     assert result.cost == pytest.approx(sum(a.cost for a in result.attempts))
     assert book.get("primary").state is State.HEALTHY  # late once is no verdict
-    walk(fake, book, hedge=True)
+    await walk(fake, book, hedge=True)
     assert fake.count(model="primary") == 2
     late = book.get("primary")
     assert late.state is State.COOLING and late.describe().endswith("after 2 × late")
-    assert walk(fake, book, hedge=True).model == "backup"
+    assert (await walk(fake, book, hedge=True)).model == "backup"
     assert fake.count(model="primary") == 2  # late twice in a row: cooling down
 
 
-def test_a_model_that_answers_in_its_usual_time_is_not_hedged(fake, tmp_path) -> None:
+async def test_a_model_that_answers_in_its_usual_time_is_not_hedged(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
     book = HealthBook(tmp_path / "health.json")
     _learned(book, latency=5.0)
     fake.set_default("primary", text("in time"))
-    result = walk(fake, book, hedge=True)
+    result = await walk(fake, book, hedge=True)
     assert result.model == "primary" and fake.count(model="backup") == 0
 
 
-def test_a_model_not_known_yet_is_hedged_after_the_shortest_deadline(
-    fake, tmp_path, monkeypatch
+async def test_a_model_not_known_yet_is_hedged_after_the_shortest_deadline(
+    fake: FakeProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     book = HealthBook(tmp_path / "health.json")
     monkeypatch.setattr(health_module, "MIN_DEADLINE", 0.3)
     fake.set_default("primary", hang())
-    result = walk(fake, book, hedge=True)  # FAST_POLICY's deadline is 30 s
+    result = await walk(fake, book, hedge=True)  # FAST_POLICY's deadline is 30 s
     assert result.model == "backup"
     assert sorted((a.model, a.outcome) for a in result.attempts) == [
         ("backup", Outcome.OK),
@@ -234,14 +254,14 @@ def test_a_model_not_known_yet_is_hedged_after_the_shortest_deadline(
     assert book.get("primary").state is State.COOLING
 
 
-def test_a_model_with_its_own_deadline_is_not_hedged_before_its_p95_is_known(
-    fake, tmp_path, monkeypatch
+async def test_a_model_with_its_own_deadline_is_not_hedged_before_its_p95_is_known(
+    fake: FakeProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     book = HealthBook(tmp_path / "health.json")
     monkeypatch.setattr(health_module, "MIN_DEADLINE", 0.1)
     slow = (replace(PAIR[0], deadline=0.5), PAIR[1])
     fake.set_default("primary", hang())
-    result = walk(fake, book, entries=slow, hedge=True)
+    result = await walk(fake, book, entries=slow, hedge=True)
     assert result.model == "backup"
     assert [(a.model, a.kind) for a in result.attempts] == [
         ("primary", Kind.DEADLINE),
@@ -249,31 +269,30 @@ def test_a_model_with_its_own_deadline_is_not_hedged_before_its_p95_is_known(
     ]
 
 
-def test_cancelling_a_hedged_walk_cancels_both_models(fake, tmp_path) -> None:
+async def test_cancelling_a_hedged_walk_cancels_both_models(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
     book = HealthBook(tmp_path / "health.json")
     _learned(book)
     fake.set_default("primary", hang())
     fake.set_default("backup", hang())
     attempts: list[Attempt] = []
 
-    async def scenario() -> None:
-        task = asyncio.create_task(
-            complete(
-                fake_catalog(fake, entries=PAIR),
-                "primary",
-                MESSAGES,
-                policy=FAST_POLICY,
-                health=book,
-                hedge=True,
-                on_attempt=attempts.append,
-            )
+    task = asyncio.create_task(
+        complete(
+            fake_catalog(fake, entries=PAIR),
+            "primary",
+            MESSAGES,
+            policy=FAST_POLICY,
+            health=book,
+            hedge=True,
+            on_attempt=attempts.append,
         )
-        assert await asyncio.to_thread(fake.wait_for_requests, 2)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-
-    asyncio.run(scenario())
+    )
+    assert await asyncio.to_thread(fake.wait_for_requests, 2)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
     assert sorted((a.model, a.outcome, a.reason) for a in attempts) == [
         ("backup", Outcome.CANCELLED, "cancelled"),
         ("primary", Outcome.CANCELLED, "cancelled"),

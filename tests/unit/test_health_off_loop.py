@@ -3,7 +3,6 @@ on the event loop, reads what it observed at once, and leaves it in the file whe
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
 import threading
@@ -36,7 +35,7 @@ class Spy(HealthBook):
         super()._write(*args, **kwargs)
 
 
-def test_a_walk_never_locks_nor_writes_the_book_on_the_event_loop(
+async def test_a_walk_never_locks_nor_writes_the_book_on_the_event_loop(
     fake, tmp_path, monkeypatch
 ) -> None:
     lockers: set[int] = set()
@@ -52,28 +51,24 @@ def test_a_walk_never_locks_nor_writes_the_book_on_the_event_loop(
     book = Spy(path, clock=clock)
     catalog = fake_catalog(fake, entries=PAIR)
 
-    async def walk() -> tuple[int, str | None]:
-        result = await complete(catalog, "primary", MESSAGES, policy=FAST_POLICY, health=book)
-        return threading.get_ident(), result.model
-
+    loop = threading.get_ident()
     fake.set_default("primary", http_error(500))
-    loop, answered = asyncio.run(walk())
-    assert answered == "backup"
+    result = await complete(catalog, "primary", MESSAGES, policy=FAST_POLICY, health=book)
+    assert result.model == "backup"
     # Written when the walk returned: another process sees the cooldown at once.
     assert HealthBook(path, clock=clock).get("primary").state is State.COOLING
     # The cooldown ends: the next walk claims the probe (a write) before it asks.
     clock.now = book.get("primary").until + 1
     fake.reset()
     fake.set_default("primary", text("back"))
-    second, answered = asyncio.run(walk())
-    assert answered == "primary"
+    result = await complete(catalog, "primary", MESSAGES, policy=FAST_POLICY, health=book)
+    assert result.model == "primary"
     assert HealthBook(path, clock=clock).get("primary").state is State.HEALTHY
     assert book.writers and lockers
-    assert loop not in book.writers and second not in book.writers
-    assert loop not in lockers and second not in lockers
+    assert loop not in book.writers and loop not in lockers
 
 
-def test_an_observation_never_waits_for_the_lock_and_is_read_at_once(tmp_path: Path) -> None:
+async def test_an_observation_never_waits_for_the_lock_and_is_read_at_once(tmp_path: Path) -> None:
     """Another process holds the book's lock: an attempt observed on the loop returns at
     once, this book already reads it, and the file has it once the lock is free."""
     path = tmp_path / "health.json"
@@ -89,14 +84,9 @@ def test_an_observation_never_waits_for_the_lock_and_is_read_at_once(tmp_path: P
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         book = HealthBook(path)
         watchdog.start()
-
-        async def observe() -> tuple[bool, int]:
-            book.observe(Attempt("m", "openai", Outcome.OK, latency=0.25))
-            return holder.poll() is None, book.get("m").answers
-
-        still_held, answers = asyncio.run(observe())
-        assert still_held, "the observation waited for the lock on the event loop"
-        assert answers == 1
+        book.observe(Attempt("m", "openai", Outcome.OK, latency=0.25))  # on the event loop
+        assert holder.poll() is None, "the observation waited for the lock on the event loop"
+        assert book.get("m").answers == 1
         assert not path.exists()  # not written yet: the lock is still held
     finally:
         watchdog.cancel()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
-from typing import Any
 
 import pytest
 
@@ -22,23 +21,20 @@ REPLY = "Hello from the local model."
 @pytest.mark.parametrize(
     "step", [hold(), stall(after_chunks=2)], ids=["before the first token", "between chunks"]
 )
-def test_a_local_server_that_stops_listening_mid_answer_is_a_connection_failure(fake, step) -> None:
+async def test_a_local_server_that_stops_listening_mid_answer_is_a_connection_failure(
+    fake, step
+) -> None:
     fake.script("smollm2", step)
     # Deadlines far above the work: only the server going away can end this answer early.
     catalog = local_catalog(fake, "deadline = 120")
     policy = replace(FAST_POLICY, liveness=0.05)
 
-    async def scenario() -> Any:
-        await asyncio.to_thread(litellm)
-        asking = asyncio.create_task(
-            complete(catalog, "smollm2", MESSAGES, stream=True, policy=policy)
-        )
-        assert await asyncio.to_thread(fake.wait_for_requests, 1)
-        # As uvicorn on SIGTERM: no new connection, the one held open stays open.
-        await asyncio.to_thread(fake.stop_listening)
-        return await asking
-
-    result = asyncio.run(scenario())
+    await asyncio.to_thread(litellm)
+    asking = asyncio.create_task(complete(catalog, "smollm2", MESSAGES, stream=True, policy=policy))
+    assert await asyncio.to_thread(fake.wait_for_requests, 1)
+    # As uvicorn on SIGTERM: no new connection, the one held open stays open.
+    await asyncio.to_thread(fake.stop_listening)
+    result = await asking
     assert not result.ok
     first = result.attempts[0]
     assert first.kind is Kind.CONNECTION and "stopped listening" in first.reason
@@ -47,21 +43,16 @@ def test_a_local_server_that_stops_listening_mid_answer_is_a_connection_failure(
     assert f"nothing answers at {fake.base_url('local')}" in notice
 
 
-def test_a_server_that_keeps_listening_is_waited_for(fake) -> None:
+async def test_a_server_that_keeps_listening_is_waited_for(fake) -> None:
     fake.script("smollm2", hold(then=text(REPLY)))
     catalog = local_catalog(fake, "deadline = 120")
     policy = replace(FAST_POLICY, liveness=0.05)
 
-    async def scenario() -> Any:
-        await asyncio.to_thread(litellm)
-        asking = asyncio.create_task(
-            complete(catalog, "smollm2", MESSAGES, stream=True, policy=policy)
-        )
-        assert await asyncio.to_thread(fake.wait_for_requests, 1)
-        # Three checks find it listening while it holds the answer; then it answers.
-        assert await asyncio.to_thread(fake.wait_for_connections, fake.connections + 3)
-        fake.release()
-        return await asking
-
-    result = asyncio.run(scenario())
+    await asyncio.to_thread(litellm)
+    asking = asyncio.create_task(complete(catalog, "smollm2", MESSAGES, stream=True, policy=policy))
+    assert await asyncio.to_thread(fake.wait_for_requests, 1)
+    # Three checks find it listening while it holds the answer; then it answers.
+    assert await asyncio.to_thread(fake.wait_for_connections, fake.connections + 3)
+    fake.release()
+    result = await asking
     assert result.ok and result.reply.text == REPLY

@@ -32,7 +32,7 @@ def box(tmp_path: Path, *names: str, enabled: bool = True, **kw: Any) -> ToolBox
     return ToolBox(specs, logs=tmp_path / "logs", call_timeout=5.0)
 
 
-def chat(
+async def chat(
     store: MemoryStore,
     catalog: Catalog,
     tools: ToolBox,
@@ -49,24 +49,20 @@ def chat(
         asked.append(tool.offered)
         return left.pop(0)
 
-    async def go() -> tuple[Turn, LiveSession]:
-        session = LiveSession.start(store, model)
-        session.append({"role": "user", "content": said})
-        try:
-            async with asyncio.timeout(300):
-                turn = await answer(
-                    session,
-                    catalog,
-                    model,
-                    policy=FAST_POLICY,
-                    tools=tools,
-                    approve=approve if choices is not None else None,
-                )
-            return turn, session
-        finally:
-            await tools.close()
-
-    turn, session = asyncio.run(go())
+    session = LiveSession.start(store, model)
+    session.append({"role": "user", "content": said})
+    try:
+        async with asyncio.timeout(300):
+            turn = await answer(
+                session,
+                catalog,
+                model,
+                policy=FAST_POLICY,
+                tools=tools,
+                approve=approve if choices is not None else None,
+            )
+    finally:
+        await tools.close()
     return turn, asked, session
 
 
@@ -78,12 +74,14 @@ def tool_results(body: dict[str, Any]) -> list[str]:
     return [str(m.get("content")) for m in body["messages"] if m.get("role") == "tool"]
 
 
-def test_an_allowed_call_feeds_the_reply_and_is_journaled(fake: FakeProvider, tmp_path) -> None:
+async def test_an_allowed_call_feeds_the_reply_and_is_journaled(
+    fake: FakeProvider, tmp_path
+) -> None:
     store = MemoryStore(settings=MemorySettings())
     fake.script(MODEL, tool_call("web__weather", {"city": "Lisbon"}), text("It is sunny."))
     tools = box(tmp_path, "web")
     tools.servers["off"] = box(tmp_path, "off", enabled=False).servers["off"]
-    turn, asked, session = chat(store, fake_catalog(fake), tools, "Weather?", [Approval.ONCE])
+    turn, asked, session = await chat(store, fake_catalog(fake), tools, "Weather?", [Approval.ONCE])
     assert turn.ok and turn.text == "It is sunny."
     assert asked == ["web__weather"]
     first, second = fake.requests
@@ -99,7 +97,7 @@ def test_an_allowed_call_feeds_the_reply_and_is_journaled(fake: FakeProvider, tm
     assert "Sunny" in journaled[2]["content"]
 
 
-def test_declined_is_not_run_and_always_is_asked_once(fake: FakeProvider, tmp_path) -> None:
+async def test_declined_is_not_run_and_always_is_asked_once(fake: FakeProvider, tmp_path) -> None:
     store = MemoryStore(settings=MemorySettings())
     fake.script(
         MODEL,
@@ -109,7 +107,7 @@ def test_declined_is_not_run_and_always_is_asked_once(fake: FakeProvider, tmp_pa
         tool_call("web__weather", {"city": "Porto"}),
         text("Done."),
     )
-    turn, asked, _ = chat(
+    turn, asked, _ = await chat(
         store,
         fake_catalog(fake),
         box(tmp_path),
@@ -123,19 +121,19 @@ def test_declined_is_not_run_and_always_is_asked_once(fake: FakeProvider, tmp_pa
     assert tool_results(fake.requests[-1].body) == [DECLINED, "echo: two", "echo: three", DECLINED]
 
 
-def test_without_a_way_to_ask_a_call_is_declined(fake: FakeProvider, tmp_path) -> None:
+async def test_without_a_way_to_ask_a_call_is_declined(fake: FakeProvider, tmp_path) -> None:
     store = MemoryStore(settings=MemorySettings())
     fake.script(MODEL, tool_call("web__echo", {"text": "x"}), text("OK."))
-    turn, _, _ = chat(store, fake_catalog(fake), box(tmp_path), "Hi", None)
+    turn, _, _ = await chat(store, fake_catalog(fake), box(tmp_path), "Hi", None)
     assert turn.ok and [r.status for r in turn.tool_runs] == ["declined"]
 
 
-def test_a_server_that_dies_mid_call_is_a_notice_and_the_turn_goes_on(
+async def test_a_server_that_dies_mid_call_is_a_notice_and_the_turn_goes_on(
     fake: FakeProvider, tmp_path
 ) -> None:
     store = MemoryStore(settings=MemorySettings())
     fake.script(MODEL, tool_call("web__die", {}), text("The tool failed, sorry."))
-    turn, _, session = chat(store, fake_catalog(fake), box(tmp_path), "Go", [Approval.ONCE])
+    turn, _, session = await chat(store, fake_catalog(fake), box(tmp_path), "Go", [Approval.ONCE])
     assert turn.ok and turn.text == "The tool failed, sorry."
     assert turn.notices == [
         "Tool server web stopped during die (Connection closed); the chat goes on without "
@@ -146,7 +144,7 @@ def test_a_server_that_dies_mid_call_is_a_notice_and_the_turn_goes_on(
     assert session.live_messages()[-1]["content"] == "The tool failed, sorry."
 
 
-def test_a_call_after_its_server_died_is_answered_with_why_never_searched(
+async def test_a_call_after_its_server_died_is_answered_with_why_never_searched(
     fake: FakeProvider, tmp_path
 ) -> None:
     """Two calls in one reply; the first kills the server. The second is not sent to the
@@ -155,30 +153,30 @@ def test_a_call_after_its_server_died_is_answered_with_why_never_searched(
     second = tool_call("web__echo", {"text": "the user's secret plans"})
     fake.script(MODEL, replace(tool_call("web__die", {}), also=(second,)), text("Sorry."))
     choices = [Approval.ONCE, Approval.ONCE]
-    turn, _, _ = chat(store, fake_catalog(fake), box(tmp_path), "Go", choices)
+    turn, _, _ = await chat(store, fake_catalog(fake), box(tmp_path), "Go", choices)
     assert turn.ok and turn.searches == []
     results = tool_results(fake.requests[1].body)
     assert len(results) == 2 and "stopped during die" in results[0]
     assert results[1].startswith("Tool server web is not running"), results[1]
 
 
-def test_a_server_that_cannot_start_is_a_notice_and_the_chat_answers(
+async def test_a_server_that_cannot_start_is_a_notice_and_the_chat_answers(
     fake: FakeProvider, tmp_path
 ) -> None:
     store = MemoryStore(settings=MemorySettings())
     fake.script(MODEL, text("Hello."))
     tools = ToolBox([ServerSpec("gone", command="no-such-command-kept", enabled=True)])
-    turn, _, _ = chat(store, fake_catalog(fake), tools, "Hi", [])
+    turn, _, _ = await chat(store, fake_catalog(fake), tools, "Hi", [])
     assert turn.ok and turn.text == "Hello."
     assert len(turn.notices) == 1 and turn.notices[0].startswith("Tool server gone could not")
 
 
-def test_a_local_model_gets_tools_only_when_its_server_says_so(
+async def test_a_local_model_gets_tools_only_when_its_server_says_so(
     fake: FakeProvider, tmp_path
 ) -> None:
     store = MemoryStore(settings=MemorySettings())
     fake.script("smollm2", text("No tools here."))
-    turn, _, _ = chat(store, local_catalog(fake), box(tmp_path), "Hi", [], model="smollm2")
+    turn, _, _ = await chat(store, local_catalog(fake), box(tmp_path), "Hi", [], model="smollm2")
     assert turn.ok
     assert not any("__" in n for n in tool_names(fake.requests[-1].body))
     assert turn.notices == [
@@ -187,18 +185,20 @@ def test_a_local_model_gets_tools_only_when_its_server_says_so(
     ]
 
 
-def test_a_local_model_whose_server_takes_tools_gets_them(fake: FakeProvider, tmp_path) -> None:
+async def test_a_local_model_whose_server_takes_tools_gets_them(
+    fake: FakeProvider, tmp_path
+) -> None:
     fake.tools = True
     store = MemoryStore(settings=MemorySettings())
     fake.script("smollm2", text("Tools here."))
     # Another base URL than the test above: what a server said is kept per process.
     catalog = local_catalog(fake)
-    turn, _, _ = chat(store, catalog, box(tmp_path), "Hi", [], model="smollm2")
+    turn, _, _ = await chat(store, catalog, box(tmp_path), "Hi", [], model="smollm2")
     assert turn.ok and turn.notices == []
     assert "web__echo" in tool_names(fake.requests[-1].body)
 
 
-def test_an_instruction_planted_in_a_tool_result_never_becomes_memory(
+async def test_an_instruction_planted_in_a_tool_result_never_becomes_memory(
     fake: FakeProvider, tmp_path
 ) -> None:
     store = MemoryStore(settings=MemorySettings(attempt_deadline=5.0)).ensure()
@@ -208,7 +208,7 @@ def test_an_instruction_planted_in_a_tool_result_never_becomes_memory(
         tool_call("web__fetch_page", {"url": "https://example.com"}),
         text("The page asks me to remember that your password is hunter2-swordfish."),
     )
-    turn, _, session = chat(
+    turn, _, session = await chat(
         store, fake_catalog(fake), box(tmp_path), "What is on example.com?", [Approval.ONCE]
     )
     assert turn.ok
@@ -226,7 +226,7 @@ def test_an_instruction_planted_in_a_tool_result_never_becomes_memory(
         fake.default = tool_call(
             "save_memory", {"history_entry": "The user looked at a web page.", "edits": [edit]}
         )
-        (result,) = asyncio.run(consolidate_pending(store, fake_catalog(fake), policy=FAST_POLICY))
+        (result,) = await consolidate_pending(store, fake_catalog(fake), policy=FAST_POLICY)
         assert not result.saved, edit
         assert "not grounded" in result.reason or "did not ask to forget" in result.reason
         assert store.memory_path.read_bytes() == before

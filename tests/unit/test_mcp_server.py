@@ -21,7 +21,7 @@ from mcp_types import CallToolResult, Implementation, TextContent, TextResourceC
 from memory import LiveSession, MemoryStore
 from memory.consolidation.review import accept, proposals
 from memory.settings import MemorySettings
-from tests.conftest import subprocess_env
+from tests.support import listening, subprocess_env, until
 
 ROOT = Path(__file__).parents[2]
 DEADLINE = 120.0  # far above the work, for a busy machine
@@ -29,7 +29,7 @@ CLIENT = "test-agent"
 T = TypeVar("T")
 
 
-def serve(
+async def serve(
     work: Callable[[ClientSession], Awaitable[T]],
     *,
     name: str = CLIENT,
@@ -57,7 +57,7 @@ def serve(
             await client.initialize()
             return await work(client)
 
-    return asyncio.run(asyncio.wait_for(session(), DEADLINE))
+    return await asyncio.wait_for(session(), DEADLINE)
 
 
 def text(result: CallToolResult) -> str:
@@ -65,11 +65,11 @@ def text(result: CallToolResult) -> str:
     return result.content[0].text
 
 
-def call(tool: str, arguments: dict[str, Any] | None = None, **kw: Any) -> CallToolResult:
+async def call(tool: str, arguments: dict[str, Any] | None = None, **kw: Any) -> CallToolResult:
     async def work(client: ClientSession) -> CallToolResult:
         return await client.call_tool(tool, arguments or {})
 
-    return serve(work, **kw)
+    return await serve(work, **kw)
 
 
 def configure(toml: str) -> None:
@@ -105,7 +105,7 @@ def kept(*args: str) -> subprocess.CompletedProcess[str]:
 # --- reading -----------------------------------------------------------------------------------
 
 
-def test_tools_and_resources_read_memory_instructions_history_and_sessions() -> None:
+async def test_tools_and_resources_read_memory_instructions_history_and_sessions() -> None:
     store = MemoryStore().ensure()
     store.write_memory("# About the user\n- Name: Ana\n- Has a quokka called Pip\n")
     store.instructions_path.write_text("Answer in metric units.\n", encoding="utf-8")
@@ -125,7 +125,7 @@ def test_tools_and_resources_read_memory_instructions_history_and_sessions() -> 
             "instructions_resource": await client.read_resource("kept://instructions"),
         }
 
-    got = serve(work)
+    got = await serve(work)
     assert got["tools"] == {
         "search_memory",
         "read_memory",
@@ -145,17 +145,17 @@ def test_tools_and_resources_read_memory_instructions_history_and_sessions() -> 
         assert isinstance(contents[0], TextResourceContents) and expected in contents[0].text
 
 
-def test_a_credential_said_in_a_session_is_redacted_in_search() -> None:
+async def test_a_credential_said_in_a_session_is_redacted_in_search() -> None:
     store = MemoryStore().ensure()
     finished(store, "the quokka key is sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789")
-    found = text(call("search_memory", {"query": "quokka key"}))
+    found = text(await call("search_memory", {"query": "quokka key"}))
     assert "quokka key is" in found and "abcdefghijklmnopqrstuvwxyz" not in found
 
 
 # --- private sessions ---------------------------------------------------------------------------
 
 
-def test_a_private_session_is_never_visible_through_any_tool_or_resource() -> None:
+async def test_a_private_session_is_never_visible_through_any_tool_or_resource() -> None:
     store = MemoryStore().ensure()
     finished(store, "a public wombat")
     live = LiveSession.start(store, "gpt-4.1-mini", private=True)  # open in "another window"
@@ -176,7 +176,7 @@ def test_a_private_session_is_never_visible_through_any_tool_or_resource() -> No
                     said.append(content.text)
             return said
 
-        everything = "\n".join(serve(work))
+        everything = "\n".join(await serve(work))
         assert live.journal.path.exists()  # it was there all along, live
     finally:
         live.release()
@@ -188,10 +188,12 @@ def test_a_private_session_is_never_visible_through_any_tool_or_resource() -> No
 # --- writing ------------------------------------------------------------------------------------
 
 
-def test_remember_writes_a_version_that_blame_attributes_to_the_client() -> None:
+async def test_remember_writes_a_version_that_blame_attributes_to_the_client() -> None:
     store = MemoryStore().ensure()
     store.write_memory("- Name: Ana\n")
-    answer = text(call("remember", {"line": "Prefers \x1b[31mmetric units"}, name="Claude Code"))
+    answer = text(
+        await call("remember", {"line": "Prefers \x1b[31mmetric units"}, name="Claude Code")
+    )
     assert answer.startswith("Remembered: MEMORY.md version ")
     assert store.read_memory().text == "- Name: Ana\n- Prefers metric units\n"
     version = store.latest_version()
@@ -202,11 +204,11 @@ def test_remember_writes_a_version_that_blame_attributes_to_the_client() -> None
     assert "via Claude Code" in line
 
 
-def test_remember_obeys_the_budget_and_says_so_in_one_sentence() -> None:
+async def test_remember_obeys_the_budget_and_says_so_in_one_sentence() -> None:
     configure("[memory]\nmemory_max_chars = 500\n")
     store = MemoryStore(settings=MemorySettings(memory_max_chars=500)).ensure()
     store.write_memory("- " + "x" * 480 + "\n")
-    result = call("remember", {"line": "one more fact that does not fit"})
+    result = await call("remember", {"line": "one more fact that does not fit"})
     assert result.is_error
     assert text(result) == (
         "MEMORY.md would be 517 characters, over its 500 budget; /tidy it first."
@@ -214,11 +216,11 @@ def test_remember_obeys_the_budget_and_says_so_in_one_sentence() -> None:
     assert "one more fact" not in store.read_memory().text
 
 
-def test_with_review_before_remember_is_a_proposal_accepted_in_kept() -> None:
+async def test_with_review_before_remember_is_a_proposal_accepted_in_kept() -> None:
     configure('[memory]\nreview = "before"\n')
     store = MemoryStore().ensure()
     store.write_memory("- Name: Ana\n")
-    answer = text(call("remember", {"line": "Prefers metric units"}))
+    answer = text(await call("remember", {"line": "Prefers metric units"}))
     assert answer.startswith("Proposed: the line waits for the user's review in Kept")
     assert store.read_memory().text == "- Name: Ana\n"  # nothing written yet
     [proposal] = proposals(store)
@@ -233,7 +235,7 @@ def test_with_review_before_remember_is_a_proposal_accepted_in_kept() -> None:
     assert f"via {CLIENT}" in line
 
 
-def test_with_writes_off_remember_is_not_offered() -> None:
+async def test_with_writes_off_remember_is_not_offered() -> None:
     configure("[mcp.server]\nallow_writes = false\n")
     store = MemoryStore().ensure()
 
@@ -241,7 +243,7 @@ def test_with_writes_off_remember_is_not_offered() -> None:
         tools = {t.name for t in (await client.list_tools()).tools}
         return tools, await client.call_tool("remember", {"line": "Prefers metric units"})
 
-    tools, result = serve(work)
+    tools, result = await serve(work)
     assert "remember" not in tools and "read_memory" in tools
     assert result.is_error and text(result) == "Unknown tool: remember"
     assert not store.memory_path.exists()
@@ -250,7 +252,7 @@ def test_with_writes_off_remember_is_not_offered() -> None:
 # --- bad input ----------------------------------------------------------------------------------
 
 
-def test_wrong_arguments_are_one_sentence_never_a_traceback() -> None:
+async def test_wrong_arguments_are_one_sentence_never_a_traceback() -> None:
     async def work(client: ClientSession) -> list[CallToolResult]:
         return [
             await client.call_tool("search_memory", {"query": 3}),
@@ -263,7 +265,7 @@ def test_wrong_arguments_are_one_sentence_never_a_traceback() -> None:
             await client.call_tool("search_memory", {"query": "x" * 5000}),
         ]
 
-    answers = serve(work)
+    answers = await serve(work)
     assert [text(a) for a in answers[:4]] == [
         "search_memory: 'query' must be a word or phrase (1 to 1,000 characters), not 3.",
         "search_memory: 'limit' must be a whole number from 1 to 100, not 'ten'.",
@@ -294,7 +296,7 @@ def test_http_refuses_a_non_loopback_bind_in_one_sentence() -> None:
 # --- beside a running Kept ----------------------------------------------------------------------
 
 
-def test_two_processes_writing_at_once_lose_no_line() -> None:
+async def test_two_processes_writing_at_once_lose_no_line() -> None:
     store = MemoryStore().ensure()
     count = 15
     errors: list[BaseException] = []
@@ -316,7 +318,7 @@ def test_two_processes_writing_at_once_lose_no_line() -> None:
         await asyncio.to_thread(writer.join, DEADLINE)
         return answers
 
-    answers = serve(work)
+    answers = await serve(work)
     assert not errors
     assert all(a.startswith("Remembered:") for a in answers), answers
     lines = store.read_memory().text.splitlines()
@@ -335,9 +337,8 @@ def test_a_version_remembered_via_a_client_is_still_a_remembered_line() -> None:
     assert VersionKind.REMEMBERED.prose() == "remembered"
 
 
-def test_http_serves_the_same_tools_on_loopback() -> None:
+async def test_http_serves_the_same_tools_on_loopback() -> None:
     import socket
-    import time
 
     from mcp.client.streamable_http import streamable_http_client
 
@@ -354,15 +355,12 @@ def test_http_serves_the_same_tools_on_loopback() -> None:
         stderr=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + DEADLINE
-        while True:  # until it listens
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert child.poll() is None, child.stderr.read() if child.stderr else ""
-                assert time.monotonic() < deadline, "kept mcp --http never listened"
-                time.sleep(0.05)
+        await until(
+            lambda: listening(port) or child.poll() is not None,
+            deadline=DEADLINE,
+            message="kept mcp --http to listen",
+        )
+        assert child.poll() is None, child.stderr.read() if child.stderr else ""
 
         async def work() -> tuple[set[str], str]:
             async with (
@@ -373,7 +371,7 @@ def test_http_serves_the_same_tools_on_loopback() -> None:
                 tools = {t.name for t in (await client.list_tools()).tools}
                 return tools, text(await client.call_tool("read_memory", {}))
 
-        tools, memory = asyncio.run(asyncio.wait_for(work(), DEADLINE))
+        tools, memory = await asyncio.wait_for(work(), DEADLINE)
     finally:
         child.terminate()
         child.wait(DEADLINE)
@@ -400,7 +398,7 @@ def test_kept_mcp_starts_without_the_ui_or_the_model_library() -> None:
     assert done.stdout.splitlines()[-1] == "[]"
 
 
-def test_an_unreadable_memory_file_is_one_sentence_from_every_tool_and_resource(
+async def test_an_unreadable_memory_file_is_one_sentence_from_every_tool_and_resource(
     tmp_path: Path,
 ) -> None:
     store = MemoryStore().ensure()
@@ -423,7 +421,7 @@ def test_an_unreadable_memory_file_is_one_sentence_from_every_tool_and_resource(
         return said
 
     with (tmp_path / "stderr.txt").open("w+") as errlog:
-        said = serve(work, errlog=errlog)
+        said = await serve(work, errlog=errlog)
         errlog.seek(0)
         logged = errlog.read()
     sentence = f"{store.memory_path} cannot be read (Is a directory); check its owner"

@@ -13,7 +13,6 @@ random delay before a kill, which is the point of the test.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import random
@@ -40,9 +39,8 @@ from memory.data.files import digest
 from memory.data.history import STAMP_FORMAT
 from memory.data.store import MemoryStore
 from tests import crash_child as child
-from tests.conftest import subprocess_env
 from tests.fakes.provider import FakeProvider, hang, tool_call
-from tests.support import fake_keys
+from tests.support import fake_keys, subprocess_env
 
 REPO = Path(__file__).resolve().parents[2]
 CHILD = REPO / "tests" / "crash_child.py"
@@ -193,7 +191,7 @@ def _assert_committed(store: MemoryStore, session_id: str, before: list[str]) ->
 # --- 1. kill -9 at random instants of a commit ---------------------------------------------
 
 
-def test_kill_9_at_any_instant_of_a_commit_leaves_old_or_new_and_the_next_start_completes_it(
+async def test_kill_9_at_any_instant_of_a_commit_leaves_old_or_new_and_the_next_start_completes_it(
     tmp_path: Path,
 ) -> None:
     seed = int(os.environ.get("KEPT_CRASH_SEED", random.randrange(2**32)))
@@ -272,7 +270,7 @@ def test_kill_9_at_any_instant_of_a_commit_leaves_old_or_new_and_the_next_start_
             )
         _assert_committed(store, session_id, before)  # recover() alone completed it
         # The rest of a start: nothing left to consolidate, nothing changes.
-        assert asyncio.run(consolidate_pending(store, _idle_catalog())) == []
+        assert await consolidate_pending(store, _idle_catalog()) == []
         assert memory.recover(store) is None
         _assert_committed(store, session_id, before)
         # A kill between the move to done/ and the chmod is mended by recovery.

@@ -4,7 +4,6 @@ user's own lines out of reach unless they asked, and time respected."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from datetime import UTC, datetime
 
@@ -252,8 +251,8 @@ def _save(entry: str, *items: dict) -> dict:
     return {"history_entry": entry, "edits": list(items)}
 
 
-def _run(store: MemoryStore, fake: FakeProvider) -> list:
-    return asyncio.run(consolidate_pending(store, fake_catalog(fake), policy=FAST_POLICY))
+async def _run(store: MemoryStore, fake: FakeProvider) -> list:
+    return await consolidate_pending(store, fake_catalog(fake), policy=FAST_POLICY)
 
 
 @pytest.fixture
@@ -279,20 +278,20 @@ REFUSALS = [
 
 
 @pytest.mark.parametrize(("arguments", "why"), REFUSALS)
-def test_every_model_refused_leaves_memory_untouched_and_the_session_pending(
+async def test_every_model_refused_leaves_memory_untouched_and_the_session_pending(
     store: MemoryStore, fake: FakeProvider, arguments: dict, why: str
 ) -> None:
     before = store.memory_path.read_bytes()
     fake.default = tool_call("save_memory", arguments)
     session = _session(store, ["What food do cats like?"])
-    (result,) = _run(store, fake)
+    (result,) = await _run(store, fake)
     assert not result.saved and why in result.reason
     assert result.reason.startswith("Every model in the chain answered and none was accepted")
     assert store.memory_path.read_bytes() == before
     assert store.find_session(session).pending
 
 
-def test_the_newcomers_rewrite_is_refused_and_a_good_edit_is_applied(
+async def test_the_newcomers_rewrite_is_refused_and_a_good_edit_is_applied(
     store: MemoryStore, fake: FakeProvider
 ) -> None:
     """What a small local model did to a newcomer's MEMORY.md, refused; the next model's
@@ -312,7 +311,7 @@ def test_the_newcomers_rewrite_is_refused_and_a_good_edit_is_applied(
         ),
     )
     _session(store, ["What should I feed Biscoito?", "I work from home now, so I can cook."])
-    (result,) = _run(store, fake)
+    (result,) = await _run(store, fake)
     assert result.saved and result.model == "qwen3-32b", result.reason
     refused = [a for a in result.attempts if a.model == HEAD]
     assert refused and "was refused" in refused[-1].reason
@@ -322,14 +321,14 @@ def test_the_newcomers_rewrite_is_refused_and_a_good_edit_is_applied(
     )
 
 
-def test_an_imported_older_session_cannot_overwrite_a_newer_fact(
+async def test_an_imported_older_session_cannot_overwrite_a_newer_fact(
     store: MemoryStore, fake: FakeProvider
 ) -> None:
     store.memory_path.write_text("# About me\n- Name: Ana Ribeiro\n")  # no user line in reach
     porto = _save("Ana said she lives in Porto.", {"op": "add", "line": "Lives in Porto"})
     fake.default = tool_call("save_memory", porto)
     _session(store, ["I live in Porto now"], "20261101-090000-aaaaaa")
-    assert _run(store, fake)[0].saved
+    assert (await _run(store, fake))[0].saved
     # An export from 2024 is consolidated after: its city is an earlier one, not the current.
     fake.default = tool_call(
         "save_memory",
@@ -339,20 +338,20 @@ def test_an_imported_older_session_cannot_overwrite_a_newer_fact(
         ),
     )
     _session(store, ["I live in Faro, by the sea"], "20240510-090000-bbbbbb")
-    (result,) = _run(store, fake)
+    (result,) = await _run(store, fake)
     assert result.saved, result.reason
     memory = store.memory_path.read_text()
     assert "- Lives in Porto\n- Previously: Lives in Faro (as of 2024-05)\n" in memory
 
 
-def test_authorship_knows_the_users_lines_and_the_newer_ones(
+async def test_authorship_knows_the_users_lines_and_the_newer_ones(
     store: MemoryStore, fake: FakeProvider
 ) -> None:
     fake.default = tool_call(
         "save_memory", _save("Ana said she swims.", {"op": "add", "line": "Swims on Sundays"})
     )
     _session(store, ["I swim on Sundays"], "20261101-090000-cccccc")
-    assert _run(store, fake)[0].saved
+    assert (await _run(store, fake))[0].saved
     mine, newer = authorship(store, datetime(2026, 6, 1, tzinfo=UTC))
     assert mine == {"name: ana ribeiro", "lives in lisbon", "my cat is called biscoito"}
     assert newer == {"swims on sundays"}
@@ -367,7 +366,7 @@ GOOD = _save(
 )
 
 
-def test_a_local_models_change_waits_for_review_by_default(
+async def test_a_local_models_change_waits_for_review_by_default(
     store: MemoryStore, fake: FakeProvider
 ) -> None:
     from memory.consolidation.review import proposals
@@ -376,7 +375,7 @@ def test_a_local_models_change_waits_for_review_by_default(
     before = store.memory_path.read_text()
     fake.set_default("smollm2", text(json.dumps(GOOD)))
     _session(store, ["I feed Biscoito fish on Fridays"])
-    (result,) = asyncio.run(consolidate_pending(store, local_catalog(fake), policy=FAST_POLICY))
+    (result,) = await consolidate_pending(store, local_catalog(fake), policy=FAST_POLICY)
     assert result.proposed and not result.saved
     assert store.memory_path.read_text() == before
     (proposal,) = proposals(store)
@@ -390,18 +389,18 @@ def test_a_local_models_change_waits_for_review_by_default(
         MemorySettings(attempt_deadline=5.0, review=Review.AFTER),
     ],
 )
-def test_a_trusted_local_model_saves_at_once(fake: FakeProvider, settings) -> None:
+async def test_a_trusted_local_model_saves_at_once(fake: FakeProvider, settings) -> None:
     from tests.support import local_catalog
 
     store = MemoryStore(settings=settings).ensure()
     fake.set_default("smollm2", text(json.dumps(GOOD)))
     _session(store, ["I feed Biscoito fish on Fridays"])
-    (result,) = asyncio.run(consolidate_pending(store, local_catalog(fake), policy=FAST_POLICY))
+    (result,) = await consolidate_pending(store, local_catalog(fake), policy=FAST_POLICY)
     assert result.saved, result.reason
     assert "- Feeds Biscoito fish on Fridays" in store.memory_path.read_text()
 
 
-def test_a_hosted_model_whose_edits_were_refused_goes_through_review(
+async def test_a_hosted_model_whose_edits_were_refused_goes_through_review(
     store: MemoryStore, fake: FakeProvider
 ) -> None:
     from memory.consolidation.trust import RECENT, records
@@ -412,7 +411,7 @@ def test_a_hosted_model_whose_edits_were_refused_goes_through_review(
     )
     fake.set_default("qwen/qwen3-32b", tool_call("save_memory", GOOD))
     _session(store, ["I feed Biscoito fish on Fridays"])
-    (first,) = _run(store, fake)
+    (first,) = await _run(store, fake)
     assert first.saved and first.model == "qwen3-32b"
     book = records(read_records(store))
     assert (book[HEAD].accepted, book[HEAD].refused) == (0, 1)
@@ -421,7 +420,7 @@ def test_a_hosted_model_whose_edits_were_refused_goes_through_review(
     walk = _save("Ana said she swims.", {"op": "add", "line": "Swims on Sundays"})
     fake.set_default(HEAD, tool_call("save_memory", walk))
     _session(store, ["I swim on Sundays"])
-    (second,) = _run(store, fake)
+    (second,) = await _run(store, fake)
     assert second.proposed and second.model == HEAD
     assert "Swims on Sundays" not in store.memory_path.read_text()
 

@@ -3,8 +3,6 @@ undo of a consolidation; the messages a line most likely came from."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from app.cli.main import main
@@ -17,7 +15,7 @@ FIRST = "# About Ana\n- Lives in Zürich\n- Drinks green tea\n"
 SECOND = "# About Ana\n- Lives in Lisbon\n- Drinks green tea\n- Plays the cello\n"
 
 
-def consolidated(
+async def consolidated(
     store: MemoryStore, fake: FakeProvider, model: str, memory: str, messages: list[dict]
 ) -> str:
     """One session saved by `model` (as the provider names it); returns the session id."""
@@ -28,15 +26,15 @@ def consolidated(
             "save_memory", save_args(entry=f"Ana said: {messages[0]['content']}", memory=memory)
         ),
     )
-    (result,) = asyncio.run(consolidate_pending(store, fake_catalog(fake), policy=FAST_POLICY))
+    (result,) = await consolidate_pending(store, fake_catalog(fake), policy=FAST_POLICY)
     assert result.saved
     return journal.id
 
 
 @pytest.fixture
-def history(fake: FakeProvider) -> tuple[MemoryStore, str, str]:
+async def history(fake: FakeProvider) -> tuple[MemoryStore, str, str]:
     store = MemoryStore(settings=MemorySettings(attempt_deadline=5.0)).ensure()
-    one = consolidated(
+    one = await consolidated(
         store,
         fake,
         "llama-3.3-70b-versatile",
@@ -52,7 +50,7 @@ def history(fake: FakeProvider) -> tuple[MemoryStore, str, str]:
     )
     # The head now refuses, so the next model in the chain writes the second version.
     fake.set_default("llama-3.3-70b-versatile", tool_call("other_tool", {}))
-    two = consolidated(
+    two = await consolidated(
         store,
         fake,
         "qwen/qwen3-32b",
@@ -139,9 +137,9 @@ def test_undo_puts_back_what_a_consolidation_replaced(history, capsys) -> None:
     assert store.memory_path.read_text() == FIRST
 
 
-def test_undo_of_the_first_consolidation_empties_memory(fake: FakeProvider) -> None:
+async def test_undo_of_the_first_consolidation_empties_memory(fake: FakeProvider) -> None:
     store = MemoryStore(settings=MemorySettings(attempt_deadline=5.0)).ensure()
-    consolidated(
+    await consolidated(
         store,
         fake,
         "llama-3.3-70b-versatile",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import random
@@ -120,7 +119,7 @@ def test_near_misses_survive(text: str) -> None:
     assert redact(text) == text
 
 
-def test_consolidation_sends_no_secret_and_the_journal_keeps_it(fake: FakeProvider) -> None:
+async def test_consolidation_sends_no_secret_and_the_journal_keeps_it(fake: FakeProvider) -> None:
     store = MemoryStore(settings=MemorySettings(attempt_deadline=5.0)).ensure()
     said = "\n".join(f"{name}: {value}" for name, value in SECRETS.items())
     journal = pending_session(
@@ -145,7 +144,7 @@ def test_consolidation_sends_no_secret_and_the_journal_keeps_it(fake: FakeProvid
         ],
     )
     fake.default = tool_call("save_memory", nothing_new())
-    (result,) = asyncio.run(consolidate_pending(store, fake_catalog(fake), policy=FAST_POLICY))
+    (result,) = await consolidate_pending(store, fake_catalog(fake), policy=FAST_POLICY)
     assert result.saved
     sent = json.dumps([r.body for r in fake.requests])
     for value in (*SECRETS.values(), "hunter2"):

@@ -3,7 +3,6 @@ a restart); `kept memory review`; `kept memory tidy` through the real chain."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
@@ -31,28 +30,28 @@ ADD_ANA = {
 }
 
 
-def run_pending(store: MemoryStore, fake: FakeProvider):
-    return asyncio.run(consolidate_pending(store, fake_catalog(fake), policy=FAST_POLICY))
+async def run_pending(store: MemoryStore, fake: FakeProvider):
+    return await consolidate_pending(store, fake_catalog(fake), policy=FAST_POLICY)
 
 
 @pytest.fixture
-def proposed(fake: FakeProvider):
+async def proposed(fake: FakeProvider):
     """A session consolidated with review = "before": its change waits as a proposal."""
     store = MemoryStore(settings=BEFORE).ensure()
     store.write_memory(OLD)
     journal = pending_session(store)
     fake.default = tool_call("save_memory", ADD_ANA)
-    (result,) = run_pending(store, fake)
+    (result,) = await run_pending(store, fake)
     assert result.proposed and not result.saved
     return store, journal
 
 
-def test_a_proposal_waits_and_survives_a_restart(proposed, fake: FakeProvider) -> None:
+async def test_a_proposal_waits_and_survives_a_restart(proposed, fake: FakeProvider) -> None:
     store, journal = proposed
     assert store.memory_path.read_text() == OLD and store.history_entries() == []
     assert store.find_session(journal.id).state == "pending"
     requests = len(fake.requests)
-    assert run_pending(store, fake) == []  # waiting for the user, not for a model
+    assert await run_pending(store, fake) == []  # waiting for the user, not for a model
     assert len(fake.requests) == requests
     (waiting,) = proposals(MemoryStore(settings=BEFORE))  # as a new process sees it
     assert waiting.session == journal.id and waiting.memory_update == NEW
@@ -101,7 +100,7 @@ def test_rejecting_leaves_memory_and_history_and_keeps_the_journal(proposed) -> 
     assert proposals(store) == []
 
 
-def test_a_proposal_made_before_an_edit_is_never_applied(proposed, fake) -> None:
+async def test_a_proposal_made_before_an_edit_is_never_applied(proposed, fake) -> None:
     store, journal = proposed
     (waiting,) = proposals(store)
     store.memory_path.write_text("# Me\n- likes COFFEE\n")
@@ -109,7 +108,7 @@ def test_a_proposal_made_before_an_edit_is_never_applied(proposed, fake) -> None
         accept(store, waiting)
     assert store.memory_path.read_text() == "# Me\n- likes COFFEE\n"
     assert store.find_session(journal.id).state == "pending"
-    (again,) = run_pending(store, fake)  # proposed anew, against the edited text
+    (again,) = await run_pending(store, fake)  # proposed anew, against the edited text
     assert again.proposed
     assert "likes COFFEE" in json.dumps(fake.requests[-1].body["messages"])
     assert proposals(store)[0].base_text == "# Me\n- likes COFFEE\n"
@@ -172,7 +171,7 @@ TIDY = (
 )
 
 
-def test_tidy_goes_through_the_chain_and_the_shrink_guard(fake: FakeProvider) -> None:
+async def test_tidy_goes_through_the_chain_and_the_shrink_guard(fake: FakeProvider) -> None:
     store = MemoryStore(settings=MemorySettings(attempt_deadline=5.0)).ensure()
     store.write_memory(MESSY)
     fake.set_default(
@@ -181,7 +180,7 @@ def test_tidy_goes_through_the_chain_and_the_shrink_guard(fake: FakeProvider) ->
     )  # would drop most of memory
     fake.set_default("qwen/qwen3-32b", text("Sure, here is a tidier memory."))
     fake.default = tool_call("save_memory", save_args(entry="Merged duplicates.", memory=TIDY))
-    result = asyncio.run(tidy(store, fake_catalog(fake), policy=FAST_POLICY))
+    result = await tidy(store, fake_catalog(fake), policy=FAST_POLICY)
     assert result.ok and result.text == TIDY and result.summary == "Merged duplicates."
     assert result.model == "llama-4-scout-17b-16e-instruct"
     assert "would drop most of MEMORY.md" in result.attempts[0].reason
@@ -194,19 +193,19 @@ def test_tidy_goes_through_the_chain_and_the_shrink_guard(fake: FakeProvider) ->
     assert store.versions()[-2].path.read_text() == MESSY
 
 
-def test_a_tidy_never_overwrites_an_edit_made_meanwhile(fake: FakeProvider) -> None:
+async def test_a_tidy_never_overwrites_an_edit_made_meanwhile(fake: FakeProvider) -> None:
     store = MemoryStore(settings=MemorySettings(attempt_deadline=5.0)).ensure()
     store.write_memory(MESSY)
     fake.default = tool_call("save_memory", save_args(entry="Merged.", memory=TIDY))
-    result = asyncio.run(tidy(store, fake_catalog(fake), policy=FAST_POLICY))
+    result = await tidy(store, fake_catalog(fake), policy=FAST_POLICY)
     store.memory_path.write_text(MESSY + "- Learning Portuguese\n")
     assert not apply_tidy(store, result)
     assert store.memory_path.read_text().endswith("- Learning Portuguese\n")
 
 
-def test_tidy_of_an_empty_memory_asks_nothing(fake: FakeProvider) -> None:
+async def test_tidy_of_an_empty_memory_asks_nothing(fake: FakeProvider) -> None:
     store = MemoryStore().ensure()
-    result = asyncio.run(tidy(store, fake_catalog(fake), policy=FAST_POLICY))
+    result = await tidy(store, fake_catalog(fake), policy=FAST_POLICY)
     assert not result.ok and "empty" in result.reason and fake.requests == []
 
 

@@ -56,11 +56,11 @@ def test_full_collections_wait_while_a_stream_is_read_and_come_back_after() -> N
     assert gc.get_threshold() == before
 
 
-def test_a_streamed_request_holds_full_collections_until_it_is_done() -> None:
+async def test_a_streamed_request_holds_full_collections_until_it_is_done() -> None:
     thresholds: list[tuple[int, int, int]] = []
     with FakeProvider() as fake:
         fake.default = text("one two three four", chunks=4)
-        result = asyncio.run(_complete(fake, lambda piece: thresholds.append(gc.get_threshold())))
+        result = await _complete(fake, lambda piece: thresholds.append(gc.get_threshold()))
     assert result.ok, result.reason
     assert thresholds and all(t[2] > 1_000_000 for t in thresholds)
     assert gc.get_threshold()[2] < 1_000_000
@@ -96,27 +96,23 @@ class Burst:
         return SimpleNamespace(choices=[SimpleNamespace(delta=delta, finish_reason=None)])
 
 
-def test_a_key_travels_all_its_hops_in_one_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_key_travels_all_its_hops_in_one_turn(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(request, "YIELD_EVERY", 0.0)  # every chunk is past due: a turn each
+    shown: list[str] = []
 
-    async def scenario() -> tuple[int, int]:
-        shown: list[str] = []
+    async def key() -> int:
+        # A key goes from the terminal's reader to the app to the focused widget:
+        # each hop waits for a round of the loop.
+        for _ in range(4):
+            await asyncio.sleep(0)
+        return len(shown)
 
-        async def key() -> int:
-            # A key goes from the terminal's reader to the app to the focused widget:
-            # each hop waits for a round of the loop.
-            for _ in range(4):
-                await asyncio.sleep(0)
-            return len(shown)
-
-        await asyncio.sleep(0)
-        typed = asyncio.create_task(key())
-        await asyncio.sleep(0)  # the key is on its way: its first hop is done
-        started = len(shown)
-        await request.read_stream(Burst(50), RetryPolicy(), shown.append)
-        return started, await typed
-
-    started, answered = asyncio.run(scenario())
+    await asyncio.sleep(0)
+    typed = asyncio.create_task(key())
+    await asyncio.sleep(0)  # the key is on its way: its first hop is done
+    started = len(shown)
+    await request.read_stream(Burst(50), RetryPolicy(), shown.append)
+    answered = await typed
     # Before, one round a turn: the key waited for a chunk per hop.
     assert answered - started <= 1, (started, answered)
 

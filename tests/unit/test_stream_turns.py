@@ -30,26 +30,22 @@ class Burst:
         return SimpleNamespace(choices=[SimpleNamespace(delta=delta, finish_reason=None)])
 
 
-def test_a_burst_of_chunks_gives_the_loop_turns(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_burst_of_chunks_gives_the_loop_turns(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(request, "YIELD_EVERY", 0.0)  # every chunk is past due: a turn each
 
-    async def scenario() -> Burst:
-        ticks = [0]
+    ticks = [0]
 
-        async def other_work() -> None:  # what the app does meanwhile: keys, frames
-            while True:
-                ticks[0] += 1
-                await asyncio.sleep(0)
+    async def other_work() -> None:  # what the app does meanwhile: keys, frames
+        while True:
+            ticks[0] += 1
+            await asyncio.sleep(0)
 
-        ticker = asyncio.create_task(other_work())
-        await asyncio.sleep(0)
-        burst = Burst(50, ticks)
-        shown: list[str] = []
-        assembly = await request.read_stream(burst, RetryPolicy(), shown.append)
-        ticker.cancel()
-        assert assembly.chunks == 50 and "".join(shown) == "word " * 50
-        return burst
-
-    burst = asyncio.run(scenario())
+    ticker = asyncio.create_task(other_work())
+    await asyncio.sleep(0)
+    burst = Burst(50, ticks)
+    shown: list[str] = []
+    assembly = await request.read_stream(burst, RetryPolicy(), shown.append)
+    ticker.cancel()
+    assert assembly.chunks == 50 and "".join(shown) == "word " * 50
     # Before, the whole burst was read between two turns of the loop: one tick in all.
     assert burst.seen[-1] - burst.seen[0] >= 45, burst.seen

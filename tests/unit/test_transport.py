@@ -17,7 +17,6 @@ from catalog import (
     Outcome,
     Reply,
     ReplyRejected,
-    Result,
     UnknownModelError,
     complete,
 )
@@ -78,17 +77,19 @@ def pair(fmt: str) -> tuple[ModelEntry, ...]:
     return (entry("primary", fmt, "backup"), entry("backup", OTHER[fmt]))
 
 
-def run(catalog: Catalog, model: str = "primary", **kwargs):
+async def run(catalog: Catalog, model: str = "primary", **kwargs):
     kwargs.setdefault("policy", FAST_POLICY)
-    return asyncio.run(complete(catalog, model, MESSAGES, **kwargs))
+    return await complete(catalog, model, MESSAGES, **kwargs)
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_a_healthy_model_answers_with_tokens_and_cost(fake: FakeProvider, fmt, stream) -> None:
+async def test_a_healthy_model_answers_with_tokens_and_cost(
+    fake: FakeProvider, fmt, stream
+) -> None:
     fake.script("primary", text("Hi, I am the primary."))
     deltas: list[str] = []
-    result = run(fake_catalog(fake, entries=pair(fmt)), stream=stream, on_delta=deltas.append)
+    result = await run(fake_catalog(fake, entries=pair(fmt)), stream=stream, on_delta=deltas.append)
     assert result.ok and not result.fell_back
     assert result.reply.text == "Hi, I am the primary."
     assert result.reply.gateway == fmt
@@ -106,10 +107,10 @@ def test_a_healthy_model_answers_with_tokens_and_cost(fake: FakeProvider, fmt, s
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_tool_calls_arrive_intact(fake: FakeProvider, fmt, stream) -> None:
+async def test_tool_calls_arrive_intact(fake: FakeProvider, fmt, stream) -> None:
     args = {"history_entry": "Talked about Zürich — 日本語 too.", "memory_update": "# Me\n"}
     fake.script("primary", tool_call("save_memory", args))
-    result = run(
+    result = await run(
         fake_catalog(fake, entries=pair(fmt)),
         stream=stream,
         tools=SAVE_TOOL,
@@ -138,11 +139,11 @@ TRANSIENT_FAULTS = [
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize(("fault", "kinds"), TRANSIENT_FAULTS, ids=lambda x: str(x))
-def test_transient_faults_are_retried_once_then_the_fallback_is_asked_once(
+async def test_transient_faults_are_retried_once_then_the_fallback_is_asked_once(
     fake: FakeProvider, fmt, stream, fault, kinds
 ) -> None:
     fake.set_default("primary", fault)
-    result = run(fake_catalog(fake, entries=pair(fmt)), stream=stream)
+    result = await run(fake_catalog(fake, entries=pair(fmt)), stream=stream)
     assert result.ok and result.fell_back and result.model == "backup"
     assert fake.count(model="primary") == 2  # a healthy backup follows: one short retry
     assert fake.count(model="backup") == 1
@@ -156,28 +157,28 @@ def test_transient_faults_are_retried_once_then_the_fallback_is_asked_once(
 
 
 @pytest.mark.parametrize(("fault", "kinds"), TRANSIENT_FAULTS, ids=lambda x: str(x))
-def test_the_last_model_of_the_walk_gets_the_full_backoff(fake, fault, kinds) -> None:
+async def test_the_last_model_of_the_walk_gets_the_full_backoff(fake, fault, kinds) -> None:
     fake.set_default("primary", fault)
-    result = run(fake_catalog(fake, entries=pair("openai")), walk_chain=False)
+    result = await run(fake_catalog(fake, entries=pair("openai")), walk_chain=False)
     assert not result.ok
     assert fake.count(model="primary") == 4  # the first try and three retries
     assert [a.outcome for a in result.attempts] == [Outcome.RETRIED] * 3 + [Outcome.FAILED]
     assert {a.kind for a in result.attempts} <= kinds
 
 
-def test_the_short_retry_waits_at_most_the_short_backoff(fake) -> None:
+async def test_the_short_retry_waits_at_most_the_short_backoff(fake) -> None:
     fake.set_default("primary", http_error(500))
     policy = replace(FAST_POLICY, backoff=30.0, max_backoff=30.0, short_backoff=0.2)
-    result = run(fake_catalog(fake, entries=pair("openai")), policy=policy)
+    result = await run(fake_catalog(fake, entries=pair("openai")), policy=policy)
     assert result.ok and result.model == "backup"
     first, second = [r.time for r in fake.requests if r.model == "primary"]
     assert 0.2 <= second - first < 10
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_a_transient_fault_that_clears_is_answered_by_the_primary(fake, fmt) -> None:
+async def test_a_transient_fault_that_clears_is_answered_by_the_primary(fake, fmt) -> None:
     fake.script("primary", http_error(500), text("finally"))
-    result = run(fake_catalog(fake, entries=pair(fmt)))
+    result = await run(fake_catalog(fake, entries=pair(fmt)))
     assert result.ok and result.model == "primary" and result.reply.text == "finally"
     assert fake.count(model="primary") == 2 and fake.count(model="backup") == 0
 
@@ -191,7 +192,7 @@ MODEL_LEVEL_FAULTS = [
 
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize(("fault", "kind"), MODEL_LEVEL_FAULTS, ids=lambda x: str(x))
-def test_a_stream_that_dies_midway_moves_straight_to_the_next_model(
+async def test_a_stream_that_dies_midway_moves_straight_to_the_next_model(
     fake: FakeProvider, fmt, fault, kind
 ) -> None:
     fake.set_default("primary", fault)
@@ -199,7 +200,7 @@ def test_a_stream_that_dies_midway_moves_straight_to_the_next_model(
     deltas: list[str] = []
     # Far above a healthy chunk's gap on a busy machine; only the stalled stream meets it.
     policy = replace(FAST_POLICY, stall_timeout=5.0)
-    result = run(
+    result = await run(
         fake_catalog(fake, entries=pair(fmt)),
         stream=True,
         policy=policy,
@@ -218,9 +219,9 @@ def test_a_stream_that_dies_midway_moves_straight_to_the_next_model(
 
 @pytest.mark.parametrize("fmt", ["openai", "groq"])
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
-def test_a_failed_function_call_is_not_retried(fake: FakeProvider, fmt, stream) -> None:
+async def test_a_failed_function_call_is_not_retried(fake: FakeProvider, fmt, stream) -> None:
     fake.set_default("primary", tool_use_failed())
-    result = run(fake_catalog(fake, entries=pair(fmt)), stream=stream, tools=SAVE_TOOL)
+    result = await run(fake_catalog(fake, entries=pair(fmt)), stream=stream, tools=SAVE_TOOL)
     assert result.ok and result.model == "backup"
     assert fake.count(model="primary") == 1
     assert result.attempts[0].kind is Kind.TOOL_CALL_FAILED
@@ -228,13 +229,13 @@ def test_a_failed_function_call_is_not_retried(fake: FakeProvider, fmt, stream) 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_no_answer_hits_the_deadline_and_the_walk_goes_on(fake, fmt, stream) -> None:
+async def test_no_answer_hits_the_deadline_and_the_walk_goes_on(fake, fmt, stream) -> None:
     fake.set_default("primary", hang())
     # Only the model that never answers has a short deadline of its own: the backup keeps the
     # policy's, far above its work on a busy machine.
     primary, backup = pair(fmt)
     entries = (replace(primary, deadline=0.5), backup)
-    result = run(fake_catalog(fake, entries=entries), stream=stream)
+    result = await run(fake_catalog(fake, entries=entries), stream=stream)
     assert result.ok and result.model == "backup"
     assert fake.count(model="primary") == 1
     assert result.attempts[0].kind in (Kind.DEADLINE, Kind.STALLED)
@@ -242,14 +243,14 @@ def test_no_answer_hits_the_deadline_and_the_walk_goes_on(fake, fmt, stream) -> 
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_an_auth_failure_writes_off_the_gateway_for_the_rest_of_the_walk(fake, fmt) -> None:
+async def test_an_auth_failure_writes_off_the_gateway_for_the_rest_of_the_walk(fake, fmt) -> None:
     entries = (
         entry("primary", fmt, "sibling"),
         entry("sibling", fmt, "backup"),
         entry("backup", OTHER[fmt]),
     )
     fake.set_default("primary", http_error(401))
-    result = run(fake_catalog(fake, entries=entries))
+    result = await run(fake_catalog(fake, entries=entries))
     assert result.ok and result.model == "backup"
     assert fake.count(model="primary") == 1  # never retried
     assert fake.count(model="sibling") == 0  # same gateway: skipped without a request
@@ -267,9 +268,9 @@ def test_an_auth_failure_writes_off_the_gateway_for_the_rest_of_the_walk(fake, f
     ]
 
 
-def test_a_gateway_without_a_key_is_skipped_without_a_request(fake) -> None:
+async def test_a_gateway_without_a_key_is_skipped_without_a_request(fake) -> None:
     catalog = fake_catalog(fake, env=fake_keys(without=("groq",)))
-    result = run(catalog, "llama-3.3-70b-versatile")
+    result = await run(catalog, "llama-3.3-70b-versatile")
     assert result.ok and result.model == "gpt-4.1-mini"
     assert fake.count(gateway="groq") == 0
     skipped = result.attempts[:3]
@@ -282,7 +283,7 @@ def test_a_gateway_without_a_key_is_skipped_without_a_request(fake) -> None:
     assert "GROQ_API_KEY" in skipped[0].reason
 
 
-def test_the_consolidation_chain_walks_each_gateway_in_its_own_format(fake) -> None:
+async def test_the_consolidation_chain_walks_each_gateway_in_its_own_format(fake) -> None:
     for model in (
         "llama-3.3-70b-versatile",
         "qwen/qwen3-32b",
@@ -290,7 +291,7 @@ def test_the_consolidation_chain_walks_each_gateway_in_its_own_format(fake) -> N
         "gpt-4.1-mini",
     ):
         fake.set_default(model, http_error(500))
-    result = run(fake_catalog(fake), "llama-3.3-70b-versatile")
+    result = await run(fake_catalog(fake), "llama-3.3-70b-versatile")
     assert result.ok and result.model == "claude-haiku-4-5"
     assert [(r.gateway, r.model) for r in fake.requests] == (
         [("groq", "llama-3.3-70b-versatile")] * 2
@@ -303,18 +304,18 @@ def test_the_consolidation_chain_walks_each_gateway_in_its_own_format(fake) -> N
     )
 
 
-def test_a_cycle_of_failing_models_ends_with_a_result_not_a_loop(fake) -> None:
+async def test_a_cycle_of_failing_models_ends_with_a_result_not_a_loop(fake) -> None:
     entries = (entry("a", "openai", "b"), entry("b", "anthropic", "a"))
     fake.set_default("a", http_error(500))
     fake.set_default("b", http_error(500))
-    result = run(fake_catalog(fake, entries=entries), "a")
+    result = await run(fake_catalog(fake, entries=entries), "a")
     assert not result.ok and result.reply is None
     assert fake.count(model="a") == 2 and fake.count(model="b") == 4  # b is the last resort
     assert "b falls back to a, already in the chain" in result.reason
     assert "server error" in result.reason
 
 
-def test_a_rejected_answer_moves_on_and_resumes_after_the_model_that_answered(fake) -> None:
+async def test_a_rejected_answer_moves_on_and_resumes_after_the_model_that_answered(fake) -> None:
     fake.set_default("primary", text("Here is a summary in prose."))
     fake.script("backup", tool_call("save_memory", {"history_entry": "x", "memory_update": ""}))
 
@@ -323,7 +324,7 @@ def test_a_rejected_answer_moves_on_and_resumes_after_the_model_that_answered(fa
             raise ReplyRejected("did not call save_memory")
         return reply.tool_calls[0].name
 
-    result = run(fake_catalog(fake, entries=pair("groq")), accept=accept, tools=SAVE_TOOL)
+    result = await run(fake_catalog(fake, entries=pair("groq")), accept=accept, tools=SAVE_TOOL)
     assert result.ok and result.model == "backup" and result.value == "save_memory"
     assert fake.count(model="primary") == 1  # an answer that missed is not retried
     assert [(a.outcome, a.reason) for a in result.attempts] == [
@@ -334,56 +335,52 @@ def test_a_rejected_answer_moves_on_and_resumes_after_the_model_that_answered(fa
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_retry_after_is_honoured_when_there_is_nowhere_else_to_go(fake, fmt) -> None:
+async def test_retry_after_is_honoured_when_there_is_nowhere_else_to_go(fake, fmt) -> None:
     fake.script("primary", http_error(429, retry_after=0.3), text("ok"))
     policy = replace(FAST_POLICY, retry_after_cap=10.0)
-    result = run(fake_catalog(fake, entries=pair(fmt)), policy=policy, walk_chain=False)
+    result = await run(fake_catalog(fake, entries=pair(fmt)), policy=policy, walk_chain=False)
     assert result.ok and result.model == "primary"
     first, second = [r.time for r in fake.requests]
     assert second - first >= 0.3
 
 
-def test_a_long_retry_after_is_capped(fake: FakeProvider) -> None:
+async def test_a_long_retry_after_is_capped(fake: FakeProvider) -> None:
     fake.script("primary", http_error(429, retry_after=3600), text("ok"))
     policy = replace(FAST_POLICY, retry_after_cap=0.2)
     catalog = fake_catalog(fake, entries=pair("openai"))
 
-    async def scenario() -> Result:
-        # Far above the capped 0.2 s pause, far below the hour the header asks for.
-        async with asyncio.timeout(30):
-            return await complete(catalog, "primary", MESSAGES, policy=policy, walk_chain=False)
-
-    result = asyncio.run(scenario())
+    # Far above the capped 0.2 s pause, far below the hour the header asks for.
+    async with asyncio.timeout(30):
+        result = await complete(catalog, "primary", MESSAGES, policy=policy, walk_chain=False)
     assert result.ok and result.model == "primary"
     first, second = [r.time for r in fake.requests]
     assert second - first >= 0.2  # it did wait: the cap, not the header, set the pause
 
 
-def test_cancellation_stops_at_once_without_fallback(fake: FakeProvider) -> None:
+async def test_cancellation_stops_at_once_without_fallback(fake: FakeProvider) -> None:
     fake.set_default("primary", hang())
     attempts: list[Attempt] = []
 
-    async def scenario() -> None:
-        task = asyncio.create_task(
-            complete(
-                fake_catalog(fake, entries=pair("openai")),
-                "primary",
-                MESSAGES,
-                policy=FAST_POLICY,
-                on_attempt=attempts.append,
-            )
+    task = asyncio.create_task(
+        complete(
+            fake_catalog(fake, entries=pair("openai")),
+            "primary",
+            MESSAGES,
+            policy=FAST_POLICY,
+            on_attempt=attempts.append,
         )
-        assert await asyncio.to_thread(fake.wait_for_requests, 1)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-
-    asyncio.run(scenario())
+    )
+    assert await asyncio.to_thread(fake.wait_for_requests, 1)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
     assert fake.count(model="backup") == 0
     assert [(a.outcome, a.kind) for a in attempts] == [(Outcome.CANCELLED, Kind.CANCELLED)]
 
 
-def test_a_refused_connection_is_retried_then_the_fallback_answers(fake: FakeProvider) -> None:
+async def test_a_refused_connection_is_retried_then_the_fallback_answers(
+    fake: FakeProvider,
+) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         dead_port = s.getsockname()[1]
@@ -392,21 +389,21 @@ def test_a_refused_connection_is_retried_then_the_fallback_answers(fake: FakePro
     catalog = Catalog(
         pair("openai"), CatalogConfig(gateway_urls=urls), KeyStore(environ=fake_keys())
     )
-    result = run(catalog)
+    result = await run(catalog)
     assert result.ok and result.model == "backup"
     assert [a.kind for a in result.attempts[:2]] == [Kind.CONNECTION] * 2
     assert "could not connect" in result.attempts[0].reason
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_no_key_ever_appears_in_records_or_reasons(fake: FakeProvider, fmt) -> None:
+async def test_no_key_ever_appears_in_records_or_reasons(fake: FakeProvider, fmt) -> None:
     keys = fake_keys()
     secret = keys[
         {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "groq": "GROQ_API_KEY"}[fmt]
     ]
     fake.set_default("primary", http_error(500, message=f"upstream echoed key {secret}"))
     fake.set_default("backup", http_error(401, message=f"Incorrect API key provided: {secret}"))
-    result = run(fake_catalog(fake, entries=pair(fmt), env=keys))
+    result = await run(fake_catalog(fake, entries=pair(fmt), env=keys))
     assert not result.ok
     assert fake.requests[0].headers  # the key was really sent
     everything = repr(result) + result.reason + json.dumps([a.to_dict() for a in result.attempts])
@@ -414,9 +411,9 @@ def test_no_key_ever_appears_in_records_or_reasons(fake: FakeProvider, fmt) -> N
     assert secret[:12] not in everything
 
 
-def test_an_unknown_model_is_an_error_not_a_request(fake: FakeProvider) -> None:
+async def test_an_unknown_model_is_an_error_not_a_request(fake: FakeProvider) -> None:
     with pytest.raises(UnknownModelError, match="Unknown model 'nope'"):
-        run(fake_catalog(fake), "nope")
+        await run(fake_catalog(fake), "nope")
     assert fake.requests == []
 
 
