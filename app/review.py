@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+from app.words.memory import undo
 from catalog.models import short_label
 
 if TYPE_CHECKING:
@@ -98,7 +99,7 @@ class MemoryReview:
             if decision is None or decision.choice != "undo":
                 return
             try:  # a write under the store's lock: off the event loop
-                number = await asyncio.to_thread(self.app.store.undo, version.number)
+                number = await asyncio.to_thread(undo, self.app.store, version.number)
             except (LookupError, ValueError) as exc:
                 self._say(str(exc), "warning")
                 return

@@ -54,8 +54,10 @@ def cmd_blame(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_undo(args: argparse.Namespace, ctx: Context) -> int:
+    from app.words.memory import undo
+
     try:
-        number = ctx.store.undo(args.number)
+        number = undo(ctx.store, args.number, shell=True)
     except (LookupError, ValueError) as exc:
         raise CliError(f"kept memory undo: {exc}", USAGE) from None
     print(

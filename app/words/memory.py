@@ -1,0 +1,42 @@
+"""What the app says when MEMORY.md was not written as asked (memory.data's MemoryRefused:
+a kind and its facts), with the next step in the words of the surface the user is on (the
+TUI's /memory, the shell's `kept memory versions`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memory.data.memory_file import MemoryRefused, Refusal
+
+if TYPE_CHECKING:
+    from memory.data.store import MemoryStore
+
+
+def refused(exc: MemoryRefused, *, shell: bool = False) -> str:
+    """Why MEMORY.md was not written, and what to do, in one sentence."""
+    match exc.kind:
+        case Refusal.EMPTY:
+            return (
+                "Nothing to remember: write it after the command, e.g. "
+                "/remember I prefer metric units."
+            )
+        case Refusal.OVER_BUDGET:
+            tidy = "`kept memory tidy`" if shell else "/tidy"
+            return (
+                f"MEMORY.md would be {exc.chars:,} characters, over its "
+                f"{exc.budget:,} budget; {tidy} it first."
+            )
+        case Refusal.CHANGED:
+            versions = "`kept memory versions`" if shell else "/memory"
+            return (
+                f"MEMORY.md changed after version {exc.version}, so it cannot be "
+                f"undone here; {versions} lists every version to restore."
+            )
+
+
+def undo(store: MemoryStore, number: int, *, shell: bool = False) -> int:
+    """`store.undo`, a refusal raised as a ValueError worded for the surface."""
+    try:
+        return store.undo(number)
+    except MemoryRefused as exc:
+        raise ValueError(refused(exc, shell=shell)) from None
