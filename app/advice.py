@@ -10,31 +10,31 @@ if TYPE_CHECKING:
     from catalog.chains import Blocked
     from catalog.gateways import Gateway
 
-_CHAT_STEP = {
-    "no-model": (
-        "No model can save memory: add a key with /keys (or `export GROQ_API_KEY=…`), "
-        "or point Kept at a local server from the welcome screen."
-    ),
-    "unreachable": (
-        "No model can save memory now: start your local server, add a key with "
-        "/keys, or fix [gateways.local] base_url in config.toml."
-    ),
+# What to do when no model can save memory, after "No model can save memory: ".
+_STEPS = {
+    ("no-model", False): "add a key with /keys (or `export GROQ_API_KEY=…`), or point Kept "
+    "at a local server from the welcome screen",
+    ("unreachable", False): "start your local server, add a key with /keys, or fix "
+    "[gateways.local] base_url in config.toml",
+    ("no-model", True): "add a key with `keyring set kept <gateway>` (or "
+    "`export GROQ_API_KEY=…`), or declare a local server in config.toml ([gateways.local])",
+    ("unreachable", True): "start your local server, add a key with "
+    "`keyring set kept <gateway>`, or fix [gateways.local] base_url in config.toml",
 }
-_SHELL_STEP = {
-    "no-model": (
-        "No model can save memory: add a key with `keyring set kept <gateway>` (or "
-        "`export GROQ_API_KEY=…`), or declare a local server in config.toml ([gateways.local])."
-    ),
-    "unreachable": (
-        "No model can save memory now: start your local server, add a key with "
-        "`keyring set kept <gateway>`, or fix [gateways.local] base_url in config.toml."
-    ),
-}
+_NO_MODEL = {"no-model": "No model can save memory", "unreachable": "No model can save memory now"}
+
+
+def blocked_step(blocked: str, *, shell: bool = False) -> str:
+    """What to do when no model can save memory (`blocked`: a catalog.chains.Blocked value),
+    as a sentence of its own; "" when one can."""
+    step = _STEPS.get((blocked, shell), "")
+    return f"{step[0].upper()}{step[1:]}." if step else ""
 
 
 def chain_fix(blocked: Blocked, *, shell: bool = False) -> str:
     """The one-line fix when no model can save memory ("" when one can)."""
-    return (_SHELL_STEP if shell else _CHAT_STEP).get(blocked, "")  # a StrEnum is its value
+    step = _STEPS.get((blocked, shell))  # a StrEnum is its value
+    return f"{_NO_MODEL[blocked]}: {step}." if step else ""
 
 
 def app_model_problem(model: str, *, shell: bool = False) -> str:

@@ -175,7 +175,11 @@ class MemoryReview:
             self.app.store, self.app.catalog, policy=self.app.policy, chat_model=self.app.model
         )
         if not result.ok:
-            self._say(f"MEMORY.md was not tidied: {result.reason}.", "warning")
+            from app.words.consolidation import next_step
+
+            step = next_step(result.cause)
+            said = f"MEMORY.md was not tidied: {result.reason.rstrip('.')}."
+            self._say(f"{said} {step}" if step else said, "warning")
             return
         self._offer_tidy(result)
 

@@ -29,29 +29,36 @@ def describe_attempt(attempt: Attempt) -> str:
 
 def outcome(store: MemoryStore, result: Consolidation) -> str:
     """What became of one session, in one or two sentences."""
-    if result.proposed:
-        return (
-            f"Session {result.session}: a memory change is proposed and waits for "
-            "your review (`kept memory review`)."
-        )
-    if result.saved:
-        by = f" by {result.model}" if result.model else ""
-        return f"Session {result.session}: saved{by} ({result.elapsed:.1f} s, ${result.cost:.4f})."
-    if result.estimate:
-        return (
-            f"Session {result.session}: not saved yet, nothing lost: "
-            f"{result.estimate} with `kept consolidate --yes {result.session}`."
-        )
-    return (
-        f"Session {result.session}: still pending, nothing lost. "
-        f"{result.reason.rstrip('.')}.{_when(store, result)}"
-    )
+    from app.words.consolidation import next_step
+    from memory.consolidation.outcome import Status
+
+    session = f"Session {result.session}"
+    match result.status:
+        case Status.PROPOSED | Status.AWAITING_REVIEW:
+            return (
+                f"{session}: a memory change is proposed and waits for "
+                "your review (`kept memory review`)."
+            )
+        case Status.SAVED | Status.SAVED_BEFORE:
+            by = f" by {result.model}" if result.model else ""
+            return f"{session}: saved{by} ({result.elapsed:.1f} s, ${result.cost:.4f})."
+        case Status.TOO_LONG:
+            return (
+                f"{session}: not saved yet, nothing lost: "
+                f"{result.estimate} with `kept consolidate --yes {result.session}`."
+            )
+        case Status.BUSY | Status.FAILED:
+            step = next_step(result.cause, shell=True)
+            return (
+                f"{session}: still pending, nothing lost. "
+                f"{result.reason.rstrip('.')}.{_when(store, result)}" + (f" {step}" if step else "")
+            )
 
 
 def _when(store: MemoryStore, result: Consolidation) -> str:
     """When a session still pending is tried again, or that it waits to be tried by hand."""
     from memory import next_retry
-    from memory.consolidation.run import held, retry_note
+    from memory.consolidation.schedule import held, retry_note
 
     if not result.segment:
         return ""
@@ -71,7 +78,8 @@ def cmd_consolidate(args: argparse.Namespace, ctx: Context) -> int:
 
     from app.cli.imports import Progress, cmd_dry_run
     from memory import consolidate_pending
-    from memory.consolidation.run import ASK_ABOVE_PARTS
+    from memory.consolidation.estimate import ASK_ABOVE_PARTS
+    from memory.consolidation.outcome import Status
 
     catalog, store, settings = ctx.checked()
     if args.dry_run:
@@ -114,7 +122,8 @@ def cmd_consolidate(args: argparse.Namespace, ctx: Context) -> int:
     if not results:
         print("Nothing to consolidate: no session is pending.")
         return 0
-    return 1 if any(not r.saved and not r.proposed for r in results) else 0
+    still_pending = {Status.TOO_LONG, Status.BUSY, Status.FAILED}
+    return 1 if any(r.status in still_pending for r in results) else 0
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -118,7 +118,7 @@ def cmd_import_export(args: argparse.Namespace, store: MemoryStore) -> int:
 
 
 def cmd_dry_run(store: MemoryStore, catalog: Catalog, chat_model: str) -> int:
-    from memory.consolidation.run import estimate_pending
+    from memory.consolidation.estimate import estimate_pending
 
     estimate = estimate_pending(store, catalog, chat_model)
     if not estimate.sessions:

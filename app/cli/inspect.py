@@ -165,7 +165,7 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
     from memory.consolidation.log import figures, model_health, sessions
     from memory.consolidation.review import proposals
-    from memory.consolidation.run import held, retry_note
+    from memory.consolidation.schedule import held, retry_note
     from memory.sessions.pending import pending
 
     store = ctx.store

@@ -144,7 +144,11 @@ def cmd_tidy(args: argparse.Namespace, ctx: Context) -> int:
         )
     )
     if not result.ok:
-        raise CliError(f"kept memory tidy: MEMORY.md was not tidied: {result.reason}.", FAILED)
+        from app.words.consolidation import next_step
+
+        step = next_step(result.cause, shell=True)
+        said = f"kept memory tidy: MEMORY.md was not tidied: {result.reason.rstrip('.')}."
+        raise CliError(f"{said} {step}" if step else said, FAILED)
     old = result.base.text
     if not line_change(old, result.text).any:
         print("MEMORY.md is already tidy: nothing to change.")
@@ -170,13 +174,13 @@ def cmd_tidy(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_trust(args: argparse.Namespace, ctx: Context) -> int:
     """Each model's record of memory edits (accepted, refused) and whether its next change
     to MEMORY.md waits for your review, and why."""
+    from memory.consolidation.chain import consolidation_chain
     from memory.consolidation.log import read_records
-    from memory.consolidation.run import consolidation_chain
     from memory.consolidation.trust import RECENT, records, review_rule
 
     catalog, store, _ = ctx.checked()
     book = records(read_records(store))
-    chain, _why = consolidation_chain(catalog, store.settings)
+    chain = consolidation_chain(catalog, store.settings).chain
     models = [m.id for m in chain.models] if chain is not None else []
     models += [m for m in book if m not in models]
     if not models:

@@ -4,29 +4,51 @@ policy, and whether a model's change waits for the user's review."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import NamedTuple
 
 from catalog import Catalog, Chain, RetryPolicy
 from catalog.catalog import UnknownModelError
-from catalog.chains import consolidation_plan
+from catalog.chains import Blocked, consolidation_plan
 from catalog.transport import Kind
 from memory.consolidation.log import read_records
+from memory.consolidation.outcome import Cause
 from memory.consolidation.trust import ReviewRule, records, review_rule
 from memory.data.store import MemoryStore
 from memory.settings import MemorySettings
 
 
+class Writers(NamedTuple):
+    """The chain that writes memory, or None with the reason (a fact) and its cause."""
+
+    chain: Chain | None
+    reason: str = ""
+    cause: Cause | None = None
+
+
+_CAUSE = {Blocked.NO_MODEL: Cause.NO_MODEL, Blocked.UNREACHABLE: Cause.UNREACHABLE}
+_WHY = {
+    Blocked.NO_MODEL: "No model can save memory: no gateway has a key and no local server "
+    "is set up",
+    Blocked.UNREACHABLE: "No model can save memory now: every model left is on a server "
+    "that did not answer",
+}
+
+
 def consolidation_chain(
     catalog: Catalog, settings: MemorySettings, chat_model: str | None = None
-) -> tuple[Chain | None, str]:
-    """The chain that writes memory (see catalog.chains), or None and the reason none can."""
+) -> Writers:
+    """The chain that writes memory (see catalog.chains), or None and why none can."""
     try:
         plan = consolidation_plan(catalog, settings.consolidation_model or None, chat_model)
     except UnknownModelError:
-        return None, (
+        return Writers(
+            None,
             f"the consolidation model '{settings.consolidation_model}' is not in "
-            "the catalog; fix [memory] consolidation_model in config.toml"
+            "the catalog; fix [memory] consolidation_model in config.toml",
         )
-    return (plan.chain, "") if plan.chain.models else (None, plan.fix)
+    if plan.chain.models:
+        return Writers(plan.chain)
+    return Writers(None, _WHY[plan.blocked], _CAUSE[plan.blocked])
 
 
 def consolidation_policy(

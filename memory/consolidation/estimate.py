@@ -127,7 +127,7 @@ def estimate_pending(
             messages += part.messages
             tokens_in += 600 + memory_tokens + part.chars // 4
             tokens_out += memory_tokens + 150
-    chain, _ = consolidation_chain(catalog, settings, chat_model)
+    chain = consolidation_chain(catalog, settings, chat_model).chain
     head = chain.models[0] if chain is not None and chain.models else None
     pricing = catalog.pricing(head) if head is not None else None
     cost = pricing.cost(tokens_in, tokens_out) if pricing is not None else None

@@ -31,6 +31,8 @@ class Cause(StrEnum):
     """Why no result could be kept, when the user has a next step (the app words it)."""
 
     MEMORY_FULL = "memory full"  # the edits would take MEMORY.md past its budget
+    NO_MODEL = "no model"  # no hosted gateway has a key and no local model is declared
+    UNREACHABLE = "unreachable"  # every model left is on a server that did not answer
 
 
 @dataclass(frozen=True)

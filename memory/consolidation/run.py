@@ -25,7 +25,7 @@ from catalog import Catalog
 from memory.consolidation.chain import consolidation_chain, consolidation_policy
 from memory.consolidation.commit import recover
 from memory.consolidation.estimate import ASK_ABOVE_PARTS, Estimate, estimate_pending
-from memory.consolidation.outcome import AWAITING_REVIEW, BUSY, Consolidation, Status
+from memory.consolidation.outcome import AWAITING_REVIEW, BUSY, Cause, Consolidation, Status
 from memory.consolidation.schedule import HOLD_AFTER, RETRY_DELAYS, held, next_retry, retry_note
 from memory.consolidation.walk import EDIT_ROUNDS, MAX_SHRINK, Asking, Job, consolidate_job
 from memory.data.files import locked
@@ -105,9 +105,9 @@ def _prepare(
         return Consolidation.saved_before(journal.id, segment)
     if proposal_for(store, journal.id, segment) is not None:
         return Consolidation.awaiting_review(journal.id, segment)
-    chain, reason = consolidation_chain(catalog, store.settings, asking.get("chat_model"))
+    chain, reason, cause = consolidation_chain(catalog, store.settings, asking.get("chat_model"))
     if chain is None:
-        return _not_asked(journal, segment, reason)
+        return _not_asked(journal, segment, reason, cause)
     problem = store.memory_problem()
     if problem is not None:  # nothing could be saved: no model is asked
         return _not_asked(journal, segment, problem)
@@ -130,9 +130,11 @@ def _prepare(
     )
 
 
-def _not_asked(journal: Journal, segment: Segment, reason: str) -> Consolidation:
+def _not_asked(
+    journal: Journal, segment: Segment, reason: str, cause: Cause | None = None
+) -> Consolidation:
     journal.mark_failed(segment, reason)
-    return Consolidation.failed(journal.id, segment, reason)
+    return Consolidation.failed(journal.id, segment, reason, cause=cause)
 
 
 # --- every pending session -----------------------------------------------------------------

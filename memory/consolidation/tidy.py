@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from catalog import Attempt, Catalog, RetryPolicy, complete
 from memory.consolidation.chain import consolidation_chain, consolidation_policy
 from memory.consolidation.chunks import rewrite_budget
+from memory.consolidation.outcome import Cause
 from memory.consolidation.prompt import (
     REWRITE_MEMORY_SCHEMA,
     REWRITE_MEMORY_TOOL,
@@ -47,6 +48,7 @@ class Tidy:
     model: str | None = None
     reason: str = ""
     attempts: tuple[Attempt, ...] = ()
+    cause: Cause | None = None  # what the user can do about a refusal, for the app to word
 
     @classmethod
     def rewritten(
@@ -60,8 +62,14 @@ class Tidy:
         return cls(base, text=text, summary=summary, model=model, attempts=attempts)
 
     @classmethod
-    def refused(cls, base: MemoryText, reason: str, attempts: tuple[Attempt, ...] = ()) -> Tidy:
-        return cls(base, reason=reason, attempts=attempts)
+    def refused(
+        cls,
+        base: MemoryText,
+        reason: str,
+        attempts: tuple[Attempt, ...] = (),
+        cause: Cause | None = None,
+    ) -> Tidy:
+        return cls(base, reason=reason, attempts=attempts, cause=cause)
 
     @property
     def ok(self) -> bool:
@@ -81,9 +89,9 @@ async def tidy(
     base = store.read_memory()
     if not base.text.strip():
         return Tidy.refused(base, "it is empty, so there is nothing to tidy")
-    chain, problem = consolidation_chain(catalog, settings, chat_model)
+    chain, problem, cause = consolidation_chain(catalog, settings, chat_model)
     if chain is None:
-        return Tidy.refused(base, problem)
+        return Tidy.refused(base, problem, cause=cause)
     messages = [
         {"role": "system", "content": TIDY_SYSTEM.format(budget=settings.memory_max_chars)},
         {

@@ -14,6 +14,7 @@ from catalog.probe import OLLAMA_WINDOW, probe_server
 from catalog.structured import _learned, _windows
 from memory import MemorySettings, MemoryStore, consolidate_pending
 from memory.consolidation.edits import Context
+from memory.consolidation.outcome import Cause
 from memory.settings import Review
 from tests.fakes.ollama import FakeOllama
 from tests.fakes.provider import FakeProvider, http_error, text, tool_call
@@ -41,7 +42,7 @@ async def run(store: MemoryStore, catalog: Catalog, **kwargs):
 
 
 async def test_with_no_cloud_key_the_local_model_saves_memory_under_a_json_schema(
-    store, fake
+    store: MemoryStore, fake: FakeProvider
 ) -> None:
     pending_session(store)
     fake.set_default("smollm2", text(json.dumps(save_args())))
@@ -67,7 +68,9 @@ async def test_with_no_cloud_key_the_local_model_saves_memory_under_a_json_schem
     assert store.memory_path.read_text() == save_args()["memory_update"]
 
 
-async def test_a_server_that_refuses_json_schema_is_asked_in_its_own_dialect(store, fake) -> None:
+async def test_a_server_that_refuses_json_schema_is_asked_in_its_own_dialect(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
     pending_session(store)
     pending_session(store)
     # llama-cpp-python's server: HTTP 422 for json_schema, a grammar for json_object+schema.
@@ -81,7 +84,7 @@ async def test_a_server_that_refuses_json_schema_is_asked_in_its_own_dialect(sto
     assert [a.outcome for a in first.attempts] == [Outcome.OK]
 
 
-async def test_structured_output_off_calls_the_tool(store, fake) -> None:
+async def test_structured_output_off_calls_the_tool(store: MemoryStore, fake: FakeProvider) -> None:
     pending_session(store)
     fake.set_default("smollm2", tool_call("save_memory", save_args()))
     catalog = local_catalog(fake, 'structured_output = "off"')
@@ -93,7 +96,7 @@ async def test_structured_output_off_calls_the_tool(store, fake) -> None:
 
 
 async def test_a_reply_cut_by_the_context_says_so_and_the_next_try_uses_smaller_parts(
-    store, fake
+    store: MemoryStore, fake: FakeProvider
 ) -> None:
     messages = [
         {
@@ -117,7 +120,9 @@ async def test_a_reply_cut_by_the_context_says_so_and_the_next_try_uses_smaller_
     assert all(f"Message {i}:" in "".join(contents[1:]) for i in range(16))
 
 
-def test_a_cut_off_reply_names_the_tokens_of_the_window(store, fake) -> None:
+def test_a_cut_off_reply_names_the_tokens_of_the_window(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
     from catalog import Reply
     from memory.consolidation.reply import parse_save_memory
 
@@ -130,7 +135,9 @@ def test_a_cut_off_reply_names_the_tokens_of_the_window(store, fake) -> None:
     )
 
 
-async def test_a_local_model_joins_the_end_of_a_hosted_chain(store, fake) -> None:
+async def test_a_local_model_joins_the_end_of_a_hosted_chain(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
     pending_session(store)
     fake.set_default("gpt-4.1-mini", http_error(500))
     fake.set_default("smollm2", text(json.dumps(save_args())))
@@ -144,15 +151,20 @@ async def test_a_local_model_joins_the_end_of_a_hosted_chain(store, fake) -> Non
     assert {a.model for a in result.attempts} == {"gpt-4.1-mini", "smollm2"}
 
 
-async def test_no_model_that_can_answer_keeps_the_session_pending_with_the_fix(store) -> None:
+async def test_no_model_that_can_answer_keeps_the_session_pending_with_the_fix(
+    store: MemoryStore,
+) -> None:
     journal = pending_session(store)
     (result,) = await run(store, Catalog(keys=KeyStore(environ={})))
     assert not result.saved and result.attempts == ()
-    assert "No model can save memory" in result.reason and "/keys" in result.reason
+    assert "No model can save memory" in result.reason and "/keys" not in result.reason
+    assert result.cause is Cause.NO_MODEL  # the app words the fix: a key, or a local server
     assert store.find_session(journal.id).pending
 
 
-async def test_a_slow_local_model_gets_its_own_deadline(store, fake) -> None:
+async def test_a_slow_local_model_gets_its_own_deadline(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
     from tests.fakes.provider import trickle
 
     fake.set_default("smollm2", trickle(0.2, 1, json.dumps(save_args())))  # 0.2 s to answer
@@ -168,7 +180,7 @@ async def test_a_slow_local_model_gets_its_own_deadline(store, fake) -> None:
     assert result.saved and [a.outcome for a in result.attempts] == [Outcome.OK]
 
 
-def test_probe_lists_the_models_of_an_openai_compatible_server(fake) -> None:
+def test_probe_lists_the_models_of_an_openai_compatible_server(fake: FakeProvider) -> None:
     fake.served = ["smollm2", "qwen2.5:0.5b"]
     probe = probe_server(fake.base_url("local").removesuffix("/v1"))
     assert probe.ok and probe.kind == "openai"
@@ -176,13 +188,13 @@ def test_probe_lists_the_models_of_an_openai_compatible_server(fake) -> None:
     assert [m.id for m in probe.models] == ["smollm2", "qwen2.5:0.5b"]
 
 
-def test_probe_reads_the_context_llama_server_was_started_with(fake) -> None:
+def test_probe_reads_the_context_llama_server_was_started_with(fake: FakeProvider) -> None:
     fake.served, fake.n_ctx = ["smollm2"], 4096
     probe = probe_server(fake.base_url("local"))
     assert [(m.id, m.context_window) for m in probe.models] == [("smollm2", 4096)]
 
 
-def test_probe_finds_an_ollama_server_by_its_own_api(fake) -> None:
+def test_probe_finds_an_ollama_server_by_its_own_api(fake: FakeProvider) -> None:
     fake.served, fake.ollama_only = ["llama3.2:latest"], True
     probe = probe_server(fake.base_url("local"))
     assert probe.ok and probe.kind == "ollama"
@@ -202,7 +214,9 @@ def test_probe_names_an_address_where_nothing_listens() -> None:
     )
 
 
-async def test_a_raw_line_break_inside_a_json_string_is_accepted(store, fake) -> None:
+async def test_a_raw_line_break_inside_a_json_string_is_accepted(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
     pending_session(store)
     fake.set_default(
         "smollm2",
