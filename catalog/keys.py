@@ -176,7 +176,7 @@ class KeyStore:
                 problems.append(problem)
         if not problems:
             hint = f" or the {gateway.env_var} environment variable" if gateway.env_var else ""
-            problem = f"No key for {gateway.label}: add one with /keys{hint}."
+            problem = f"No key for {gateway.label}: none in the OS keyring{hint}."
             return KeyLookup(gateway.name, None, None, problem, missing=True)
         return KeyLookup(gateway.name, None, None, problems[0])
 

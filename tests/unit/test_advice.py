@@ -3,6 +3,8 @@ in the chat's words (its slash commands) or the shell's (commands to type)."""
 
 from __future__ import annotations
 
+import pytest
+
 from app.advice import app_model_problem, chain_fix
 from app.cli.main import main
 from catalog import Catalog
@@ -27,7 +29,9 @@ def test_the_catalog_says_why_as_a_kind_and_the_chat_words_it_as_before() -> Non
     assert chain_fix(Blocked.NOT) == chain_fix(Blocked.NOT, shell=True) == ""
 
 
-def test_doctor_tells_a_shell_user_what_to_type_not_a_chat_command(capsys) -> None:
+def test_doctor_tells_a_shell_user_what_to_type_not_a_chat_command(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     from app.settings import config_path
 
     MemoryStore().ensure()
@@ -52,7 +56,12 @@ def test_a_missing_key_is_a_fact_the_app_words_for_the_chat_or_the_shell() -> No
     openai = GATEWAYS["openai"]
     found = KeyStore(environ={}).lookup(openai)
     assert found.missing and not found.usable
-    assert missing_key(openai) == found.problem  # the chat's words, unchanged
+    assert found.problem == (  # the fact, in no surface's words
+        "No key for OpenAI: none in the OS keyring or the OPENAI_API_KEY environment variable."
+    )
+    assert missing_key(openai) == (
+        "No key for OpenAI: add one with /keys or the OPENAI_API_KEY environment variable."
+    )
     assert missing_key(openai, shell=True) == (
         "No key for OpenAI: store one with `keyring set kept openai` or set OPENAI_API_KEY."
     )

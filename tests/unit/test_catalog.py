@@ -22,6 +22,7 @@ from catalog import (
     load_catalog,
 )
 from catalog.gateways import GATEWAYS
+from tests.fakes.keyring_backend import MemoryKeyring
 
 
 def test_ids_are_unique_and_only_the_consolidation_models_are_hidden() -> None:
@@ -48,7 +49,8 @@ def test_every_entry_has_price_and_context(entry: ModelEntry) -> None:
 
 def test_some_prices_come_from_litellm_and_missing_groq_ones_from_the_catalog() -> None:
     catalog = Catalog()
-    sources = {e.id: catalog.pricing(catalog.get(e.id)).source for e in MODEL_CATALOG}
+    prices = {e.id: catalog.pricing(catalog.get(e.id)) for e in MODEL_CATALOG}
+    sources = {model: p.source if p else None for model, p in prices.items()}
     assert sources["claude-haiku-4-5"] == "litellm"
     assert sources["llama-3.3-70b-versatile"] == "catalog"
 
@@ -149,7 +151,8 @@ def test_config_overrides_a_gateway_url_and_adds_a_local_model() -> None:
     assert route.litellm_model == "openai/llama3.2"
     assert route.key.usable and route.key.source == "not needed"
     assert catalog.chain("llama3.2").ids == ("llama3.2", "gpt-4.1-mini", "claude-haiku-4-5")
-    assert catalog.pricing(local).cost(1000, 1000) == 0.0
+    pricing = catalog.pricing(local)
+    assert pricing is not None and pricing.cost(1000, 1000) == 0.0
 
 
 def test_malformed_config_is_one_sentence_and_defaults_stand() -> None:
@@ -194,7 +197,7 @@ def test_non_utf8_config_is_reported() -> None:
 # --- keys ---------------------------------------------------------------------------------
 
 
-def test_keyring_comes_before_the_environment(memory_keyring) -> None:
+def test_keyring_comes_before_the_environment(memory_keyring: MemoryKeyring) -> None:
     memory_keyring.set_password("kept", "groq", "gsk-from-keyring")
     keys = KeyStore(environ={"GROQ_API_KEY": "gsk-from-env", "OPENAI_API_KEY": "sk-env"})
     assert keys.lookup(GATEWAYS["groq"]).value == "gsk-from-keyring"
@@ -206,7 +209,7 @@ def test_without_a_keyring_backend_env_vars_still_work_and_it_is_said_once() -> 
     keys = KeyStore(environ={"GROQ_API_KEY": "gsk-env"})
     assert keys.lookup(GATEWAYS["groq"]).value == "gsk-env"
     assert keys.lookup(GATEWAYS["openai"]).problem == (
-        "No key for OpenAI: add one with /keys or the OPENAI_API_KEY environment variable."
+        "No key for OpenAI: none in the OS keyring or the OPENAI_API_KEY environment variable."
     )
     assert keys.keyring_problem is not None
     assert "No OS keyring is available" in keys.keyring_problem
@@ -223,20 +226,21 @@ def test_without_a_keyring_backend_env_vars_still_work_and_it_is_said_once() -> 
 )
 def test_bad_env_keys_are_named(value: str, expected: str) -> None:
     found = KeyStore(environ={"GROQ_API_KEY": value}).lookup(GATEWAYS["groq"])
-    assert not found.usable
+    assert not found.usable and found.problem is not None
     assert found.problem.startswith("The GROQ_API_KEY environment variable")
     assert expected in found.problem
 
 
-def test_a_bad_keyring_key_falls_back_to_a_good_env_key(memory_keyring) -> None:
+def test_a_bad_keyring_key_falls_back_to_a_good_env_key(memory_keyring: MemoryKeyring) -> None:
     memory_keyring.set_password("kept", "groq", " ")
     keys = KeyStore(environ={"GROQ_API_KEY": "gsk-env"})
     assert keys.lookup(GATEWAYS["groq"]).value == "gsk-env"
     keys2 = KeyStore(environ={})
-    assert "The groq key in the OS keyring is empty" in keys2.lookup(GATEWAYS["groq"]).problem
+    problem = keys2.lookup(GATEWAYS["groq"]).problem
+    assert problem is not None and "The groq key in the OS keyring is empty" in problem
 
 
-def test_set_and_delete_keys(memory_keyring) -> None:
+def test_set_and_delete_keys(memory_keyring: MemoryKeyring) -> None:
     keys = KeyStore(environ={})
     keys.set(GATEWAYS["anthropic"], "sk-ant-123")
     assert memory_keyring.secrets == {("kept", "anthropic"): "sk-ant-123"}
@@ -271,7 +275,9 @@ def test_importing_catalog_loads_neither_textual_nor_litellm() -> None:
     assert out.stdout.strip() == "[]"
 
 
-def test_kept_models_lists_visible_models_only(capsys, monkeypatch) -> None:
+def test_kept_models_lists_visible_models_only(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("GROQ_API_KEY", "gsk-test")
     assert main(["models"]) == 0
     out = capsys.readouterr().out
@@ -284,7 +290,7 @@ def test_kept_models_lists_visible_models_only(capsys, monkeypatch) -> None:
     assert "no" in next(line for line in lines if line.startswith("gpt-5 "))
 
 
-def test_kept_models_all_adds_hidden_models_and_chains(capsys) -> None:
+def test_kept_models_all_adds_hidden_models_and_chains(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["models", "--all"]) == 0
     out = capsys.readouterr().out
     assert "llama-3.3-70b-versatile (hidden)" in out
@@ -294,7 +300,7 @@ def test_kept_models_all_adds_hidden_models_and_chains(capsys) -> None:
     ) in out
 
 
-def test_kept_models_warns_about_a_broken_config(capsys) -> None:
+def test_kept_models_warns_about_a_broken_config(capsys: pytest.CaptureFixture[str]) -> None:
     _write_config("[transport]\nretries = 'many'\n")
     assert main(["models"]) == 0
     assert "warning:" in capsys.readouterr().err
