@@ -1,4 +1,4 @@
-"""MEMORY.md changed on disk while you edited it: both texts, side by side, and a choice."""
+"""A file changed on disk while you edited it: both texts, side by side, and a choice."""
 
 from __future__ import annotations
 
@@ -16,14 +16,14 @@ class ConflictDialog(Dialog[str]):
 
     BINDINGS = [Binding("escape", "dismiss('edit')", "Keep editing")]
 
-    def __init__(self, mine: str, theirs: str) -> None:
+    def __init__(self, mine: str, theirs: str, name: str = "MEMORY.md") -> None:
         super().__init__()
-        self.mine, self.theirs = mine, theirs
+        self.mine, self.theirs, self.file = mine, theirs, name
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide"):
             yield Label(
-                "MEMORY.md changed on disk while you were editing it", classes="dialog-title"
+                f"{self.file} changed on disk while you were editing it", classes="dialog-title"
             )
             with Horizontal(id="both"):
                 with VerticalScroll(classes="side"):

@@ -6,6 +6,7 @@ text or its width changes."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from rich.markdown import Markdown as RichMarkdown
@@ -39,6 +40,27 @@ class Document(Markdown):
         self._table_of_contents = None
         self._body.update(RichMarkdown(clean_text(markdown), hyperlinks=False))
         return AwaitComplete(_done())
+
+    def show(self, markdown: str) -> None:
+        """Draw `markdown` unless it is what is shown: most looks at a file find it as it was."""
+        if markdown != self.source:
+            self.update(markdown)
+
+
+def shown(text: str) -> str:
+    """Markdown that shows every character typed: `<transcript>` would be taken for HTML
+    and vanish, so angle brackets are escaped (not in code, where a backslash would show)."""
+    out, fenced = [], False
+    for line in text.split("\n"):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced:
+            line = "".join(
+                part if part.startswith("`") else part.replace("<", "\\<")
+                for part in re.split(r"(`[^`]*`)", line)
+            )
+        out.append(line)
+    return "\n".join(out)
 
 
 async def _done() -> None:

@@ -1,18 +1,24 @@
-"""The lines of MEMORY.md in /memory's *Where from* tab: Enter opens the session that wrote
-the highlighted line, and is offered only where a session did."""
+"""/memory's *Where from* tab: the lines of MEMORY.md, each with the version that wrote it,
+and beside them who wrote the highlighted one. Enter opens the session that wrote the
+line, and is offered only where a session did."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from rich.text import Text
+from textual import on
 from textual.binding import Binding
-from textual.widgets import OptionList
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from memory.data.versions import VersionKind
 
 if TYPE_CHECKING:
+    from textual.app import ComposeResult
+
+    from app.main import KeptApp
     from memory import MemoryStore
     from memory.recall.provenance import BlameLine
 
@@ -86,3 +92,60 @@ class WhereFrom(OptionList):
                 index is not None and index < len(self.lines) and opens_a_session(self.lines[index])
             )
         return True
+
+
+class WhereFromPane(Horizontal):
+    """The lines, and who wrote the highlighted one."""
+
+    app: KeptApp
+
+    def compose(self) -> ComposeResult:
+        yield WhereFrom(id="blame")
+        with VerticalScroll(id="blame-scroll"):
+            yield Static("", id="blame-detail", markup=False)
+
+    def show(self, lines: list[BlameLine]) -> None:
+        """List `lines`, keeping the highlight where it was."""
+        listing = self.query_one(WhereFrom)
+        listing.show(lines)
+        if not listing.lines:
+            self.query_one("#blame-detail", Static).update("MEMORY.md is empty.")
+
+    @on(OptionList.OptionHighlighted, "#blame")
+    def explain_line(self, event: OptionList.OptionHighlighted) -> None:
+        lines = self.query_one(WhereFrom)
+        lines.refresh_bindings()  # Enter is offered on a line a session wrote, only
+        line = lines.lines[event.option_index]
+        self.query_one("#blame-detail", Static).update(described(self.app.store, line))
+
+    @on(OptionList.OptionSelected, "#blame")
+    def open_transcript(self, event: OptionList.OptionSelected) -> None:
+        """The session that wrote the line, at the messages it most likely came from."""
+        from app.screens.transcript import TranscriptScreen
+        from memory.recall.provenance import history_entry_for, likely_messages
+
+        line = self.query_one(WhereFrom).lines[event.option_index]
+        session = line.version.session if line.version else None
+        if session is None:  # a click, not Enter: the pane says who wrote the line
+            return
+        try:
+            journal = self.app.store.find_session(session)
+        except LookupError:
+            self.app.notify(
+                f"Session {session}'s journal is no longer on disk.",
+                title="Where from",
+                severity="warning",
+                markup=False,
+            )
+            return
+        marked = likely_messages(journal.messages, line.text)
+        entry = history_entry_for(self.app.store, session, line.version)
+        title = f"Session {session} · {line.version.model if line.version else ''}\n" + (
+            entry.text if entry else "(its history entry was not found)"
+        )
+        if not marked:
+            title += (
+                "\nNo message shares a telling word with the line "
+                f"{line.text!r} (matching is by text, best effort)."
+            )
+        self.app.push_screen(TranscriptScreen(title, journal.messages, marked))
