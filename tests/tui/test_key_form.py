@@ -29,20 +29,19 @@ async def test_keys_and_onboarding_share_one_key_form(
     fake.default = text("ok")
     app = make_app(fake, env={}, model="claude-sonnet-4-5")
     async with app.run_test(size=(100, 40)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, OnboardingScreen), "onboarding")
+        await until(lambda: isinstance(app.screen, OnboardingScreen), message="onboarding")
         onboarding = app.screen
-        await until(pilot, lambda: isinstance(app.focused, KeyForm), "the key field focused")
+        await until(lambda: isinstance(app.focused, KeyForm), message="the key field focused")
         await pilot.press("enter")
         await until(
-            pilot,
             lambda: "Paste the Groq key first." in status(onboarding, "#onboarding-status"),
-            "onboarding's sentence",
+            message="onboarding's sentence",
         )
         await pilot.press("escape")
-        await until(pilot, lambda: not isinstance(app.screen, OnboardingScreen), "chat")
+        await until(lambda: not isinstance(app.screen, OnboardingScreen), message="chat")
 
         await app.push_screen(KeysScreen())
-        await until(pilot, lambda: isinstance(app.screen, KeysScreen), "/keys")
+        await until(lambda: isinstance(app.screen, KeysScreen), message="/keys")
         keys = app.screen
         assert isinstance(keys, KeysScreen)
         field = keys.query_one("#key", Input)
@@ -52,12 +51,13 @@ async def test_keys_and_onboarding_share_one_key_form(
         field.focus()
         await pilot.press("enter")
         await until(
-            pilot,
             lambda: "Paste the Groq key first." in status(keys, "#key-status"),
-            "/keys' sentence",
+            message="/keys' sentence",
         )
         field.value = "  gsk-pasted-0123456789 "
         await pilot.press("enter")
-        await until(pilot, lambda: "Saved the Groq key" in status(keys, "#key-status"), "saved")
+        await until(
+            lambda: "Saved the Groq key" in status(keys, "#key-status"), message="the key saved"
+        )
         assert memory_keyring.secrets == {("kept", "groq"): "gsk-pasted-0123456789"}
         assert field.value == ""
