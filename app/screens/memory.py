@@ -50,6 +50,7 @@ class _Loaded:
     history: str | None
     versions: list[Version] | None
     blame: list[BlameLine] | None
+    older: int = 0  # versions not listed yet
 
 
 class MemoryScreen(Screen[None]):
@@ -168,7 +169,8 @@ class MemoryScreen(Screen[None]):
             from memory.recall.provenance import blame
 
             lines = blame(store)
-        return _Loaded(memory, problem, instructions, history, versions, lines)
+        older = self._versions.older
+        return _Loaded(memory, problem, instructions, history, versions, lines, older)
 
     def _show(self, loaded: _Loaded) -> None:
         if not self.is_attached:
@@ -193,7 +195,7 @@ class MemoryScreen(Screen[None]):
         if loaded.history is not None:
             self.query_one(HistoryPane).show(loaded.history)
         lines = memory.text.splitlines() if memory is not None else None
-        self.query_one(VersionsPane).show(loaded.versions, self._versions.older, lines)
+        self.query_one(VersionsPane).show(loaded.versions, loaded.older, lines)
         if loaded.blame is not None:
             self.query_one(WhereFromPane).show(loaded.blame)
 
