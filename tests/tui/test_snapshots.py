@@ -13,7 +13,8 @@ import pytest
 from app.widgets.composer import Composer
 from catalog import MODEL_CATALOG
 from tests.fakes.provider import FakeProvider, text
-from tests.support import make_app, send
+from tests.support import make_app, send, until
+from tests.tui.settle import settled
 
 THEMES = ["kept-dark", "kept-light"]
 SIZE = (100, 32)
@@ -57,22 +58,17 @@ def app_for(fake: FakeProvider | None, theme: str):
 
 async def _composer_ready(pilot) -> None:
     """Wait until the composer has focus: keys pressed before it do not reach it (a snapshot
-    once showed "rite a greeting function"). A blinking cursor would make the picture
-    depend on the moment it is taken."""
-    while not isinstance(pilot.app.focused, Composer):
-        await pilot.pause()
-    pilot.app.focused.cursor_blink = False
+    once showed "rite a greeting function")."""
+    await until(pilot, lambda: isinstance(pilot.app.focused, Composer), "the composer's focus")
 
 
-def _typing(*keys: str, wait: bool = False):
+def _typing(*keys: str):
     """A run_before that presses `keys` once the composer has focus."""
 
     async def before(pilot) -> None:
         await _composer_ready(pilot)
         await pilot.press(*keys)
-        if wait:
-            await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+        await settled(pilot)
 
     return before
 
@@ -84,6 +80,7 @@ def test_chat_with_a_streamed_reply(snap_compare, fake: FakeProvider, theme: str
     async def before(pilot) -> None:
         await _composer_ready(pilot)
         await send(pilot, "Write a greeting function")
+        await settled(pilot)
 
     assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=SIZE)
 
@@ -102,11 +99,7 @@ def test_keys(snap_compare, fake: FakeProvider, theme: str) -> None:
 
 @pytest.mark.parametrize("theme", THEMES)
 def test_onboarding(snap_compare, theme: str) -> None:
-    async def before(pilot) -> None:
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-
-    assert snap_compare(app_for(None, theme), run_before=before, terminal_size=SIZE)
+    assert snap_compare(app_for(None, theme), run_before=settled, terminal_size=SIZE)
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -155,10 +148,7 @@ def test_search_screen(snap_compare, fake: FakeProvider, theme: str) -> None:
     async def before(pilot) -> None:
         await _composer_ready(pilot)
         await pilot.press(*"/grep tea", "enter")
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        pilot.app.screen.query_one("#pattern").cursor_blink = False
+        await settled(pilot)
 
     assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=SIZE)
 
@@ -170,8 +160,7 @@ def test_log_screen(snap_compare, fake: FakeProvider, theme: str) -> None:
     async def before(pilot) -> None:
         await _composer_ready(pilot)
         await pilot.press(*"/log", "enter")
-        await pilot.app.workers.wait_for_complete()  # the consolidation chain is shown
-        await pilot.pause()
+        await settled(pilot)  # the consolidation chain is shown
 
     assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=SIZE)
 
@@ -182,7 +171,7 @@ def test_conflict_dialog(snap_compare, fake: FakeProvider, theme: str) -> None:
 
     async def before(pilot) -> None:
         pilot.app.push_screen(ConflictDialog("# Me\n- my edit\n", "# Me\n- saved meanwhile\n"))
-        await pilot.pause()
+        await settled(pilot)
 
     assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=(130, 36))
 
@@ -192,7 +181,7 @@ def test_private_session(snap_compare, fake: FakeProvider, theme: str) -> None:
     async def before(pilot) -> None:
         await _composer_ready(pilot)
         await pilot.press(*"/private", "enter")
-        await pilot.pause()
+        await settled(pilot)
         assert pilot.app.session.private
 
     assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=SIZE)
@@ -218,7 +207,7 @@ def test_change_dialog(snap_compare, fake: FakeProvider, theme: str) -> None:
                 editable=True,
             )
         )
-        await pilot.pause()
+        await settled(pilot)
 
     assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=(130, 36))
 
@@ -237,12 +226,11 @@ def test_sessions_screen(snap_compare, fake: FakeProvider, theme: str, dialog: b
         await _composer_ready(pilot)
         await pilot.press("f2")
         await pilot.app.workers.wait_for_complete()
-        while getattr(pilot.app.focused, "id", None) != "filter":
-            await pilot.pause()
+        await until(pilot, lambda: getattr(pilot.app.focused, "id", None) == "filter", "the filter")
         await pilot.press(*"saved", "down", "down")  # the live session's date varies
         if dialog:
             await pilot.press("d")
-        await pilot.pause()
+        await settled(pilot)
 
     assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=SIZE)
 
@@ -259,6 +247,7 @@ def test_small_chat(snap_compare, fake: FakeProvider, size) -> None:
     async def before(pilot) -> None:
         await _composer_ready(pilot)
         await send(pilot, "Write a greeting function")
+        await settled(pilot)
 
     assert snap_compare(app_for(fake, THEMES[0]), run_before=before, terminal_size=size)
 
@@ -274,7 +263,7 @@ def test_small_screens(snap_compare, fake: FakeProvider, size, command: str) -> 
     assert snap_compare(
         app_for(fake, THEMES[0]),
         terminal_size=size,
-        run_before=_typing(*command, "enter", wait=command.startswith(("/log", "/grep"))),
+        run_before=_typing(*command, "enter"),
     )
 
 
@@ -285,11 +274,7 @@ def test_small_help(snap_compare, fake: FakeProvider, size) -> None:
 
 @pytest.mark.parametrize("size", SMALL, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_small_onboarding(snap_compare, size) -> None:
-    async def before(pilot) -> None:
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-
-    assert snap_compare(app_for(None, THEMES[0]), run_before=before, terminal_size=size)
+    assert snap_compare(app_for(None, THEMES[0]), run_before=settled, terminal_size=size)
 
 
 @pytest.mark.parametrize("size", SMALL, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -311,7 +296,7 @@ def test_small_change_dialog(snap_compare, fake: FakeProvider, size) -> None:
                 editable=True,
             )
         )
-        await pilot.pause()
+        await settled(pilot)
 
     assert snap_compare(app_for(fake, THEMES[0]), run_before=before, terminal_size=size)
 
@@ -322,7 +307,7 @@ def test_small_conflict_dialog(snap_compare, fake: FakeProvider, size) -> None:
 
     async def before(pilot) -> None:
         pilot.app.push_screen(ConflictDialog("# Me\n- my edit\n", "# Me\n- saved meanwhile\n"))
-        await pilot.pause()
+        await settled(pilot)
 
     assert snap_compare(app_for(fake, THEMES[0]), run_before=before, terminal_size=size)
 
@@ -352,6 +337,6 @@ def test_versions_fit_on_one_line(snap_compare, fake: FakeProvider, size) -> Non
     async def before(pilot) -> None:
         await _composer_ready(pilot)
         await pilot.press(*"/memory", "enter", "4")  # 4: the Versions tab
-        await pilot.pause()
+        await settled(pilot)
 
     assert snap_compare(app_for(fake, THEMES[0]), run_before=before, terminal_size=size)

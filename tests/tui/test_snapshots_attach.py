@@ -16,16 +16,16 @@ from app.paths import escape
 from app.widgets.composer import Chips, Composer
 from tests.fakes.provider import FakeProvider
 from tests.support import SMALL, make_app, small_window_entries, until
+from tests.tui.settle import settled
 
 SIZES = [(80, 24), (60, 20)]
 CLOCK = datetime(2026, 11, 29, 9, 30, tzinfo=UTC)
 
 
 async def _attach(pilot, *files: Path) -> None:
-    while not isinstance(pilot.app.focused, Composer):
-        await pilot.pause()
+    await until(pilot, lambda: isinstance(pilot.app.focused, Composer), "the composer's focus")
     composer = pilot.app.focused
-    composer.cursor_blink = False  # a blinking cursor would make the picture a moment's
+    assert isinstance(composer, Composer)
     composer.insert("/attach " + " ".join(escape(str(f)) for f in files))
     await pilot.press("enter")
     chips = pilot.app.query_one(Chips)
@@ -50,7 +50,7 @@ def test_composer_with_two_chips(
     async def before(pilot) -> None:
         await _attach(pilot, *files)
         await pilot.press(*"What changed?")
-        await pilot.pause()
+        await settled(pilot)
 
     app = make_app(fake, clock=lambda: CLOCK)
     assert snap_compare(app, run_before=before, terminal_size=size)
@@ -66,7 +66,7 @@ def test_too_big_for_the_window(
     async def before(pilot) -> None:
         await _attach(pilot, big)
         await pilot.press(*"Why is it slow?", "enter")
-        await pilot.pause()
+        await settled(pilot)
 
     app = make_app(fake, clock=lambda: CLOCK, model=SMALL, entries=small_window_entries())
     assert snap_compare(app, run_before=before, terminal_size=size)

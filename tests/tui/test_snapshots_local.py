@@ -10,6 +10,7 @@ from app.widgets.status_bar import StatusBar
 from catalog.config import local_model
 from tests.fakes.provider import FakeProvider, text
 from tests.support import make_app, send
+from tests.tui.settle import settled
 from tests.tui.test_snapshots import CLOCK, SHOWN_MODELS, SIZE, _composer_ready, _typing
 
 PATH = "/home/ana/models/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -42,6 +43,7 @@ def test_the_status_bar_of_a_model_named_by_its_path(
         assert bar.region.height == 1
         assert shown.startswith("SmolLM2-") and "/home" not in shown
         assert bar.memory in shown and f"{bar.tokens:,} tokens" in shown
+        await settled(pilot)
 
     assert snap_compare(app_for(fake), run_before=before, terminal_size=size)
 

@@ -13,7 +13,8 @@ import pytest
 from app.widgets.composer import Composer
 from catalog.mcp import McpTool, ServerSpec, ServerState, ToolBox
 from tests.fakes.provider import FakeProvider
-from tests.support import make_app
+from tests.support import make_app, until
+from tests.tui.settle import settled
 
 SIZES = [(80, 24), (60, 20)]
 CLOCK = datetime(2026, 11, 29, 9, 30, tzinfo=UTC)
@@ -49,9 +50,7 @@ def toolbox() -> ToolBox:
 
 
 async def _ready(pilot) -> None:
-    while not isinstance(pilot.app.focused, Composer):
-        await pilot.pause()
-    pilot.app.focused.cursor_blink = False
+    await until(pilot, lambda: isinstance(pilot.app.focused, Composer), "the composer's focus")
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -61,7 +60,7 @@ def test_tools_screen(snap_compare, fake: FakeProvider, tmp_path, size) -> None:
     async def before(pilot) -> None:
         await _ready(pilot)
         await pilot.app.push_screen(ToolsScreen(toolbox(), tmp_path / "config.toml", []))
-        await pilot.pause()
+        await settled(pilot)
 
     assert snap_compare(make_app(fake, clock=lambda: CLOCK), run_before=before, terminal_size=size)
 
@@ -75,6 +74,6 @@ def test_consent_prompt(snap_compare, fake: FakeProvider, size) -> None:
     async def before(pilot) -> None:
         await _ready(pilot)
         pilot.app.push_screen(ConsentDialog(tool, '{"region": "Lisbon", "days": 3}'))
-        await pilot.pause()
+        await settled(pilot)
 
     assert snap_compare(make_app(fake, clock=lambda: CLOCK), run_before=before, terminal_size=size)
