@@ -117,7 +117,7 @@ def cmd_consolidate(args: argparse.Namespace, ctx: Context) -> int:
             "stay pending.",
             USAGE,
         ) from None
-    for sentence in store.skipped.values():
+    for sentence in store.scan_sessions().unreadable.values():  # said after, not lost
         print(f"warning: {sentence}", file=sys.stderr)
     if not results:
         print("Nothing to consolidate: no session is pending.")

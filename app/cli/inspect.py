@@ -166,7 +166,7 @@ def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
     from memory.consolidation.log import figures, model_health, sessions
     from memory.consolidation.review import proposals
     from memory.consolidation.schedule import held, retry_note
-    from memory.sessions.pending import pending
+    from memory.sessions.pending import scan_pending
 
     store = ctx.store
     logs = sessions(store)
@@ -176,8 +176,9 @@ def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
     for log in logs:
         mark = "saved" if log.saved else "pending"
         out(f"{log.session} [{log.segment}] {mark}: {log.chain()}\n")
-    waiting = [(s, part) for s in pending(store) for part in s.parts]
-    for sentence in store.skipped.values():
+    scan = scan_pending(store)
+    waiting = [(s, part) for s in scan.sessions for part in s.parts]
+    for sentence in scan.unreadable.values():
         print(f"warning: {sentence}", file=sys.stderr)
     if waiting:
         proposed = {(p.session, p.segment) for p in proposals(store)}
@@ -243,11 +244,12 @@ def cmd_doctor(args: argparse.Namespace, ctx: Context) -> int:
     problems += _doctor_files(store)
     _doctor_gateways(catalog)
     problems += _doctor_chain(catalog, settings)
-    from memory.sessions.pending import pending
+    from memory.sessions.pending import scan_pending
 
-    waiting = pending(store)
+    scan = scan_pending(store)
+    waiting = scan.sessions
     print(f"pending sessions: {len(waiting)}" + (" (`kept log` says why)" if waiting else ""))
-    for sentence in store.skipped.values():
+    for sentence in scan.unreadable.values():
         problems += 1
         print(f"  problem: {sentence}")
     return 1 if problems else 0

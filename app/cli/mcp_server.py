@@ -157,11 +157,11 @@ def propose_line(store: "MemoryStore", line: str, client: str) -> str:
         )
     store.ensure()
     session = journals.new_session_id()
-    live = HeldLock(store.sessions_dir / f".{session}.live")
+    live = HeldLock(store.layout.live_lock(session))
     if not live.acquire():  # a new id is no one's: this would be a bug, not a race
         raise OSError(f"session {session} is already open elsewhere; try again.")
     try:
-        with locked(store.sessions_dir / f".{session}.claim"):
+        with locked(store.layout.claim_lock(session)):
             journal = journals.create(store.sessions_dir, model, session)
             journal.append({"role": "user", "content": f"({client} asks Kept to remember) {text}"})
             segment = journal.mark_pending(close=True)
