@@ -1,13 +1,16 @@
 """A message as Kept keeps it: OpenAI's message shape plus Kept's own keys, one definition for
 the journal, the chat turn, the prompts and the app.
 
-A journal may come from anywhere (an import, a hand edit): `memory.sessions.journal.
-clean_message` checks a record read from disk before it becomes a `Message`.
+A journal may come from anywhere (an import, a hand edit): `clean_message` checks a record
+read from disk before it becomes a `Message`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal, Required, TypedDict, get_args
+
+from catalog.sanitize import clean_text
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -47,3 +50,45 @@ class Message(TypedDict, total=False):
 # The keys a journal keeps of a message; any other is dropped when it is read.
 MESSAGE_KEYS = Message.__required_keys__ | Message.__optional_keys__
 ROLES: frozenset[str] = frozenset(get_args(Role))
+# Text details of a message: a wrong-typed one is dropped, the message itself kept.
+TEXT_KEYS = ("time", "name", "model", "tool_call_id", "queued")
+
+
+def clean_message(message: Mapping[str, Any]) -> dict[str, Any]:
+    """The message's known fields, checked: raises ValueError naming what is wrong."""
+    role = message.get("role")
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {', '.join(sorted(ROLES))}, not {role!r}")
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        # Multi-part content (OpenAI's list form) is kept as its text parts.
+        if isinstance(content, list):
+            content = "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        else:
+            raise ValueError(f"content must be text, not {type(content).__name__}")
+    record = {k: v for k, v in message.items() if k in MESSAGE_KEYS}
+    # A journal may come from anywhere (an import, a hand edit): its text enters here.
+    record["content"] = clean_text(content) if content else content
+    for key in TEXT_KEYS:
+        if key in record and not isinstance(record[key], str):
+            del record[key]  # a wrong-typed detail is dropped; the message itself is kept
+        elif key in record:
+            record[key] = clean_text(record[key])
+    if "tool_calls" in record:
+        record["tool_calls"] = _clean_tool_calls(record["tool_calls"])
+    return record
+
+
+def _clean_tool_calls(calls: object) -> list[dict[str, Any]]:
+    """Tool calls in OpenAI's shape, checked: raises ValueError naming what is wrong."""
+    if not isinstance(calls, list):
+        raise ValueError("tool_calls must be a list")
+    for call in calls:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise ValueError(
+                'each tool call must be an object with "function": {"name": ..., "arguments": ...}'
+            )
+        if not isinstance(function.get("arguments", ""), str | dict):
+            raise ValueError("tool call arguments must be a JSON object or text")
+    return calls

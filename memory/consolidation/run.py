@@ -111,7 +111,7 @@ def _prepare(
     problem = store.memory_problem()
     if problem is not None:  # nothing could be saved: no model is asked
         return _not_asked(journal, segment, problem)
-    # The journal checks each message as it reads it (journal.clean_message).
+    # The journal checks each message as it reads it (memory.message.clean_message).
     said = cast("list[Message]", journal.segment_messages(segment))
     when = _segment_time(journal, segment)
     return Job(

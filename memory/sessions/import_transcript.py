@@ -9,10 +9,10 @@ from typing import Any
 
 from memory.data.files import atomic_write
 from memory.data.store import MemoryStore
+from memory.message import clean_message
 from memory.sessions.journal import (
     FORMAT_VERSION,
     Journal,
-    clean_message,
     load,
     new_session_id,
     now_iso,

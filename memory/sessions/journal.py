@@ -36,7 +36,7 @@ from typing import Any
 
 from catalog.sanitize import clean_text
 from memory.data.files import append_line, ensure_dir, fsync_dir
-from memory.message import MESSAGE_KEYS, ROLES
+from memory.message import clean_message
 from memory.sessions.marks import (
     HEADER_KIND,
     mark_open,
@@ -47,7 +47,6 @@ from memory.sessions.marks import (
 log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
-TEXT_KEYS = ("time", "name", "model", "tool_call_id", "queued")
 
 
 def now_iso() -> str:
@@ -238,46 +237,6 @@ class Journal:
             self.pending.remove(segment)
         if segment not in self.consolidated:
             self.consolidated.append(segment)
-
-
-def clean_message(message: dict[str, Any]) -> dict[str, Any]:
-    """The message's known fields, checked: raises ValueError naming what is wrong."""
-    role = message.get("role")
-    if role not in ROLES:
-        raise ValueError(f"role must be one of {', '.join(sorted(ROLES))}, not {role!r}")
-    content = message.get("content")
-    if content is not None and not isinstance(content, str):
-        # Multi-part content (OpenAI's list form) is kept as its text parts.
-        if isinstance(content, list):
-            content = "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-        else:
-            raise ValueError(f"content must be text, not {type(content).__name__}")
-    record = {k: v for k, v in message.items() if k in MESSAGE_KEYS}
-    # A journal may come from anywhere (an import, a hand edit): its text enters here.
-    record["content"] = clean_text(content) if content else content
-    for key in TEXT_KEYS:
-        if key in record and not isinstance(record[key], str):
-            del record[key]  # a wrong-typed detail is dropped; the message itself is kept
-        elif key in record:
-            record[key] = clean_text(record[key])
-    if "tool_calls" in record:
-        record["tool_calls"] = _clean_tool_calls(record["tool_calls"])
-    return record
-
-
-def _clean_tool_calls(calls: object) -> list[dict[str, Any]]:
-    """Tool calls in OpenAI's shape, checked: raises ValueError naming what is wrong."""
-    if not isinstance(calls, list):
-        raise ValueError("tool_calls must be a list")
-    for call in calls:
-        function = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-            raise ValueError(
-                'each tool call must be an object with "function": {"name": ..., "arguments": ...}'
-            )
-        if not isinstance(function.get("arguments", ""), str | dict):
-            raise ValueError("tool call arguments must be a JSON object or text")
-    return calls
 
 
 def create(
