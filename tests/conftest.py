@@ -10,6 +10,7 @@ import keyring.backends.fail
 import pytest
 
 from tests.fakes.keyring_backend import MemoryKeyring
+from tests.fakes.provider import FakeProvider
 from tests.support import PROVIDER_ENV
 
 
@@ -23,7 +24,7 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in ("DISPLAY", "WAYLAND_DISPLAY"):  # /copy must never reach a real clipboard
         monkeypatch.delenv(name, raising=False)
     previous = keyring.get_keyring()
-    keyring.set_keyring(keyring.backends.fail.Keyring())
+    keyring.set_keyring(keyring.backends.fail.Keyring())  # type: ignore[no-untyped-call]
     yield
     keyring.set_keyring(previous)
 
@@ -36,8 +37,6 @@ def memory_keyring() -> MemoryKeyring:
 
 
 @pytest.fixture
-def fake():
-    from tests.fakes.provider import FakeProvider
-
+def fake() -> Iterator[FakeProvider]:
     with FakeProvider() as provider:
         yield provider

@@ -32,6 +32,7 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 if __name__ == "__main__":  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -42,6 +43,9 @@ from memory.data.store import MemoryStore
 from memory.sessions.journal import Segment
 from memory.sessions.live import LiveSession
 from memory.settings import MemorySettings
+
+if TYPE_CHECKING:
+    from _typeshed import FileDescriptorLike, ReadableBuffer
 
 SETTINGS = MemorySettings(history_window_chars=3_000)
 MODEL = "test-model"
@@ -156,11 +160,11 @@ def slow_disk(pause: float = 0.0005, piece: int = 4096) -> None:
     """Make this process's disk slow: see the module docstring."""
     fsync, write = os.fsync, os.write
 
-    def slow_fsync(fd: int) -> None:
+    def slow_fsync(fd: FileDescriptorLike) -> None:
         fsync(fd)
         time.sleep(pause)
 
-    def slow_write(fd: int, data: bytes) -> int:
+    def slow_write(fd: int, data: ReadableBuffer) -> int:
         written = write(fd, memoryview(data)[:piece])
         time.sleep(pause)
         return written

@@ -7,7 +7,7 @@ import contextlib
 import os
 import socket
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -145,7 +145,9 @@ SAMPLE_MESSAGES: list[Message] = [
 ]
 
 
-def pending_session(store: MemoryStore, messages: Sequence[Message] | None = None) -> Journal:
+def pending_session(
+    store: MemoryStore, messages: Sequence[Mapping[str, Any]] | None = None
+) -> Journal:
     """A closed session holding `messages`, queued for consolidation; returns the journal."""
     journal = store.new_session("gpt-4.1-mini")
     for message in messages if messages is not None else SAMPLE_MESSAGES:

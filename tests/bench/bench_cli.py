@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from tests.fakes.provider import FakeProvider, tool_call
@@ -27,7 +28,12 @@ CHILD = (
 )
 
 
-def _time(args: list[str], env: dict[str, str], before=None) -> tuple[float, bool]:
+Row = tuple[str, list[str], dict[str, str], Callable[[], None] | None]
+
+
+def _time(
+    args: list[str], env: dict[str, str], before: Callable[[], None] | None = None
+) -> tuple[float, bool]:
     timings, loaded = [], False
     for _ in range(RUNS):
         if before is not None:
@@ -65,7 +71,7 @@ def main() -> None:
                 check=True,
             )
 
-        rows = [
+        rows: list[Row] = [
             ("python -c pass (baseline)", ["-c", "pass"], env, None),
             (
                 "python -c 'import litellm'",

@@ -12,6 +12,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from tests.bench.bench_search import WORDS
 
@@ -33,7 +34,9 @@ def build(path: Path, size: int) -> int:
         f.write("[")
         while written < size:
             at = 1_600_000_000 + count * 3600
-            nodes = {"root": {"id": "root", "message": None, "parent": None, "children": ["m0"]}}
+            nodes: dict[str, dict[str, Any]] = {
+                "root": {"id": "root", "message": None, "parent": None, "children": ["m0"]}
+            }
             for i in range(20):
                 role = "user" if i % 2 == 0 else "assistant"
                 words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(40, 160)))

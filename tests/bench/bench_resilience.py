@@ -200,13 +200,13 @@ def main() -> None:
         print(
             f"{'chat model':32} {'1st s':>7} {'2nd s':>7} {'3rd s':>7} {'2nd extra':>9} {'goal':>5}"
         )
-        healthy = _chat(fake, None)
-        print(f"{'healthy (baseline)':32} " + " ".join(f"{t:7.2f}" for t in healthy))
+        baseline = _chat(fake, None)
+        print(f"{'healthy (baseline)':32} " + " ".join(f"{t:7.2f}" for t in baseline))
         for label, fault in (("answers 500 every time", http_error(500)), ("hangs", hang())):
             times = _chat(fake, fault)
             print(
                 f"{label:32} "
                 + " ".join(f"{t:7.2f}" for t in times)
-                + f" {times[1] - healthy[1]:+9.2f} {1.0:5.1f}",
+                + f" {times[1] - baseline[1]:+9.2f} {1.0:5.1f}",
                 flush=True,
             )

@@ -62,6 +62,7 @@ def main() -> None:
 async def screen() -> tuple[float, float, float]:
     from textual.widgets import OptionList, Static
 
+    from app.screens.sessions import SessionsScreen
     from tests.bench.bench_year import send_key
     from tests.support import make_app
 
@@ -96,6 +97,7 @@ async def screen() -> tuple[float, float, float]:
 
         ticking = asyncio.create_task(ticker())
         screen = app.screen
+        assert isinstance(screen, SessionsScreen)
         # The rows whose own text says the word (sessions that only said it join later).
         rows = f"{sum(s.matches('hello') for s in screen.sessions):,} of "
         started = time.perf_counter()

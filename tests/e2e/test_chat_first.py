@@ -49,7 +49,9 @@ async def chat_while_saving(
     return turn, [consolidation(r.body) for r in fake.dropped], saving
 
 
-async def test_a_chat_turn_preempts_a_consolidation_at_a_one_request_local_server(fake) -> None:
+async def test_a_chat_turn_preempts_a_consolidation_at_a_one_request_local_server(
+    fake: FakeProvider,
+) -> None:
     store = MemoryStore(settings=MemorySettings(review_by_model={"smollm2": Review.AFTER}))
     journal = pending_session(store)
     fake.one_slot = True  # like llama-cpp-python: the next request waits for this one
@@ -74,7 +76,7 @@ async def test_a_chat_turn_preempts_a_consolidation_at_a_one_request_local_serve
     assert health.state is State.HEALTHY and health.failures == 0
 
 
-async def test_a_hosted_gateway_is_never_preempted(fake) -> None:
+async def test_a_hosted_gateway_is_never_preempted(fake: FakeProvider) -> None:
     store = MemoryStore(settings=MemorySettings(consolidation_model="gpt-4.1-mini"))
     pending_session(store)
     fake.responder = answers(hold(then=tool_call("save_memory", save_args())))
@@ -90,7 +92,7 @@ async def test_a_hosted_gateway_is_never_preempted(fake) -> None:
     assert [consolidation(r.body) for r in fake.requests] == [True, False]
 
 
-async def test_a_llama_server_with_several_slots_serves_both_at_once(fake) -> None:
+async def test_a_llama_server_with_several_slots_serves_both_at_once(fake: FakeProvider) -> None:
     store = MemoryStore(settings=MemorySettings(review_by_model={"smollm2": Review.AFTER}))
     pending_session(store)
     fake.total_slots = 2  # GET /props says so, as llama-server started with --parallel 2

@@ -10,8 +10,10 @@ import json
 import subprocess
 import sys
 from dataclasses import replace
+from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import Checkbox, Input, Static
 
 from app.cli.main import main
@@ -19,6 +21,7 @@ from app.screens.search import SearchScreen
 from memory import MemorySettings, MemoryStore, consolidate_pending
 from memory.consolidation.redact import REDACTED, redact
 from memory.recall.search import Pattern, grep, run_search_tool
+from tests.fakes.provider import FakeProvider
 from tests.support import (
     FAST_POLICY,
     SMALL,
@@ -47,7 +50,7 @@ def store() -> MemoryStore:
     return store
 
 
-async def open_regex_grep(pilot) -> None:
+async def open_regex_grep(pilot: Pilot[Any]) -> None:
     """/grep, then the catastrophic pattern as a regex (ticking the box searches)."""
     await pilot.press(*"/grep", "enter")
     await until(lambda: isinstance(pilot.app.screen, SearchScreen), message="the search")
@@ -61,7 +64,7 @@ async def open_regex_grep(pilot) -> None:
 
 @LINUX
 @pytest.mark.timeout(120)
-def test_a_backtracking_regex_is_stopped_after_its_time_with_a_sentence(store) -> None:
+def test_a_backtracking_regex_is_stopped_after_its_time_with_a_sentence(store: MemoryStore) -> None:
     errors: list[str] = []
     found = list(grep(store, Pattern(CATASTROPHIC, regex=True), errors=errors, seconds=1))
     assert found == []
@@ -102,7 +105,7 @@ def ended(pid: int) -> bool:
 
 @LINUX
 @pytest.mark.timeout(120)
-def test_a_search_child_left_by_a_killed_app_ends_on_its_own(store) -> None:
+def test_a_search_child_left_by_a_killed_app_ends_on_its_own(store: MemoryStore) -> None:
     out = subprocess.run(
         [sys.executable, "-c", ORPHAN, str(store.root)],
         capture_output=True,
@@ -116,7 +119,9 @@ def test_a_search_child_left_by_a_killed_app_ends_on_its_own(store) -> None:
 
 
 @pytest.mark.timeout(120)
-def test_kept_memory_grep_stops_a_backtracking_regex(store, capsys, monkeypatch) -> None:
+def test_kept_memory_grep_stops_a_backtracking_regex(
+    store: MemoryStore, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("memory.recall.search.REGEX_SECONDS", 1.0)
     assert main(["memory", "grep", "-E", CATASTROPHIC]) == 2
     err = capsys.readouterr().err
@@ -126,7 +131,7 @@ def test_kept_memory_grep_stops_a_backtracking_regex(store, capsys, monkeypatch)
 
 @LINUX
 @pytest.mark.timeout(120)
-async def test_escape_leaves_a_backtracking_grep_and_ends_its_search(store) -> None:
+async def test_escape_leaves_a_backtracking_grep_and_ends_its_search(store: MemoryStore) -> None:
     app = make_app(None, env={"OPENAI_API_KEY": "x"})
     async with app.run_test(size=(120, 32)) as pilot:
         await open_regex_grep(pilot)
@@ -137,7 +142,9 @@ async def test_escape_leaves_a_backtracking_grep_and_ends_its_search(store) -> N
 
 
 @pytest.mark.timeout(120)
-async def test_a_regex_that_runs_too_long_in_grep_says_so(store, monkeypatch) -> None:
+async def test_a_regex_that_runs_too_long_in_grep_says_so(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("memory.recall.search.REGEX_SECONDS", 1.0)
 
     app = make_app(None, env={"OPENAI_API_KEY": "x"})
@@ -248,7 +255,7 @@ def test_redacting_long_runs_that_almost_look_like_credentials_is_linear() -> No
         assert redact(text) == text
 
 
-def test_search_history_never_returns_a_credential_to_the_model(store) -> None:
+def test_search_history_never_returns_a_credential_to_the_model(store: MemoryStore) -> None:
     store.history_path.write_text(
         f"[2026-11-20 10:00] Ana set up the deploy key {KEY} for the quokka app.\n\n"
     )
@@ -261,7 +268,7 @@ def test_search_history_never_returns_a_credential_to_the_model(store) -> None:
     assert KEY not in answer and "hunter2" not in answer
 
 
-def test_remember_writes_no_credential_into_memory(store) -> None:
+def test_remember_writes_no_credential_into_memory(store: MemoryStore) -> None:
     store.remember(f"My OpenAI key is {KEY[:30]}\n{KEY[30:]}AbCdEf12")
     memory = store.memory_path.read_text()
     assert "My OpenAI key is [redacted secret]" in memory
@@ -279,14 +286,14 @@ def small_store() -> MemoryStore:
     ).ensure()
 
 
-def measured(monkeypatch) -> list[int]:
+def measured(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The sizes of the transcripts cut into parts by tokens (tokenising them)."""
     import memory.consolidation.walk
+    from memory.consolidation.chunks import chunk_transcript as real
 
     calls: list[int] = []
-    real = memory.consolidation.walk.chunk_transcript
 
-    def spy(blocks, budget, *args, **kwargs):
+    def spy(blocks: list[str], budget: int, *args: Any, **kwargs: Any) -> Any:
         calls.append(sum(len(b) for b in blocks))
         return real(blocks, budget, *args, **kwargs)
 
@@ -294,7 +301,9 @@ def measured(monkeypatch) -> list[int]:
     return calls
 
 
-async def test_an_unchanged_long_session_is_not_tokenised_again(fake, monkeypatch) -> None:
+async def test_an_unchanged_long_session_is_not_tokenised_again(
+    fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = small_store()
     words = " ".join(f"word{i}" for i in range(6000))
     pending_session(store, [{"role": "user", "content": words}])
@@ -309,7 +318,7 @@ async def test_an_unchanged_long_session_is_not_tokenised_again(fake, monkeypatc
 
 @pytest.mark.timeout(120)
 async def test_a_huge_session_is_estimated_from_its_size_without_tokenising(
-    fake, monkeypatch
+    fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = small_store()
     huge = "\n".join(f"line {i} of a very long paste" for i in range(60_000))  # ~1.8 MB
@@ -322,7 +331,7 @@ async def test_a_huge_session_is_estimated_from_its_size_without_tokenising(
     assert fake.count() == 0
 
 
-async def test_the_app_says_a_long_session_s_estimate_once(fake) -> None:
+async def test_the_app_says_a_long_session_s_estimate_once(fake: FakeProvider) -> None:
     store = small_store()
     words = " ".join(f"word{i}" for i in range(6000))
     pending_session(store, [{"role": "user", "content": words}])
@@ -344,7 +353,7 @@ class _Terminal(io.StringIO):
 
 @pytest.mark.timeout(120)
 def test_kept_memory_grep_in_colour_never_matches_a_regex_on_its_own_process(
-    monkeypatch,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # "b" matches at once; highlighting the line would then try `(a+)+$` from each "a".
     store = MemoryStore().ensure()

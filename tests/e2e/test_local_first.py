@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -12,7 +14,7 @@ from catalog import Catalog, KeyStore, Kind, Outcome, complete
 from catalog.config import LOCAL_WINDOW, local_model
 from catalog.probe import OLLAMA_WINDOW, probe_server
 from catalog.structured import _learned, _windows
-from memory import MemorySettings, MemoryStore, consolidate_pending
+from memory import Consolidation, MemorySettings, MemoryStore, consolidate_pending
 from memory.consolidation.edits import Context
 from memory.consolidation.outcome import Cause
 from memory.settings import Review
@@ -29,7 +31,7 @@ def store() -> MemoryStore:
 
 
 @pytest.fixture(autouse=True)
-def forget_what_servers_said():
+def forget_what_servers_said() -> Iterator[None]:
     _learned.clear()
     _windows.clear()
     yield
@@ -37,7 +39,7 @@ def forget_what_servers_said():
     _windows.clear()
 
 
-async def run(store: MemoryStore, catalog: Catalog, **kwargs):
+async def run(store: MemoryStore, catalog: Catalog, **kwargs: Any) -> list[Consolidation]:
     return await consolidate_pending(store, catalog, policy=FAST_POLICY, **kwargs)
 
 
@@ -314,7 +316,7 @@ async def test_a_chat_reply_to_a_local_model_with_no_window_given_fits_a_small_o
     assert 64 <= request.body["max_tokens"] <= LOCAL_WINDOW // 2
 
 
-def _with_model(fake: FakeProvider, extra: str, model: str = "smollm2"):
+def _with_model(fake: FakeProvider, extra: str, model: str = "smollm2") -> Catalog:
     """A catalog whose one model is `model` on the fake local server, as config.toml says
     (`extra` lines join its [[models]] table; without one it has no context_window)."""
     import tomllib

@@ -14,13 +14,14 @@ import pytest
 from catalog import Catalog, KeyStore, Kind, Outcome
 from catalog.config import parse_catalog_config
 from memory import MemorySettings, MemoryStore, consolidate_pending
+from memory.message import Message
 from tests.llama_server import MODEL_ALIAS, LlamaServer, why_unavailable
 from tests.support import pending_session
 
 if why_unavailable():
     pytest.skip(why_unavailable(), allow_module_level=True)
 
-SESSION = [
+SESSION: list[Message] = [
     {
         "role": "user",
         "content": "Hi, I'm Ana and I live in Zurich.",
@@ -33,7 +34,7 @@ SESSION = [
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory) -> Iterator[LlamaServer]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     with LlamaServer(n_ctx=2048, log=tmp_path_factory.mktemp("llama") / "server.log") as s:
         yield s
 
@@ -47,7 +48,7 @@ def local_catalog(server: LlamaServer, extra: str = "") -> Catalog:
 # What a small model may be refused for: what it wrote, never invalid JSON (the grammar).
 CONTENT = {Kind.CONTEXT_WINDOW, Kind.REFUSED_EDIT, Kind.REJECTED}
 NEWCOMER = "# About me\n- Name: Ana Ribeiro\n- Lives in Zurich\n- Works as a nurse\n"
-SESSIONS = [
+SESSIONS: list[list[Message]] = [
     SESSION,
     [
         {
@@ -79,7 +80,7 @@ SESSIONS = [
 
 
 async def test_a_newcomers_own_lines_survive_every_save_and_nothing_ungrounded_is_applied(
-    server,
+    server: LlamaServer,
 ) -> None:
     """The newcomer's case: a hand-written MEMORY.md, a /remember line, several sessions
     saved by SmolLM2 trusted outright (review_by_model: the strictest case). Each session is
@@ -93,7 +94,7 @@ async def test_a_newcomers_own_lines_survive_every_save_and_nothing_ungrounded_i
     store.memory_path.write_text(NEWCOMER)
     store.remember("My cat is called Biscoito")
     mine = {normal(line) for line in [*NEWCOMER.splitlines()[1:], "My cat is called Biscoito"]}
-    said: list[dict] = []
+    said: list[Message] = []
     for messages in SESSIONS:
         journal = pending_session(store, messages)
         said.extend(messages)
@@ -112,7 +113,9 @@ async def test_a_newcomers_own_lines_survive_every_save_and_nothing_ungrounded_i
                 assert grounded(line, said), line
 
 
-async def test_chat_streams_a_reply_and_new_saves_the_session_or_keeps_it(server) -> None:
+async def test_chat_streams_a_reply_and_new_saves_the_session_or_keeps_it(
+    server: LlamaServer,
+) -> None:
     from app.main import KeptApp
     from app.settings import AppSettings, Settings
     from app.widgets.status_bar import StatusBar

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakes.provider import FakeProvider
+
 TOOLS = ("dbus-run-session", "gnome-keyring-daemon")
 ROOT = Path(__file__).parents[2]
 
@@ -49,7 +51,9 @@ def in_keyring_session(tmp_path: Path, *commands: list[str]) -> list[str]:
     return [(tmp_path / f"out{i}.txt").read_text() for i in range(len(commands))]
 
 
-def test_a_key_set_in_the_app_is_read_back_from_the_secret_service(tmp_path: Path, fake) -> None:
+def test_a_key_set_in_the_app_is_read_back_from_the_secret_service(
+    tmp_path: Path, fake: FakeProvider
+) -> None:
     secret = "gsk-real-secret-service-4242"
     # Kept tests a key before it stores it: Groq's endpoint is the loopback fake here.
     config = Path(os.environ["KEPT_CONFIG_DIR"]) / "config.toml"

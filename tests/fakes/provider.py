@@ -158,7 +158,7 @@ def text(content: str, chunks: int = 4, finish: str = "stop") -> Text:
     return Text(content, max(1, int(chunks)), finish)
 
 
-def tool_call(name: str, arguments: dict | str, content: str = "") -> ToolCall:
+def tool_call(name: str, arguments: dict[str, Any] | str, content: str = "") -> ToolCall:
     """The assistant calls tool ``name``. A dict is JSON-encoded; a str is sent raw (it may be
     invalid JSON or carry wrong-typed values).
 
@@ -231,7 +231,7 @@ class RecordedRequest:
     gateway: str  # the path prefix ("openai", "groq", "anthropic", ...)
     path: str
     model: str  # the body's "model", as it arrived (no litellm provider prefix)
-    body: dict = field(hash=False)
+    body: dict[str, Any] = field(hash=False)
     headers: dict[str, str] = field(hash=False)  # lower-cased names
     stream: bool
     time: float  # time.monotonic() on arrival
@@ -292,12 +292,12 @@ def _tokens(s: str) -> int:
     return max(1, (len(s) + 3) // 4)
 
 
-def _prompt_tokens(body: dict) -> int:
+def _prompt_tokens(body: dict[str, Any]) -> int:
     parts = [body.get("messages"), body.get("system"), body.get("tools")]
     return _tokens(json.dumps([p for p in parts if p], default=str))
 
 
-def _anthropic_input(arguments: str) -> dict:
+def _anthropic_input(arguments: str) -> dict[str, Any]:
     try:
         value = json.loads(arguments)
     except ValueError:
@@ -438,7 +438,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     # ---- output primitives ------------------------------------------------------------
 
-    def _json(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
+    def _json(
+        self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -513,7 +515,12 @@ class _Handler(BaseHTTPRequestHandler):
         elif isinstance(step, Hold):
             self._hold()
             self._serve(step.then or self.server.fake._fallback(self.model), stream)
-        elif isinstance(step, Stall):
+        else:
+            self._serve_broken(step, stream)
+
+    def _serve_broken(self, step: Step, stream: bool) -> None:
+        """A reply that breaks on its way (a stall, an error event, a cut) or trickles."""
+        if isinstance(step, Stall):
             self._stream_prefix(step.after_chunks)
             self._wait(None)
         elif isinstance(step, ErrorEvent):
@@ -609,7 +616,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     # Gemini (generateContent) ------------------------------------------------------------
 
-    def _gemini_chunk(self, text: str, finish: str | None) -> dict:
+    def _gemini_chunk(self, text: str, finish: str | None) -> dict[str, Any]:
         candidate: dict[str, Any] = {"content": {"parts": [{"text": text}], "role": "model"}}
         candidate["index"] = 0
         if finish is not None:
@@ -644,7 +651,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._created = int(time.time())
         return self._resp_id, self._created
 
-    def _openai_usage(self, prompt: int, completion: int) -> dict:
+    def _openai_usage(self, prompt: int, completion: int) -> dict[str, Any]:
         usage: dict[str, Any] = {
             "prompt_tokens": prompt,
             "completion_tokens": completion,
@@ -654,7 +661,7 @@ class _Handler(BaseHTTPRequestHandler):
             usage.update(queue_time=0.01, prompt_time=0.002, completion_time=0.02, total_time=0.022)
         return usage
 
-    def _openai_message(self, pieces: list[str], tool: ToolCall | None) -> dict:
+    def _openai_message(self, pieces: list[str], tool: ToolCall | None) -> dict[str, Any]:
         rid, created = self._ids()
         content = "".join(pieces)
         message: dict[str, Any] = {"role": "assistant", "content": content or None}
@@ -691,7 +698,9 @@ class _Handler(BaseHTTPRequestHandler):
             out["service_tier"] = "default"
         return out
 
-    def _openai_chunk(self, delta: dict, finish: str | None = None, **extra: Any) -> dict:
+    def _openai_chunk(
+        self, delta: dict[str, Any], finish: str | None = None, **extra: Any
+    ) -> dict[str, Any]:
         rid, created = self._ids()
         chunk = {
             "id": rid,
@@ -707,7 +716,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _openai_stream(
         self, pieces: list[str], tool: ToolCall | None, interval: float | None
     ) -> None:
-        first_extra = (
+        first_extra: dict[str, Any] = (
             {"x_groq": {"id": f"req_{uuid.uuid4().hex[:24]}"}} if self.gateway == "groq" else {}
         )
         self._sse(self._openai_chunk({"role": "assistant", "content": ""}, **first_extra))
@@ -758,8 +767,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     # Anthropic ------------------------------------------------------------------------
 
-    def _anthropic_message(self, pieces: list[str], tool: ToolCall | None) -> dict:
-        content: list[dict] = []
+    def _anthropic_message(self, pieces: list[str], tool: ToolCall | None) -> dict[str, Any]:
+        content: list[dict[str, Any]] = []
         text_ = "".join(pieces)
         if text_ or tool is None:
             content.append({"type": "text", "text": text_})
@@ -987,7 +996,7 @@ class FakeProvider:
         self.connections = 0  # accepted so far, requests or not
         # Answers that depend on what was asked: called with the parsed request body when the
         # model has no scripted step left; a Step answers it, None leaves it to the defaults.
-        self.responder: Callable[[dict], Step | None] | None = None
+        self.responder: Callable[[dict[str, Any]], Step | None] | None = None
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
         self._slot = threading.Lock()
@@ -1161,7 +1170,7 @@ class FakeProvider:
         with self._lock:
             return self._defaults.get(model, self.default)
 
-    def _next_step(self, model: str, body: dict | None = None) -> Step:
+    def _next_step(self, model: str, body: dict[str, Any] | None = None) -> Step:
         with self._lock:
             queue = self._scripts.get(model)
             if queue:

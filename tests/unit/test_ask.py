@@ -9,6 +9,7 @@ import pytest
 
 from app.cli.main import main
 from memory import LiveSession, MemoryStore
+from memory.sessions.journal import Journal
 from tests.fakes.provider import FakeProvider, http_error, text, tool_call
 from tests.support import configure_fake, nothing_new, until_blocking
 
@@ -21,13 +22,15 @@ def configured(fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> FakeProvi
     return fake
 
 
-def only_session(store: MemoryStore):
+def only_session(store: MemoryStore) -> Journal:
     found = [*store.sessions_dir.glob("*.jsonl"), *store.done_dir.glob("*.jsonl")]
     assert len(found) == 1, found
     return store.find_session(found[0].stem)
 
 
-def test_ask_streams_the_answer_with_memory_and_saves_the_exchange(configured, capsys) -> None:
+def test_ask_streams_the_answer_with_memory_and_saves_the_exchange(
+    configured: FakeProvider, capsys: pytest.CaptureFixture[str]
+) -> None:
     configured.script("gpt-4.1-mini", text("Green tea, Ana.", chunks=5))
     assert main(["ask", "What", "do I drink?", "--timing"]) == 0
     out, err = capsys.readouterr()
@@ -48,7 +51,9 @@ def test_ask_streams_the_answer_with_memory_and_saves_the_exchange(configured, c
     assert "Asked about tea from the shell." in store.history_path.read_text()
 
 
-def test_ask_reads_stdin_for_dash(configured, capsys, monkeypatch) -> None:
+def test_ask_reads_stdin_for_dash(
+    configured: FakeProvider, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     configured.script("gpt-4.1-mini", text("Three lines."))
     monkeypatch.setattr("sys.stdin", io.StringIO("line one\nline two\nline three\n"))
     assert main(["ask", "-", "How many lines?", "--no-save"]) == 0
@@ -57,7 +62,9 @@ def test_ask_reads_stdin_for_dash(configured, capsys, monkeypatch) -> None:
     assert sent == "line one\nline two\nline three\n\nHow many lines?"
 
 
-def test_usage_errors_exit_2_in_one_sentence(configured, capsys, monkeypatch) -> None:
+def test_usage_errors_exit_2_in_one_sentence(
+    configured: FakeProvider, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert main(["ask", "-m", "gpt-9", "hello"]) == 2
     assert "Unknown model 'gpt-9'" in capsys.readouterr().err
     assert main(["ask", "   "]) == 2
@@ -78,7 +85,7 @@ def shell_sentences(err: str) -> list[str]:
 
 
 def test_no_model_answering_exits_1_in_the_shells_words_and_leaves_no_session(
-    configured, capsys
+    configured: FakeProvider, capsys: pytest.CaptureFixture[str]
 ) -> None:
     configured.default = http_error(500)
     assert main(["ask", "-m", "gpt-4.1-mini", "Anyone there?"]) == 1
@@ -104,7 +111,7 @@ def refused_url() -> str:
 
 @pytest.mark.parametrize("local", [False, True], ids=["no-key", "local-server-down"])
 def test_with_no_key_and_no_server_it_says_the_shells_next_step_at_once(
-    fake, capsys, local: bool
+    fake: FakeProvider, capsys: pytest.CaptureFixture[str], local: bool
 ) -> None:
     """Nothing in the chain can be asked: said before any request, in at most three short
     sentences that name the shell's next step, and no session is left behind."""
@@ -133,7 +140,9 @@ def test_with_no_key_and_no_server_it_says_the_shells_next_step_at_once(
     assert fake.requests == []
 
 
-def test_a_model_failing_mid_stream_keeps_what_arrived_and_says_so(configured, capsys) -> None:
+def test_a_model_failing_mid_stream_keeps_what_arrived_and_says_so(
+    configured: FakeProvider, capsys: pytest.CaptureFixture[str]
+) -> None:
     from tests.fakes.provider import cut
 
     configured.script("gpt-4.1-mini", cut(after_chunks=2))
@@ -150,7 +159,9 @@ def test_a_model_failing_mid_stream_keeps_what_arrived_and_says_so(configured, c
     assert reply["role"] == "assistant" and reply["content"].endswith(CUT_OFF)
 
 
-def test_private_asks_leave_nothing(configured, capsys) -> None:
+def test_private_asks_leave_nothing(
+    configured: FakeProvider, capsys: pytest.CaptureFixture[str]
+) -> None:
     configured.script("gpt-4.1-mini", text("Off the record."))
     assert main(["ask", "--private", "a secret"]) == 0
     store = MemoryStore()
@@ -159,7 +170,7 @@ def test_private_asks_leave_nothing(configured, capsys) -> None:
 
 
 def test_continue_goes_on_with_the_last_ask_not_the_chat_windows_session(
-    configured, capsys
+    configured: FakeProvider, capsys: pytest.CaptureFixture[str]
 ) -> None:
     store = MemoryStore()
     chat = LiveSession.start(store, "gpt-4.1-mini")  # the chat window's live session

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import pytest
+
 from app.cli.main import main
-from tests.fakes.provider import http_error
+from tests.fakes.provider import FakeProvider, http_error
 from tests.support import configure_fake
 
 
-def test_a_refused_key_is_told_with_the_command_that_stores_one(fake, monkeypatch, capsys) -> None:
+def test_a_refused_key_is_told_with_the_command_that_stores_one(
+    fake: FakeProvider, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     configure_fake(fake, monkeypatch, '[app]\nmodel = "gpt-4.1-mini"\n')
     fake.default = http_error(401)
     assert main(["ask", "hello"]) == 1

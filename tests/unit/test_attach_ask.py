@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,12 @@ def sent_parts(fake: FakeProvider) -> list[dict[str, object]]:
     return content
 
 
-def test_ask_with_files_and_stdin(configured, capsys, monkeypatch, tmp_path: Path) -> None:
+def test_ask_with_files_and_stdin(
+    configured: FakeProvider,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
     (tmp_path / "report.pdf").write_bytes(text_pdf(["Revenue rose nine percent"]))
     (tmp_path / "shot.png").write_bytes(png())
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"piped log line\n")))
@@ -59,7 +65,11 @@ def test_ask_with_files_and_stdin(configured, capsys, monkeypatch, tmp_path: Pat
     ],
 )
 def test_a_file_that_cannot_be_attached_is_one_sentence_and_nothing_is_asked(
-    configured, capsys, tmp_path: Path, make, said: str
+    configured: FakeProvider,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    make: Callable[[Path], object],
+    said: str,
 ) -> None:
     path = tmp_path / "thing"
     make(path)
@@ -72,7 +82,7 @@ def test_a_file_that_cannot_be_attached_is_one_sentence_and_nothing_is_asked(
 
 
 def test_an_image_to_a_model_that_cannot_see_names_one_that_can(
-    configured, capsys, tmp_path: Path
+    configured: FakeProvider, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     (tmp_path / "shot.png").write_bytes(png())
     assert (
@@ -83,7 +93,9 @@ def test_an_image_to_a_model_that_cannot_see_names_one_that_can(
     assert configured.requests == []
 
 
-def test_a_file_past_the_window_says_what_to_do(configured, capsys, tmp_path: Path) -> None:
+def test_a_file_past_the_window_says_what_to_do(
+    configured: FakeProvider, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     (tmp_path / "huge.txt").write_text("word " * 200_000)  # about 250,000 tokens
     assert (
         main(["ask", "-m", "llama-3.1-8b-instant", "-a", str(tmp_path / "huge.txt"), "Sum up"]) == 2
@@ -94,12 +106,16 @@ def test_a_file_past_the_window_says_what_to_do(configured, capsys, tmp_path: Pa
     assert configured.requests == []
 
 
-def test_stdin_twice_is_a_usage_error(configured, capsys) -> None:
+def test_stdin_twice_is_a_usage_error(
+    configured: FakeProvider, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["ask", "-a", "-", "-"]) == 2
     assert "stdin is read once" in capsys.readouterr().err
 
 
-def test_a_private_ask_deletes_its_attachments(configured, capsys, tmp_path: Path) -> None:
+def test_a_private_ask_deletes_its_attachments(
+    configured: FakeProvider, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     (tmp_path / "secret.txt").write_text("the vault code\n")
     configured.script("gpt-4.1-mini", text("Noted."))
     assert main(["ask", "--private", "-a", str(tmp_path / "secret.txt"), "Keep this"]) == 0

@@ -13,6 +13,7 @@ from catalog import MODEL_CATALOG, Catalog, ModelEntry, Outcome
 from memory import LiveSession, MemoryStore
 from memory.chat.attachments import Attachment, keep, read_attachment
 from memory.chat.turn import Turn, answer
+from memory.message import Message
 from tests.attach_files import png, text_pdf
 from tests.fakes.provider import FakeProvider, http_error
 from tests.support import FAST_POLICY, fake_catalog, local_catalog
@@ -214,7 +215,7 @@ async def test_consolidation_gets_a_mention_not_the_payload(
     store = MemoryStore(tmp_path / "data")
     found = files(tmp_path)
     records = [keep(store, found["report.pdf"]), keep(store, found["notes.txt"])]
-    messages = [
+    messages: list[Message] = [
         {"role": "user", "content": "Summarise my report", "attachments": records},
         {"role": "assistant", "content": "Revenue rose.", "model": "gpt-4.1-mini"},
     ]

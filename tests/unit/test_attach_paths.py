@@ -9,7 +9,9 @@ import pytest
 from app import paths
 
 
-def test_split_paths_takes_quotes_backslashes_and_home(monkeypatch, tmp_path: Path) -> None:
+def test_split_paths_takes_quotes_backslashes_and_home(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     argument = '\'my report.pdf\' notes\\ 2.txt "a \\"b\\".md" ~/x.log plain'
     assert paths.split_paths(argument) == [
@@ -31,7 +33,9 @@ def test_escape_reads_back_whole() -> None:
     assert [t.value for t in paths.tokens(paths.escape(name))] == [name]
 
 
-def test_tab_completes_a_file_then_a_folder_then_lists_choices(monkeypatch, tmp_path: Path) -> None:
+def test_tab_completes_a_file_then_a_folder_then_lists_choices(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "my docs").mkdir()
     (tmp_path / "my docs" / "report one.pdf").write_bytes(b"%PDF")
@@ -47,13 +51,15 @@ def test_tab_completes_a_file_then_a_folder_then_lists_choices(monkeypatch, tmp_
     assert ".hidden" not in paths.complete("")[1]
 
 
-def test_tab_completes_from_home(monkeypatch, tmp_path: Path) -> None:
+def test_tab_completes_from_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / "only.txt").write_text("hi")
     assert paths.complete("~/on") == ("~/only.txt ", [])
 
 
-def test_a_pasted_path_or_file_url_names_a_file(monkeypatch, tmp_path: Path) -> None:
+def test_a_pasted_path_or_file_url_names_a_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     report = tmp_path / "my report.txt"
     report.write_text("hi")

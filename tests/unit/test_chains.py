@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from catalog import Catalog, KeyStore, UnknownModelError
-from catalog.chains import NO_MODEL_FIX, consolidation_plan
+from catalog.chains import NO_MODEL_FIX, ChainPlan, consolidation_plan
 from catalog.config import parse_catalog_config
 
 LOCAL = """
@@ -28,7 +28,7 @@ def catalog(config: str = "", **env: str) -> Catalog:
     return Catalog(config=parsed, keys=KeyStore(environ=env))
 
 
-def ids(plan) -> list[str]:
+def ids(plan: ChainPlan) -> list[str]:
     return list(plan.chain.ids)
 
 

@@ -19,7 +19,9 @@ def test_a_context_loads_only_what_a_verb_asks_for() -> None:
     assert ctx.store is ctx.store  # built once
 
 
-def test_config_problems_are_said_once_however_often_a_verb_asks(capsys) -> None:
+def test_config_problems_are_said_once_however_often_a_verb_asks(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     from app.settings import config_path
 
     config_path().parent.mkdir(parents=True, exist_ok=True)
@@ -52,14 +54,16 @@ def test_config_problems_are_said_once_however_often_a_verb_asks(capsys) -> None
     ],
 )
 def test_a_verb_that_cannot_go_on_says_one_sentence_and_exits_with_its_code(
-    capsys, argv: list[str], code: int, said: str
+    capsys: pytest.CaptureFixture[str], argv: list[str], code: int, said: str
 ) -> None:
     assert main(argv) == code
     out, err = capsys.readouterr()
     assert out == "" and err.startswith(said) and err.count("\n") == 1, err
 
 
-def test_main_says_a_cli_error_once_on_stderr(capsys, monkeypatch) -> None:
+def test_main_says_a_cli_error_once_on_stderr(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from app.cli import models
 
     def fails(args: object, ctx: Context) -> int:

@@ -7,6 +7,7 @@ import pytest
 from app.cli.main import main
 from memory import MemoryStore
 from memory.recall.search import Pattern, grep
+from tests.fakes.provider import FakeProvider
 from tests.support import pending_session
 
 
@@ -24,7 +25,9 @@ def store() -> MemoryStore:
     return store
 
 
-def test_grep_prints_file_line_text_like_grep(store, capsys) -> None:
+def test_grep_prints_file_line_text_like_grep(
+    store: MemoryStore, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["memory", "grep", "-s", "tea"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out == [  # newest first
@@ -36,7 +39,7 @@ def test_grep_prints_file_line_text_like_grep(store, capsys) -> None:
     assert "\033[" not in "".join(out)  # no colour when not on a terminal
 
 
-def test_grep_ignore_case_and_regex(store, capsys) -> None:
+def test_grep_ignore_case_and_regex(store: MemoryStore, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["memory", "grep", "-i", "TEA"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 4
     assert main(["memory", "grep", "-E", r"Z\w+ch"]) == 0
@@ -45,7 +48,9 @@ def test_grep_ignore_case_and_regex(store, capsys) -> None:
     assert "Zürich" in capsys.readouterr().out
 
 
-def test_grep_searches_pending_sessions_too(store, capsys) -> None:
+def test_grep_searches_pending_sessions_too(
+    store: MemoryStore, capsys: pytest.CaptureFixture[str]
+) -> None:
     journal = pending_session(store)
     assert main(["memory", "grep", "Enchantée"]) == 0
     out = capsys.readouterr().out
@@ -53,14 +58,16 @@ def test_grep_searches_pending_sessions_too(store, capsys) -> None:
     assert "] assistant: Enchantée, Ana!" in out
 
 
-def test_grep_no_match_exits_1_and_a_bad_regex_exits_2(store, capsys) -> None:
+def test_grep_no_match_exits_1_and_a_bad_regex_exits_2(
+    store: MemoryStore, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["memory", "grep", "coffee"]) == 1
     assert capsys.readouterr().out == ""
     assert main(["memory", "grep", "-E", "(unclosed"]) == 2
     assert "bad regular expression '(unclosed'" in capsys.readouterr().err
 
 
-def test_matches_know_their_entry_date(store) -> None:
+def test_matches_know_their_entry_date(store: MemoryStore) -> None:
     matches = list(grep(store, Pattern("more tea")))
     assert [(m.line, m.stamp) for m in matches] == [(4, "2026-11-20 10:00")]
     entry = matches[0].entry(store)
@@ -68,7 +75,7 @@ def test_matches_know_their_entry_date(store) -> None:
     assert matches[0].spans == ((13, 21),)
 
 
-def test_versions_and_restore(capsys) -> None:
+def test_versions_and_restore(capsys: pytest.CaptureFixture[str]) -> None:
     store = MemoryStore().ensure()
     store.write_memory("# Me\n- v1\n")
     assert store.save_edit("# Me\n- v2\n", store.read_memory().digest) is None
@@ -94,7 +101,7 @@ def test_an_edit_over_a_changed_file_is_refused_not_written() -> None:
     assert store.memory_path.read_text() == "# Me\n- changed by Kept meanwhile\n"
 
 
-def test_log_shows_chains_pending_and_figures(capsys) -> None:
+def test_log_shows_chains_pending_and_figures(capsys: pytest.CaptureFixture[str]) -> None:
     store = MemoryStore().ensure()
     journal = pending_session(store)
     records = [
@@ -129,7 +136,9 @@ def test_log_shows_chains_pending_and_figures(capsys) -> None:
     assert "llama-3.3-70b-versatile                 2     0%" in out
 
 
-def test_doctor_reports_folders_keys_and_config(capsys, monkeypatch) -> None:
+def test_doctor_reports_folders_keys_and_config(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from app.settings import config_path
 
     MemoryStore().ensure()
@@ -149,7 +158,7 @@ def test_doctor_reports_folders_keys_and_config(capsys, monkeypatch) -> None:
     assert main(["doctor"]) == 0
 
 
-def test_log_shows_each_models_state(capsys) -> None:
+def test_log_shows_each_models_state(capsys: pytest.CaptureFixture[str]) -> None:
     from datetime import datetime
 
     from catalog import Attempt, Kind, Outcome
@@ -170,13 +179,13 @@ def test_log_shows_each_models_state(capsys) -> None:
     assert "  gpt-4.1-mini: healthy (p95 1.2 s over 3 answers)" in out
 
 
-def test_log_with_nothing_yet(capsys) -> None:
+def test_log_with_nothing_yet(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["log"]) == 0
     assert "No consolidation has run yet." in capsys.readouterr().out
 
 
 def test_doctor_shows_the_consolidation_chain_and_fails_when_nothing_can_answer(
-    capsys, monkeypatch
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     MemoryStore().ensure()
     assert main(["doctor"]) == 1
@@ -190,7 +199,9 @@ def test_doctor_shows_the_consolidation_chain_and_fails_when_nothing_can_answer(
     assert "  ✗ gpt-4.1-mini — no key for OpenAI\n" in out
 
 
-def test_doctor_names_a_local_server_that_does_not_answer(capsys, fake) -> None:
+def test_doctor_names_a_local_server_that_does_not_answer(
+    capsys: pytest.CaptureFixture[str], fake: FakeProvider
+) -> None:
     import socket
 
     from app.settings import config_path
@@ -222,7 +233,9 @@ def test_doctor_names_a_local_server_that_does_not_answer(capsys, fake) -> None:
     )
 
 
-def test_models_all_shows_the_effective_consolidation_chain(capsys, monkeypatch) -> None:
+def test_models_all_shows_the_effective_consolidation_chain(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789")
     assert main(["models", "--all"]) == 0
     out = capsys.readouterr().out

@@ -30,7 +30,9 @@ def transcript(tmp_path: Path, *extra: bytes) -> Path:
     return path
 
 
-def test_import_makes_a_pending_session_and_names_damaged_lines(tmp_path, capsys) -> None:
+def test_import_makes_a_pending_session_and_names_damaged_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = transcript(tmp_path, b'{"role": "user", "content": "torn')
     assert main(["import", str(path)]) == 0
     out, err = capsys.readouterr()
@@ -48,7 +50,9 @@ def test_import_makes_a_pending_session_and_names_damaged_lines(tmp_path, capsys
         (b"garbage\n", "holds no message to import"),
     ],
 )
-def test_import_rejects_what_it_cannot_use(tmp_path, capsys, content, message) -> None:
+def test_import_rejects_what_it_cannot_use(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, message: str
+) -> None:
     path = tmp_path / "x.jsonl"
     if content is not None:
         path.write_bytes(content)
@@ -56,7 +60,9 @@ def test_import_rejects_what_it_cannot_use(tmp_path, capsys, content, message) -
     assert message in capsys.readouterr().err
 
 
-def test_a_missing_file_is_named_in_one_sentence(tmp_path, capsys) -> None:
+def test_a_missing_file_is_named_in_one_sentence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     for argv in (["import"], ["import", "--from", "chatgpt"], ["import", "--from", "llm"]):
         assert main([*argv, str(tmp_path / "nope.json")]) == 2
         assert capsys.readouterr().err == f"kept import: no file at {tmp_path / 'nope.json'}.\n"
@@ -64,7 +70,9 @@ def test_a_missing_file_is_named_in_one_sentence(tmp_path, capsys) -> None:
     assert capsys.readouterr().err == f"kept import: {tmp_path} is a folder: name the file in it.\n"
 
 
-def test_an_unknown_option_is_told_the_usage_of_its_own_command(capsys) -> None:
+def test_an_unknown_option_is_told_the_usage_of_its_own_command(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     for argv, usage in (
         (["models", "--bogus"], "usage: kept models "),
         (["memory", "grep", "--bogus", "x"], "usage: kept memory grep "),
@@ -77,13 +85,13 @@ def test_an_unknown_option_is_told_the_usage_of_its_own_command(capsys) -> None:
         assert err.rstrip().endswith("error: unrecognized arguments: --bogus")
 
 
-def test_help_says_a_bare_kept_opens_the_chat(capsys) -> None:
+def test_help_says_a_bare_kept_opens_the_chat(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "`kept` with no command opens the chat." in " ".join(capsys.readouterr().out.split())
 
 
-def test_tidy_of_an_empty_memory_names_the_file_once(capsys) -> None:
+def test_tidy_of_an_empty_memory_names_the_file_once(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["memory", "tidy"]) == 1
     err = capsys.readouterr().err
     assert err == (
@@ -92,7 +100,7 @@ def test_tidy_of_an_empty_memory_names_the_file_once(capsys) -> None:
 
 
 def test_consolidate_prints_each_attempt_and_exits_0_when_saved(
-    configured, tmp_path, capsys
+    configured: FakeProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     configured.set_default("llama-3.3-70b-versatile", text("A nice chat about Zürich."))
     configured.set_default("qwen/qwen3-32b", http_error(500))
@@ -110,7 +118,7 @@ def test_consolidate_prints_each_attempt_and_exits_0_when_saved(
 
 
 def test_consolidate_exits_1_and_keeps_the_session_when_every_model_fails(
-    configured, tmp_path, capsys
+    configured: FakeProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     configured.default = http_error(529)
     main(["import", str(transcript(tmp_path))])
@@ -125,7 +133,10 @@ def test_consolidate_exits_1_and_keeps_the_session_when_every_model_fails(
 
 
 def test_consolidate_leaves_out_gateways_without_keys(
-    configured, tmp_path, capsys, monkeypatch
+    configured: FakeProvider,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("GROQ_API_KEY")
     configured.default = tool_call("save_memory", save_args())
@@ -139,21 +150,25 @@ def test_consolidate_leaves_out_gateways_without_keys(
     assert configured.count(gateway="groq") == 0
 
 
-def test_consolidate_with_nothing_pending_or_an_unknown_id(configured, capsys) -> None:
+def test_consolidate_with_nothing_pending_or_an_unknown_id(
+    configured: FakeProvider, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["consolidate"]) == 0
     assert "Nothing to consolidate" in capsys.readouterr().out
     assert main(["consolidate", "20990101-000000-abcdef"]) == 2
     assert "No session '20990101-000000-abcdef'" in capsys.readouterr().err
 
 
-def test_memory_path_and_empty_memory(capsys) -> None:
+def test_memory_path_and_empty_memory(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["memory", "path"]) == 0
     assert capsys.readouterr().out.strip() == str(MemoryStore().memory_path)
     assert main(["memory", "show"]) == 0
     assert "MEMORY.md is empty" in capsys.readouterr().err
 
 
-def test_memory_trust_prints_each_models_record_and_rule(configured, tmp_path, capsys) -> None:
+def test_memory_trust_prints_each_models_record_and_rule(
+    configured: FakeProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     invented = {"history_entry": "A chat.", "edits": [{"op": "add", "line": "Owns a yacht"}]}
     configured.set_default("llama-3.3-70b-versatile", tool_call("save_memory", invented))
     configured.default = tool_call("save_memory", save_args())

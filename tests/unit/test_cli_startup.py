@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.fakes.provider import FakeProvider
 from tests.support import SAMPLE_MESSAGES, gateways_toml, subprocess_env
 
 ROOT = Path(__file__).parents[2]
@@ -31,7 +32,7 @@ def run_verbs(tmp_path: Path, argvs: list[list[str]], **env: str) -> list[str]:
     return [line for line in done.stderr.splitlines() if line.endswith(("True", "False"))]
 
 
-def test_verbs_that_send_nothing_never_import_litellm(tmp_path) -> None:
+def test_verbs_that_send_nothing_never_import_litellm(tmp_path: Path) -> None:
     transcript = tmp_path / "chat.jsonl"
     transcript.write_text("".join(json.dumps(m) + "\n" for m in SAMPLE_MESSAGES))
     verbs = [
@@ -50,7 +51,7 @@ def test_verbs_that_send_nothing_never_import_litellm(tmp_path) -> None:
     assert lines == [f"{' '.join(v[:2])} False" for v in verbs]
 
 
-def test_a_verb_that_sends_a_request_imports_it(tmp_path, fake) -> None:
+def test_a_verb_that_sends_a_request_imports_it(tmp_path: Path, fake: FakeProvider) -> None:
     from tests.fakes.provider import tool_call
     from tests.support import fake_keys, save_args
 

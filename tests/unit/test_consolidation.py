@@ -5,11 +5,19 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from datetime import datetime
+from typing import Any
 
 import pytest
 
-from catalog import MODEL_CATALOG, Kind, Outcome
-from memory import LiveSession, MemorySettings, MemoryStore, consolidate, consolidate_pending
+from catalog import MODEL_CATALOG, Attempt, Kind, Outcome
+from memory import (
+    Consolidation,
+    LiveSession,
+    MemorySettings,
+    MemoryStore,
+    consolidate,
+    consolidate_pending,
+)
 from memory.chat.system_prompt import system_prompt
 from memory.consolidation.run import next_retry
 from tests.fakes.provider import (
@@ -64,8 +72,8 @@ async def run_pending(
     *,
     stream: bool = False,
     hanging: str | None = None,
-    **kwargs,
-):
+    **kwargs: Any,
+) -> list[Consolidation]:
     """Consolidate every pending session; `hanging` (a model id) gets the short deadline
     that finds a model that never answers."""
     entries = tuple(
@@ -134,7 +142,7 @@ MATRIX = [
 
 @pytest.mark.parametrize(("fault", "position", "stream"), MATRIX)
 async def test_every_fault_at_every_position_of_the_chain(
-    store, fake, fault, position, stream
+    store: MemoryStore, fake: FakeProvider, fault: str, position: int, stream: bool
 ) -> None:
     journal = pending_session(store)
     healthy(fake)
@@ -183,7 +191,9 @@ async def test_every_fault_at_every_position_of_the_chain(
     assert all(r["session"] == journal.id for r in logged)
 
 
-async def test_a_session_no_model_could_save_is_retried_later_and_then_saved(store, fake) -> None:
+async def test_a_session_no_model_could_save_is_retried_later_and_then_saved(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
     journal = pending_session(store)
     fake.default = http_error(500)
     (first,) = await run_pending(store, fake)
@@ -203,7 +213,9 @@ async def test_a_session_no_model_could_save_is_retried_later_and_then_saved(sto
     assert outcomes.count("ok") == 1 and "failed" in outcomes
 
 
-async def test_the_prompt_carries_times_roles_tool_calls_and_languages(store, fake) -> None:
+async def test_the_prompt_carries_times_roles_tool_calls_and_languages(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
     pending_session(store)
     healthy(fake)
     await run_pending(store, fake)
@@ -225,7 +237,9 @@ async def test_the_prompt_carries_times_roles_tool_calls_and_languages(store, fa
     assert body["tool_choice"]["function"]["name"] == "save_memory"
 
 
-async def test_a_model_that_answers_the_json_in_text_is_accepted(store, fake) -> None:
+async def test_a_model_that_answers_the_json_in_text_is_accepted(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
     pending_session(store)
     answer = "```json\n" + json.dumps(save_args(entry="Text JSON entry.")) + "\n```"
     fake.set_default(CHAIN[0], text(answer))
@@ -234,7 +248,9 @@ async def test_a_model_that_answers_the_json_in_text_is_accepted(store, fake) ->
     assert store.history_entries()[0].text.endswith("Text JSON entry.")
 
 
-async def test_escape_sequences_never_reach_the_files(store, fake) -> None:
+async def test_escape_sequences_never_reach_the_files(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
     pending_session(store)
     healthy(
         fake,
@@ -249,7 +265,9 @@ async def test_escape_sequences_never_reach_the_files(store, fake) -> None:
     assert store.memory_path.read_text() == "# M\n- Prefers short answers\n"
 
 
-async def test_a_rewrite_that_drops_lines_nobody_asked_to_forget_is_refused(store, fake) -> None:
+async def test_a_rewrite_that_drops_lines_nobody_asked_to_forget_is_refused(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
     old = "# About Ana\n" + "".join(f"- fact number {i} that matters\n" for i in range(40))
     store.write_memory(old)
     pending_session(store)
@@ -264,7 +282,9 @@ async def test_a_rewrite_that_drops_lines_nobody_asked_to_forget_is_refused(stor
     assert store.versions()[0].path.read_text() == old
 
 
-async def test_edits_over_the_memory_budget_are_refused(store, fake) -> None:
+async def test_edits_over_the_memory_budget_are_refused(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
     store.write_memory("# Me\n" + "- I said this once upon a time\n" * 500)  # 15,505 chars
     pending_session(store)
     many = [{"op": "add", "line": f"Name: Ana {'(Zürich) ' * i}"} for i in range(1, 20)]
@@ -277,7 +297,9 @@ async def test_edits_over_the_memory_budget_are_refused(store, fake) -> None:
     assert "over its 16,000 budget" in result.attempts[0].reason
 
 
-async def test_a_user_edit_during_consolidation_is_never_overwritten(store, fake) -> None:
+async def test_a_user_edit_during_consolidation_is_never_overwritten(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
     store.write_memory("# Me\n- likes tea\n")
     journal = pending_session(store)
     fake.script(
@@ -287,7 +309,7 @@ async def test_a_user_edit_during_consolidation_is_never_overwritten(store, fake
     )
     edits = iter(["# Me\n- likes COFFEE\n"])
 
-    def user_edits(attempt) -> None:
+    def user_edits(attempt: Attempt) -> None:
         # The user saves MEMORY.md while the model's answer is on its way to the commit.
         edit = next(edits, None)
         if attempt.outcome is Outcome.OK and edit:
@@ -307,14 +329,14 @@ async def test_a_user_edit_during_consolidation_is_never_overwritten(store, fake
 
 
 async def test_a_user_who_keeps_editing_keeps_the_session_pending_not_clobbered(
-    store, fake
+    store: MemoryStore, fake: FakeProvider
 ) -> None:
     store.write_memory("# Me\n")
     journal = pending_session(store)
     fake.default = tool_call("save_memory", ADD_ANA)
     count = iter(range(100))
 
-    def user_edits(attempt) -> None:
+    def user_edits(attempt: Attempt) -> None:
         if attempt.outcome is Outcome.OK:
             store.memory_path.write_text(f"# Me\n- edit {next(count)}\n")
 
@@ -329,7 +351,9 @@ async def test_a_user_who_keeps_editing_keeps_the_session_pending_not_clobbered(
     assert store.history_entries() == []
 
 
-async def test_a_long_session_is_consolidated_in_parts_into_one_entry(store, fake) -> None:
+async def test_a_long_session_is_consolidated_in_parts_into_one_entry(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
     small = tuple(
         replace(e, context_window=4_000, fallback=None) if e.id == "gpt-4.1-mini" else e
         for e in MODEL_CATALOG
@@ -372,10 +396,13 @@ async def test_a_long_session_is_consolidated_in_parts_into_one_entry(store, fak
     assert all(f"Message {i}:" in everything for i in range(60))
 
 
-async def test_non_utf8_memory_is_kept_byte_for_byte_as_a_version(store, fake) -> None:
+async def test_non_utf8_memory_is_kept_byte_for_byte_as_a_version(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
     original = b"# Me\n- caf\xe9 au lait\n- \xff\xfe odd bytes\n"
     store.memory_path.write_bytes(original)
-    assert store.read_memory().problem and "not valid UTF-8" in store.read_memory().problem
+    problem = store.read_memory().problem
+    assert problem and "not valid UTF-8" in problem
     pending_session(store)
     fake.default = tool_call("save_memory", ADD_ANA)
     (result,) = await run_pending(store, fake)
@@ -385,7 +412,7 @@ async def test_non_utf8_memory_is_kept_byte_for_byte_as_a_version(store, fake) -
 
 
 async def test_a_very_large_memory_takes_no_new_lines_until_tidied_and_is_never_cut(
-    store, fake
+    store: MemoryStore, fake: FakeProvider
 ) -> None:
     huge = "# Me\n" + "".join(f"- remembered fact {i}\n" for i in range(20_000))
     store.write_memory(huge)
@@ -399,7 +426,9 @@ async def test_a_very_large_memory_takes_no_new_lines_until_tidied_and_is_never_
     assert len(prompt) < 18_000 and "more characters of MEMORY.md not shown" in prompt
 
 
-async def test_an_unknown_consolidation_model_keeps_the_session_pending(store, fake) -> None:
+async def test_an_unknown_consolidation_model_keeps_the_session_pending(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
     journal = pending_session(store)
     store.settings = replace(store.settings, consolidation_model="llama-9")
     (result,) = await run_pending(store, fake)
@@ -409,7 +438,7 @@ async def test_an_unknown_consolidation_model_keeps_the_session_pending(store, f
 
 
 async def test_compaction_consolidates_the_older_part_and_keeps_the_journal_whole(
-    store, fake
+    store: MemoryStore, fake: FakeProvider
 ) -> None:
     store.settings = replace(store.settings, session_max_messages=10, session_keep_messages=4)
     session = LiveSession.resume_or_start(store, "gpt-4.1-mini")
@@ -434,7 +463,9 @@ async def test_compaction_consolidates_the_older_part_and_keeps_the_journal_whol
     assert rest is not None and rest.start == segment.end and rest.end == 12
 
 
-async def test_the_consolidation_chain_is_composed_unless_a_model_is_chosen(store, fake) -> None:
+async def test_the_consolidation_chain_is_composed_unless_a_model_is_chosen(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
     fake.default = text("Prose, not a call.")  # no model saves: the whole chain is asked
     pending_session(store)
     await run_pending(store, fake)
@@ -447,7 +478,9 @@ async def test_the_consolidation_chain_is_composed_unless_a_model_is_chosen(stor
     assert [r.model for r in fake.requests] == ["gpt-4.1-mini"]
 
 
-async def test_a_failing_head_costs_the_first_session_only(store, fake) -> None:
+async def test_a_failing_head_costs_the_first_session_only(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
     healthy(fake)
     fake.set_default(CHAIN[0], http_error(500))
     pending_session(store)
@@ -462,7 +495,9 @@ async def test_a_failing_head_costs_the_first_session_only(store, fake) -> None:
     assert store.health().get(CHAIN_IDS[0]).describe().startswith("cooling down until")
 
 
-async def test_a_late_head_is_hedged_by_the_next_model(store, fake) -> None:
+async def test_a_late_head_is_hedged_by_the_next_model(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
     from catalog import Attempt
 
     book = store.health()
@@ -481,7 +516,7 @@ async def test_a_late_head_is_hedged_by_the_next_model(store, fake) -> None:
     assert all(r["session"] == journal.id for r in store.read_log())
 
 
-def test_every_surface_says_when_a_retry_is_due_in_the_same_words(store) -> None:
+def test_every_surface_says_when_a_retry_is_due_in_the_same_words(store: MemoryStore) -> None:
     from datetime import timedelta
 
     from memory.consolidation.run import retry_note

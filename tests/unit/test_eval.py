@@ -155,7 +155,9 @@ def _broken(change: Any) -> str:
 
 
 @pytest.mark.parametrize("case", BAD_FILES)
-def test_a_bad_data_file_is_one_sentence(tmp_path: Path, case: str, capsys) -> None:
+def test_a_bad_data_file_is_one_sentence(
+    tmp_path: Path, case: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     change, expected = BAD_FILES[case]
     path = tmp_path / "data.json"
     path.write_text(_broken(change))
@@ -169,7 +171,9 @@ def test_a_bad_data_file_is_one_sentence(tmp_path: Path, case: str, capsys) -> N
     assert err == f"kept eval memory: {message}\n"
 
 
-def test_a_missing_data_file_or_persona_is_one_sentence(tmp_path: Path, capsys) -> None:
+def test_a_missing_data_file_or_persona_is_one_sentence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     missing = tmp_path / "nowhere.json"
     assert main(["eval", "memory", "--data", str(missing)]) == 2
     assert capsys.readouterr().err == f"kept eval memory: {missing} does not exist.\n"
@@ -178,7 +182,7 @@ def test_a_missing_data_file_or_persona_is_one_sentence(tmp_path: Path, capsys) 
     assert err == f"kept eval memory: {FIXTURE} has no persona 'zoe'; it has 'ana', 'ben'.\n"
 
 
-def test_a_model_that_cannot_be_asked_is_one_sentence(capsys) -> None:
+def test_a_model_that_cannot_be_asked_is_one_sentence(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval", "memory", "--data", str(FIXTURE), "--model", "gpt-9"]) == 2
     assert "kept eval memory: Unknown model 'gpt-9'." in capsys.readouterr().err
     assert main(["eval", "memory", "--data", str(FIXTURE), "--model", MODEL]) == 2
@@ -187,7 +191,11 @@ def test_a_model_that_cannot_be_asked_is_one_sentence(capsys) -> None:
 
 
 def test_the_cli_prints_the_table_and_writes_the_report(
-    fake: FakeProvider, fixture: Dataset, tmp_path: Path, monkeypatch, capsys
+    fake: FakeProvider,
+    fixture: Dataset,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     configure_fake(fake, monkeypatch, f'[app]\nmodel = "{MODEL}"\n')
     fake.responder = oracle = Oracle(fixture)
@@ -213,7 +221,10 @@ def test_the_cli_prints_the_table_and_writes_the_report(
 
 
 def test_the_model_not_answering_at_all_is_one_sentence(
-    fake: FakeProvider, tmp_path: Path, monkeypatch, capsys
+    fake: FakeProvider,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     from tests.fakes.provider import http_error
 

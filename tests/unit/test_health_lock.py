@@ -15,7 +15,7 @@ from catalog.health import HealthBook
 ROOT = Path(__file__).parents[2]
 
 
-def test_the_book_loads_where_fcntl_does_not_exist(tmp_path) -> None:
+def test_the_book_loads_where_fcntl_does_not_exist(tmp_path: Path) -> None:
     """Windows has no fcntl: the book must still load and keep its file."""
     code = (
         "import sys\nsys.modules['fcntl'] = None\nfrom pathlib import Path\n"
@@ -34,7 +34,7 @@ def test_the_book_loads_where_fcntl_does_not_exist(tmp_path) -> None:
     assert set(json.loads(path.read_text())["models"]) == {"m"}
 
 
-def test_a_process_that_dies_holding_the_lock_does_not_lock_the_book(tmp_path) -> None:
+def test_a_process_that_dies_holding_the_lock_does_not_lock_the_book(tmp_path: Path) -> None:
     code = (
         "import sys, time\nfrom filelock import FileLock\n"
         "lock = FileLock(sys.argv[1])\nlock.acquire()\nprint('held', flush=True)\n"

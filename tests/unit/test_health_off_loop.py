@@ -7,13 +7,15 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import filelock
+import pytest
 
 from catalog import Attempt, Outcome, complete
 from catalog.health import HealthBook, State
 from tests.factories import MESSAGES, PAIR, Clock
-from tests.fakes.provider import http_error, text
+from tests.fakes.provider import FakeProvider, http_error, text
 from tests.support import FAST_POLICY, fake_catalog
 
 HOLDER = (
@@ -26,22 +28,22 @@ HOLDER = (
 class Spy(HealthBook):
     """A book that notes the thread of every write."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.writers: set[int] = set()
 
-    def _write(self, *args, **kwargs) -> None:
+    def _write(self, *args: Any, **kwargs: Any) -> None:
         self.writers.add(threading.get_ident())
         super()._write(*args, **kwargs)
 
 
 async def test_a_walk_never_locks_nor_writes_the_book_on_the_event_loop(
-    fake, tmp_path, monkeypatch
+    fake: FakeProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     lockers: set[int] = set()
     acquire = filelock.FileLock.acquire
 
-    def noted(self, *args, **kwargs):
+    def noted(self: filelock.FileLock, *args: Any, **kwargs: Any) -> Any:
         lockers.add(threading.get_ident())
         return acquire(self, *args, **kwargs)
 

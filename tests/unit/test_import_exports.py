@@ -7,19 +7,22 @@ from __future__ import annotations
 import io
 import json
 import sqlite3
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from app.cli.main import main
-from memory import MemoryStore
+from memory import Consolidation, MemoryStore
 from memory.sessions.exports import json_array as json_array_module
 from memory.sessions.import_exports import ExportError, json_array
+from memory.sessions.journal import Journal
 from tests.factories import T0, chatgpt_simple, llm_db, node, write_json
 from tests.fakes.provider import FakeProvider, tool_call
 from tests.support import configure_fake, nothing_new
 
 
-def chatgpt_trip() -> dict:
+def chatgpt_trip() -> dict[str, Any]:
     """A conversation whose first question was edited, and whose answer to the edit was
     regenerated: the branch shown last is the current one."""
     mapping = [
@@ -60,11 +63,13 @@ def chatgpt_trip() -> dict:
     }
 
 
-def sessions(store: MemoryStore) -> list:
+def sessions(store: MemoryStore) -> list[Journal]:
     return store.pending_sessions()
 
 
-def test_chatgpt_keeps_the_current_branch_with_its_times_and_model(tmp_path, capsys) -> None:
+def test_chatgpt_keeps_the_current_branch_with_its_times_and_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     export = write_json(
         tmp_path / "conversations.json", [chatgpt_trip(), chatgpt_simple("c-2", "tea", T0 + 86_400)]
     )
@@ -84,7 +89,9 @@ def test_chatgpt_keeps_the_current_branch_with_its_times_and_model(tmp_path, cap
     assert header["imported"] == "chatgpt:c-trip" and header["title"] == "Trip planning"
 
 
-def test_importing_again_imports_nothing_twice(tmp_path, capsys) -> None:
+def test_importing_again_imports_nothing_twice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     export = write_json(tmp_path / "c.json", [chatgpt_simple("c-1", "tea", T0)])
     assert main(["import", "--from", "chatgpt", str(export)]) == 0
     write_json(export, [chatgpt_simple("c-1", "tea", T0), chatgpt_simple("c-2", "jam", T0)])
@@ -95,7 +102,9 @@ def test_importing_again_imports_nothing_twice(tmp_path, capsys) -> None:
     assert len(sessions(MemoryStore())) == 2
 
 
-def test_a_malformed_export_names_the_conversation_and_loses_nothing(tmp_path, capsys) -> None:
+def test_a_malformed_export_names_the_conversation_and_loses_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     broken = {"title": "No tree here", "create_time": T0, "conversation_id": "c-bad"}
     good = [chatgpt_simple("c-1", "tea", T0), broken, chatgpt_simple("c-3", "jam", T0 + 9)]
     export = write_json(tmp_path / "c.json", good)
@@ -117,7 +126,9 @@ def test_a_malformed_export_names_the_conversation_and_loses_nothing(tmp_path, c
 
 
 @pytest.mark.parametrize("content", ['{"not": "a list"}', "", "[1, 2"])
-def test_what_is_not_an_export_is_refused_in_one_sentence(tmp_path, capsys, content) -> None:
+def test_what_is_not_an_export_is_refused_in_one_sentence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str
+) -> None:
     export = tmp_path / "c.json"
     export.write_text(content)
     assert main(["import", "--from", "claude", str(export)]) == 2
@@ -127,7 +138,9 @@ def test_what_is_not_an_export_is_refused_in_one_sentence(tmp_path, capsys, cont
     assert capsys.readouterr().err == f"kept import: no file at {tmp_path / 'missing.json'}.\n"
 
 
-def test_claude_export_with_text_and_content_blocks(tmp_path, capsys) -> None:
+def test_claude_export_with_text_and_content_blocks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     export = write_json(
         tmp_path / "conversations.json",
         [
@@ -172,7 +185,9 @@ def test_claude_export_with_text_and_content_blocks(tmp_path, capsys) -> None:
     ]
 
 
-def test_llm_logs_db_becomes_one_session_per_conversation(tmp_path, capsys) -> None:
+def test_llm_logs_db_becomes_one_session_per_conversation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["import", "--from", "llm", str(llm_db(tmp_path / "logs.db"))]) == 0
     assert "Imported 2 llm conversations (6 messages)" in capsys.readouterr().out
     regex, haiku = sessions(MemoryStore())
@@ -196,7 +211,7 @@ def test_llm_logs_db_becomes_one_session_per_conversation(tmp_path, capsys) -> N
     assert "is not llm's logs.db" in capsys.readouterr().err
 
 
-def test_the_array_is_read_in_pieces_whatever_their_size(monkeypatch) -> None:
+def test_the_array_is_read_in_pieces_whatever_their_size(monkeypatch: pytest.MonkeyPatch) -> None:
     values = [{"text": "é" * 5000, "n": 1}, {"text": 'x"y\\z', "n": 2}, [], {"n": 4}]
     text = "\ufeff [ " + " ,\n ".join(json.dumps(v, ensure_ascii=False) for v in values) + "]"
     monkeypatch.setattr(json_array_module, "READ_SIZE", 7)
@@ -212,7 +227,9 @@ def configured(fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> FakeProvi
     return fake
 
 
-def test_consolidate_dry_run_then_oldest_first_with_progress(configured, tmp_path, capsys) -> None:
+def test_consolidate_dry_run_then_oldest_first_with_progress(
+    configured: FakeProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     newest, oldest = (
         chatgpt_simple("c-2", "jam", T0 + 86_400 * 40),
         chatgpt_simple("c-1", "tea", T0),
@@ -232,7 +249,10 @@ def test_consolidate_dry_run_then_oldest_first_with_progress(configured, tmp_pat
 
 
 def test_consolidate_stopped_by_ctrl_c_goes_on_next_time(
-    configured, tmp_path, capsys, monkeypatch
+    configured: FakeProvider,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from app.cli import imports as cli_import
 
@@ -242,7 +262,7 @@ def test_consolidate_stopped_by_ctrl_c_goes_on_next_time(
     main(["import", "--from", "chatgpt", str(export)])
     seen = cli_import.Progress.__call__
 
-    def interrupted(self, result) -> None:
+    def interrupted(self: cli_import.Progress, result: Consolidation) -> None:
         seen(self, result)
         raise KeyboardInterrupt
 
@@ -256,7 +276,9 @@ def test_consolidate_stopped_by_ctrl_c_goes_on_next_time(
     assert MemoryStore().history_path.read_text().count("We talked.") == 3
 
 
-def test_a_dry_run_with_no_model_to_save_says_so(tmp_path, capsys) -> None:
+def test_a_dry_run_with_no_model_to_save_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     export = write_json(tmp_path / "c.json", [chatgpt_simple("c-1", "tea", T0)])
     main(["import", "--from", "chatgpt", str(export)])
     capsys.readouterr()
@@ -264,7 +286,7 @@ def test_a_dry_run_with_no_model_to_save_says_so(tmp_path, capsys) -> None:
     assert "no model can save memory now" in capsys.readouterr().out
 
 
-def claude_export() -> list[dict]:
+def claude_export() -> list[dict[str, Any]]:
     return [
         {
             "uuid": "c1",
@@ -286,7 +308,7 @@ def claude_export() -> list[dict]:
     ],
 )
 def test_an_export_imported_as_something_else_is_named_with_the_from_that_imports_it(
-    tmp_path, capsys, given, export, found
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], given: str, export: str, found: str
 ) -> None:
     if export == "llm":
         path = llm_db(tmp_path / "logs.db")

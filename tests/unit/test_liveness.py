@@ -11,7 +11,7 @@ import pytest
 from app.words.chat import failure_notice
 from catalog import Kind, complete
 from catalog.llm import litellm
-from tests.fakes.provider import hold, stall, text
+from tests.fakes.provider import FakeProvider, Step, hold, stall, text
 from tests.support import FAST_POLICY, local_catalog
 
 MESSAGES = [{"role": "user", "content": "Hello there"}]
@@ -22,7 +22,7 @@ REPLY = "Hello from the local model."
     "step", [hold(), stall(after_chunks=2)], ids=["before the first token", "between chunks"]
 )
 async def test_a_local_server_that_stops_listening_mid_answer_is_a_connection_failure(
-    fake, step
+    fake: FakeProvider, step: Step
 ) -> None:
     fake.script("smollm2", step)
     # Deadlines far above the work: only the server going away can end this answer early.
@@ -43,7 +43,7 @@ async def test_a_local_server_that_stops_listening_mid_answer_is_a_connection_fa
     assert f"nothing answers at {fake.base_url('local')}" in notice
 
 
-async def test_a_server_that_keeps_listening_is_waited_for(fake) -> None:
+async def test_a_server_that_keeps_listening_is_waited_for(fake: FakeProvider) -> None:
     fake.script("smollm2", hold(then=text(REPLY)))
     catalog = local_catalog(fake, "deadline = 120")
     policy = replace(FAST_POLICY, liveness=0.05)
@@ -55,4 +55,4 @@ async def test_a_server_that_keeps_listening_is_waited_for(fake) -> None:
     assert await asyncio.to_thread(fake.wait_for_connections, fake.connections + 3)
     fake.release()
     result = await asking
-    assert result.ok and result.reply.text == REPLY
+    assert result.ok and result.reply is not None and result.reply.text == REPLY

@@ -10,13 +10,14 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from catalog import Catalog
 from catalog.mcp import McpTool, ServerSpec, ToolBox
 from memory import LiveSession, MemorySettings, MemoryStore, consolidate_pending
 from memory.chat.turn import DECLINED, Approval, Turn, answer
 from memory.consolidation.prompt import transcript_lines
+from memory.message import Message
 from tests.fakes.provider import FakeProvider, text, tool_call
 from tests.support import FAST_POLICY, fake_catalog, local_catalog
 
@@ -75,7 +76,7 @@ def tool_results(body: dict[str, Any]) -> list[str]:
 
 
 async def test_an_allowed_call_feeds_the_reply_and_is_journaled(
-    fake: FakeProvider, tmp_path
+    fake: FakeProvider, tmp_path: Path
 ) -> None:
     store = MemoryStore(settings=MemorySettings())
     fake.script(MODEL, tool_call("web__weather", {"city": "Lisbon"}), text("It is sunny."))
@@ -97,7 +98,9 @@ async def test_an_allowed_call_feeds_the_reply_and_is_journaled(
     assert "Sunny" in journaled[2]["content"]
 
 
-async def test_declined_is_not_run_and_always_is_asked_once(fake: FakeProvider, tmp_path) -> None:
+async def test_declined_is_not_run_and_always_is_asked_once(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
     store = MemoryStore(settings=MemorySettings())
     fake.script(
         MODEL,
@@ -121,7 +124,7 @@ async def test_declined_is_not_run_and_always_is_asked_once(fake: FakeProvider, 
     assert tool_results(fake.requests[-1].body) == [DECLINED, "echo: two", "echo: three", DECLINED]
 
 
-async def test_without_a_way_to_ask_a_call_is_declined(fake: FakeProvider, tmp_path) -> None:
+async def test_without_a_way_to_ask_a_call_is_declined(fake: FakeProvider, tmp_path: Path) -> None:
     store = MemoryStore(settings=MemorySettings())
     fake.script(MODEL, tool_call("web__echo", {"text": "x"}), text("OK."))
     turn, _, _ = await chat(store, fake_catalog(fake), box(tmp_path), "Hi", None)
@@ -129,7 +132,7 @@ async def test_without_a_way_to_ask_a_call_is_declined(fake: FakeProvider, tmp_p
 
 
 async def test_a_server_that_dies_mid_call_is_a_notice_and_the_turn_goes_on(
-    fake: FakeProvider, tmp_path
+    fake: FakeProvider, tmp_path: Path
 ) -> None:
     store = MemoryStore(settings=MemorySettings())
     fake.script(MODEL, tool_call("web__die", {}), text("The tool failed, sorry."))
@@ -145,7 +148,7 @@ async def test_a_server_that_dies_mid_call_is_a_notice_and_the_turn_goes_on(
 
 
 async def test_a_call_after_its_server_died_is_answered_with_why_never_searched(
-    fake: FakeProvider, tmp_path
+    fake: FakeProvider, tmp_path: Path
 ) -> None:
     """Two calls in one reply; the first kills the server. The second is not sent to the
     history search (its arguments would search the user's past): it is told why."""
@@ -161,7 +164,7 @@ async def test_a_call_after_its_server_died_is_answered_with_why_never_searched(
 
 
 async def test_a_server_that_cannot_start_is_a_notice_and_the_chat_answers(
-    fake: FakeProvider, tmp_path
+    fake: FakeProvider, tmp_path: Path
 ) -> None:
     store = MemoryStore(settings=MemorySettings())
     fake.script(MODEL, text("Hello."))
@@ -172,7 +175,7 @@ async def test_a_server_that_cannot_start_is_a_notice_and_the_chat_answers(
 
 
 async def test_a_local_model_gets_tools_only_when_its_server_says_so(
-    fake: FakeProvider, tmp_path
+    fake: FakeProvider, tmp_path: Path
 ) -> None:
     store = MemoryStore(settings=MemorySettings())
     fake.script("smollm2", text("No tools here."))
@@ -186,7 +189,7 @@ async def test_a_local_model_gets_tools_only_when_its_server_says_so(
 
 
 async def test_a_local_model_whose_server_takes_tools_gets_them(
-    fake: FakeProvider, tmp_path
+    fake: FakeProvider, tmp_path: Path
 ) -> None:
     fake.tools = True
     store = MemoryStore(settings=MemorySettings())
@@ -199,7 +202,7 @@ async def test_a_local_model_whose_server_takes_tools_gets_them(
 
 
 async def test_an_instruction_planted_in_a_tool_result_never_becomes_memory(
-    fake: FakeProvider, tmp_path
+    fake: FakeProvider, tmp_path: Path
 ) -> None:
     store = MemoryStore(settings=MemorySettings(attempt_deadline=5.0)).ensure()
     store.memory_path.write_text("# About me\n- Lives in Lisbon\n")
@@ -213,7 +216,8 @@ async def test_an_instruction_planted_in_a_tool_result_never_becomes_memory(
     )
     assert turn.ok
     # Consolidation sees the page as the tool's output, not as the user's words.
-    lines = transcript_lines(session.live_messages())
+    # live_messages() still says dict[str, Any]; its records are Messages
+    lines = transcript_lines(cast("list[Message]", session.live_messages()))
     assert any(line.startswith("TOOL web__fetch_page:") and "hunter2" in line for line in lines)
     assert not any(line.startswith("USER") and "hunter2" in line for line in lines)
     session.journal.mark_pending(close=True)

@@ -181,15 +181,14 @@ async def test_a_start_given_up_leaves_the_server_off_to_start_again(tmp_path: P
     box = ToolBox([silent], logs=tmp_path)
     server = box.servers["slow"]
     waiting = asyncio.create_task(box.start_enabled())
-    while server.state is not ServerState.STARTING:
-        await asyncio.sleep(0)
+    await until(lambda: server.state is ServerState.STARTING, message="the server's start")
     waiting.cancel()
     with pytest.raises(asyncio.CancelledError):
         await waiting
-    assert server.state is ServerState.OFF and server._task is None
+    state: ServerState = server.state  # not narrowed: the start changes it again below
+    assert state is ServerState.OFF and server._task is None
     again = asyncio.create_task(box.start_enabled())  # the next turn tries it anew
-    while server.state is not ServerState.STARTING:
-        await asyncio.sleep(0)
+    await until(lambda: server.state is ServerState.STARTING, message="the server's second start")
     again.cancel()
     with pytest.raises(asyncio.CancelledError):
         await again

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
 from catalog import ReplyRejected
-from memory import MemorySettings, MemoryStore, consolidate_pending
+from memory import Consolidation, MemorySettings, MemoryStore, consolidate_pending
 from memory.consolidation.edits import (
     Context,
     Edit,
@@ -21,6 +22,7 @@ from memory.consolidation.edits import (
 )
 from memory.consolidation.grounding import Evidence, grounded, junk, ungrounded
 from memory.consolidation.log import read_records
+from memory.message import Message
 from memory.recall.provenance import authorship
 from memory.sessions import journal as journals
 from memory.settings import Review
@@ -31,19 +33,21 @@ HEAD = "llama-3.3-70b-versatile"
 MARCH = datetime(2026, 3, 14, 10, 0, tzinfo=UTC)
 
 
-def said(*lines: str, time: str = "2026-03-14T10:00:00+00:00") -> list[dict]:
-    out: list[dict] = []
+def said(*lines: str, time: str = "2026-03-14T10:00:00+00:00") -> list[Message]:
+    out: list[Message] = []
     for index, line in enumerate(lines):
         out.append({"role": "user", "content": line, "time": time})
         out.append({"role": "assistant", "content": f"Noted ({index}).", "time": time})
     return out
 
 
-def context(*lines: str, user_lines: frozenset[str] = frozenset(), newer=frozenset()) -> Context:
+def context(
+    *lines: str, user_lines: frozenset[str] = frozenset(), newer: frozenset[str] = frozenset()
+) -> Context:
     return Context(said(*lines), MARCH, 16_000, user_lines, newer)
 
 
-def edits(*items: dict) -> tuple[Edit, ...]:
+def edits(*items: dict[str, Any]) -> tuple[Edit, ...]:
     return parse_edits(list(items))
 
 
@@ -213,7 +217,7 @@ def test_over_budget_the_oldest_earlier_facts_go_first_then_the_reply_is_refused
         ([{"op": "add", "line": 3}], "line must be a string, not int"),
     ],
 )
-def test_a_wrong_shaped_edit_is_refused_with_a_reason(value, why: str) -> None:
+def test_a_wrong_shaped_edit_is_refused_with_a_reason(value: object, why: str) -> None:
     with pytest.raises(ReplyRejected, match=why.replace("(", r"\(").replace(")", r"\)")):
         parse_edits(value)
 
@@ -242,16 +246,16 @@ def _session(store: MemoryStore, lines: list[str], session_id: str | None = None
         else "2026-11-20T09:00:00+00:00"
     )
     for message in said(*lines, time=when):
-        journal.append(message)
+        journal.append(dict(message))
     journal.mark_pending(close=True)
     return journal.id
 
 
-def _save(entry: str, *items: dict) -> dict:
+def _save(entry: str, *items: dict[str, Any]) -> dict[str, Any]:
     return {"history_entry": entry, "edits": list(items)}
 
 
-async def _run(store: MemoryStore, fake: FakeProvider) -> list:
+async def _run(store: MemoryStore, fake: FakeProvider) -> list[Consolidation]:
     return await consolidate_pending(store, fake_catalog(fake), policy=FAST_POLICY)
 
 
@@ -279,7 +283,7 @@ REFUSALS = [
 
 @pytest.mark.parametrize(("arguments", "why"), REFUSALS)
 async def test_every_model_refused_leaves_memory_untouched_and_the_session_pending(
-    store: MemoryStore, fake: FakeProvider, arguments: dict, why: str
+    store: MemoryStore, fake: FakeProvider, arguments: dict[str, Any], why: str
 ) -> None:
     before = store.memory_path.read_bytes()
     fake.default = tool_call("save_memory", arguments)
@@ -389,7 +393,9 @@ async def test_a_local_models_change_waits_for_review_by_default(
         MemorySettings(attempt_deadline=5.0, review=Review.AFTER),
     ],
 )
-async def test_a_trusted_local_model_saves_at_once(fake: FakeProvider, settings) -> None:
+async def test_a_trusted_local_model_saves_at_once(
+    fake: FakeProvider, settings: MemorySettings
+) -> None:
     from tests.support import local_catalog
 
     store = MemoryStore(settings=settings).ensure()

@@ -9,6 +9,7 @@ import sys
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,7 +78,9 @@ def test_journal_round_trip_keeps_every_field(store: MemoryStore) -> None:
     assert again.state == "active" and again.warnings == []
 
 
-def test_torn_and_corrupt_lines_are_skipped_with_file_and_line(store: MemoryStore, caplog) -> None:
+def test_torn_and_corrupt_lines_are_skipped_with_file_and_line(
+    store: MemoryStore, caplog: pytest.LogCaptureFixture
+) -> None:
     journal = store.new_session()
     journal.append({"role": "user", "content": "first"})
     with open(journal.path, "ab") as f:
@@ -207,8 +210,8 @@ def test_the_lock_excludes_other_processes(tmp_path: Path) -> None:
 # --- save_memory arguments -----------------------------------------------------------------
 
 
-def reply(arguments=None, text: str = ""):
-    from catalog import Reply, ToolCall
+def reply(arguments: Any = None, text: str = "") -> Reply:
+    from catalog import ToolCall
 
     calls = (
         ()
@@ -255,7 +258,7 @@ def parse(reply: Reply, memory: str = "") -> SavedMemory:
         ({"history_entry": ENTRY, "edits": {"op": "add"}}, "edits must be a list, not dict"),
     ],
 )
-def test_bad_save_memory_arguments_are_rejected_with_a_reason(arguments, message) -> None:
+def test_bad_save_memory_arguments_are_rejected_with_a_reason(arguments: Any, message: str) -> None:
     from catalog import ReplyRejected
 
     with pytest.raises(ReplyRejected, match=message):
@@ -380,11 +383,13 @@ def test_a_session_state_is_one_of_three_named_states(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path).ensure()
     journal = store.new_session("gpt-4.1-mini")
     journal.append({"role": "user", "content": "hello"})
-    assert journal.state is JournalState.ACTIVE
+    states = [journal.state]
     segment = journal.mark_pending(close=True)
-    assert segment is not None and journal.state is JournalState.PENDING
+    assert segment is not None
+    states.append(journal.state)
     journal.mark_consolidated(segment, "gpt-4.1-mini")
-    assert journal.state is JournalState.CONSOLIDATED
+    states.append(journal.state)
+    assert states == [JournalState.ACTIVE, JournalState.PENDING, JournalState.CONSOLIDATED]
 
 
 def test_log_lines_from_any_version_read_back_as_typed_records(tmp_path: Path) -> None:

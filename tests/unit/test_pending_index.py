@@ -4,6 +4,9 @@ where a journal changed."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import pytest
 
 from app.cli.main import main
 from memory import MemoryStore
@@ -11,7 +14,7 @@ from memory.sessions.pending import INDEX, pending
 from tests.support import pending_session
 
 
-def summary(store: MemoryStore) -> list[tuple]:
+def summary(store: MemoryStore) -> list[tuple[object, ...]]:
     return [
         (
             s.id,
@@ -22,7 +25,7 @@ def summary(store: MemoryStore) -> list[tuple]:
     ]
 
 
-def truth(store: MemoryStore) -> list[tuple]:
+def truth(store: MemoryStore) -> list[tuple[object, ...]]:
     return [
         (
             j.id,
@@ -84,7 +87,7 @@ def test_an_unchanged_journal_is_not_read_again() -> None:
     assert pending(store)[0].parts[0].messages == len(journal.messages)
 
 
-def test_log_doctor_and_dry_run_say_what_is_pending(capsys) -> None:
+def test_log_doctor_and_dry_run_say_what_is_pending(capsys: pytest.CaptureFixture[str]) -> None:
     store = MemoryStore().ensure()
     journal = pending_session(store)
     journal.mark_failed(journal.pending[0], "no model answered")
@@ -98,7 +101,7 @@ def test_log_doctor_and_dry_run_say_what_is_pending(capsys) -> None:
     assert f"1 sessions ({len(journal.messages)} messages) are pending." in capsys.readouterr().out
 
 
-def test_an_import_leaves_what_it_imported_counted(tmp_path) -> None:
+def test_an_import_leaves_what_it_imported_counted(tmp_path: Path) -> None:
     from tests.bench.bench_year import export
 
     conversations = tmp_path / "conversations.json"

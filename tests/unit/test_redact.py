@@ -22,7 +22,7 @@ def chars(n: int, alphabet: str = ALNUM) -> str:
     return "".join(rng.choice(alphabet) for _ in range(n))
 
 
-def b64url(data: dict) -> str:
+def b64url(data: dict[str, object]) -> str:
     return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
 
 
@@ -95,7 +95,9 @@ def test_each_credential_format_is_redacted(name: str) -> None:
         ("postgres://ana:pa55w0rd@db.example.org/app", "postgres://ana:", "pa55w0rd"),
     ],
 )
-def test_assigned_secrets_lose_their_value_and_keep_their_name(said, kept, gone) -> None:
+def test_assigned_secrets_lose_their_value_and_keep_their_name(
+    said: str, kept: str, gone: str
+) -> None:
     out = redact(said)
     assert kept in out and gone not in out and REDACTED in out
 

@@ -8,9 +8,10 @@ import json
 import pytest
 
 from app.cli.main import main
-from memory import MemorySettings, MemoryStore, consolidate_pending
+from memory import Consolidation, MemorySettings, MemoryStore, consolidate_pending
 from memory.consolidation.review import StaleProposal, accept, line_change, proposals, reject
 from memory.consolidation.tidy import apply_tidy, tidy
+from memory.sessions.journal import Journal
 from memory.settings import Review, parse_memory_settings
 from tests.fakes.provider import FakeProvider, text, tool_call
 from tests.support import (
@@ -30,12 +31,12 @@ ADD_ANA = {
 }
 
 
-async def run_pending(store: MemoryStore, fake: FakeProvider):
+async def run_pending(store: MemoryStore, fake: FakeProvider) -> list[Consolidation]:
     return await consolidate_pending(store, fake_catalog(fake), policy=FAST_POLICY)
 
 
 @pytest.fixture
-async def proposed(fake: FakeProvider):
+async def proposed(fake: FakeProvider) -> tuple[MemoryStore, Journal]:
     """A session consolidated with review = "before": its change waits as a proposal."""
     store = MemoryStore(settings=BEFORE).ensure()
     store.write_memory(OLD)
@@ -46,7 +47,9 @@ async def proposed(fake: FakeProvider):
     return store, journal
 
 
-async def test_a_proposal_waits_and_survives_a_restart(proposed, fake: FakeProvider) -> None:
+async def test_a_proposal_waits_and_survives_a_restart(
+    proposed: tuple[MemoryStore, Journal], fake: FakeProvider
+) -> None:
     store, journal = proposed
     assert store.memory_path.read_text() == OLD and store.history_entries() == []
     assert store.find_session(journal.id).state == "pending"
@@ -58,7 +61,7 @@ async def test_a_proposal_waits_and_survives_a_restart(proposed, fake: FakeProvi
     assert waiting.change == line_change(OLD, NEW) and str(waiting.change) == "+1 −0 lines"
 
 
-def test_accepting_commits_it_as_a_consolidation(proposed) -> None:
+def test_accepting_commits_it_as_a_consolidation(proposed: tuple[MemoryStore, Journal]) -> None:
     store, journal = proposed
     (waiting,) = proposals(store)
     accept(store, waiting)
@@ -70,7 +73,9 @@ def test_accepting_commits_it_as_a_consolidation(proposed) -> None:
     assert proposals(store) == []
 
 
-def test_a_crash_after_accepting_leaves_no_proposal_behind(proposed) -> None:
+def test_a_crash_after_accepting_leaves_no_proposal_behind(
+    proposed: tuple[MemoryStore, Journal],
+) -> None:
     store, _ = proposed
     (waiting,) = proposals(store)
     kept = waiting.path.read_bytes()
@@ -80,7 +85,7 @@ def test_a_crash_after_accepting_leaves_no_proposal_behind(proposed) -> None:
     assert store.memory_path.read_text() == NEW and len(store.history_entries()) == 1
 
 
-def test_accepting_an_edit_saves_the_edit(proposed) -> None:
+def test_accepting_an_edit_saves_the_edit(proposed: tuple[MemoryStore, Journal]) -> None:
     store, _ = proposed
     (waiting,) = proposals(store)
     accept(store, waiting, "# Me\n- likes tea\n- Name: Ana María\n")
@@ -88,7 +93,9 @@ def test_accepting_an_edit_saves_the_edit(proposed) -> None:
     assert store.versions()[-1].source == "consolidation, edited by you"
 
 
-def test_rejecting_leaves_memory_and_history_and_keeps_the_journal(proposed) -> None:
+def test_rejecting_leaves_memory_and_history_and_keeps_the_journal(
+    proposed: tuple[MemoryStore, Journal],
+) -> None:
     store, journal = proposed
     (waiting,) = proposals(store)
     reject(store, waiting)
@@ -100,7 +107,9 @@ def test_rejecting_leaves_memory_and_history_and_keeps_the_journal(proposed) -> 
     assert proposals(store) == []
 
 
-async def test_a_proposal_made_before_an_edit_is_never_applied(proposed, fake) -> None:
+async def test_a_proposal_made_before_an_edit_is_never_applied(
+    proposed: tuple[MemoryStore, Journal], fake: FakeProvider
+) -> None:
     store, journal = proposed
     (waiting,) = proposals(store)
     store.memory_path.write_text("# Me\n- likes COFFEE\n")
@@ -132,7 +141,9 @@ def configured(fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> FakeProvi
     return fake
 
 
-def test_review_commands_list_accept_and_reject(configured, capsys) -> None:
+def test_review_commands_list_accept_and_reject(
+    configured: FakeProvider, capsys: pytest.CaptureFixture[str]
+) -> None:
     store = MemoryStore().ensure()
     store.write_memory(OLD)
     first, second = pending_session(store), pending_session(store)
@@ -209,7 +220,9 @@ async def test_tidy_of_an_empty_memory_asks_nothing(fake: FakeProvider) -> None:
     assert not result.ok and "empty" in result.reason and fake.requests == []
 
 
-def test_tidy_command_shows_the_diff_and_writes_only_when_accepted(configured, capsys) -> None:
+def test_tidy_command_shows_the_diff_and_writes_only_when_accepted(
+    configured: FakeProvider, capsys: pytest.CaptureFixture[str]
+) -> None:
     store = MemoryStore().ensure()
     store.write_memory(MESSY)
     configured.default = tool_call("save_memory", save_args(entry="Merged.", memory=TIDY))

@@ -77,7 +77,6 @@ def read_every_line(
     store: MemoryStore, pattern: Pattern, details: bool, private: bool
 ) -> list[Match]:
     """The scan, as it is meant: every line of every file read on its own, newest first."""
-    compiled = pattern.compiled
     out: list[Match] = []
     for path in searched_files(store):
         data = path.read_bytes()
@@ -90,46 +89,49 @@ def read_every_line(
             line_start, start = start, start + len(raw) + 1
             text = raw.decode("utf-8", errors="replace").rstrip("\r")
             folded = raw.lower() if pattern.fold else raw
-            if not journal:
+            if journal:
+                match = _message_match(path, number, text, folded, pattern, details)
+            else:
                 assert pattern.literal is not None
+                match = None
                 if pattern.literal in folded:
                     spans = pattern.spans(text) if details else ()
                     stamp = _stamp_before(data, line_start) if details else None
-                    found.append(Match(path, number, text, spans, stamp))
-                continue
-            if pattern.json_literal is not None:
-                if pattern.json_literal not in folded:
-                    continue
-            elif not compiled.search(text):
-                continue
-            try:
-                record = json.loads(text)
-            except ValueError:
-                continue
-            if not isinstance(record, dict) or "role" not in record:
-                continue
-            content = record.get("content")
-            if isinstance(content, list):
-                content = "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-            if not isinstance(content, str) or not compiled.search(content):
-                continue
-            said = content
-            if "\n" in content:
-                lines = content.splitlines() or [content]
-                said = next((line for line in lines if compiled.search(line)), lines[0])
-            found.append(
-                Match(
-                    path,
-                    number,
-                    said,
-                    pattern.spans(said) if details else (),
-                    message_stamp(str(record.get("time"))),
-                    str(record.get("role")),
-                    path.stem,
-                )
-            )
+                    match = Match(path, number, text, spans, stamp)
+            if match is not None:
+                found.append(match)
         out += reversed(found)
     return out
+
+
+def _message_match(
+    path: Path, number: int, text: str, folded: bytes, pattern: Pattern, details: bool
+) -> Match | None:
+    """The match a journal line holds: its message's text, read as JSON."""
+    compiled = pattern.compiled
+    if pattern.json_literal is not None:
+        if pattern.json_literal not in folded:
+            return None
+    elif not compiled.search(text):
+        return None
+    try:
+        record = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(record, dict) or "role" not in record:
+        return None
+    content = record.get("content")
+    if isinstance(content, list):
+        content = "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    if not isinstance(content, str) or not compiled.search(content):
+        return None
+    said = content
+    if "\n" in content:
+        lines = content.splitlines() or [content]
+        said = next((line for line in lines if compiled.search(line)), lines[0])
+    spans = pattern.spans(said) if details else ()
+    stamp = message_stamp(str(record.get("time")))
+    return Match(path, number, said, spans, stamp, str(record.get("role")), path.stem)
 
 
 @pytest.fixture

@@ -16,7 +16,8 @@ class Burst:
     """A response whose chunks are all there: its __anext__ never waits for anything."""
 
     def __init__(self, count: int, ticks: list[int]) -> None:
-        self.left, self.ticks, self.seen = count, ticks, []
+        self.left, self.ticks = count, ticks
+        self.seen: list[int] = []
 
     def __aiter__(self) -> Burst:
         return self

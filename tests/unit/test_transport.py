@@ -6,6 +6,7 @@ import asyncio
 import json
 import socket
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,7 @@ from catalog import (
     Outcome,
     Reply,
     ReplyRejected,
+    Result,
     UnknownModelError,
     complete,
 )
@@ -25,6 +27,7 @@ from catalog.gateways import GATEWAYS
 from catalog.keys import KeyStore
 from tests.fakes.provider import (
     FakeProvider,
+    Step,
     cut,
     error_event,
     hang,
@@ -77,7 +80,7 @@ def pair(fmt: str) -> tuple[ModelEntry, ...]:
     return (entry("primary", fmt, "backup"), entry("backup", OTHER[fmt]))
 
 
-async def run(catalog: Catalog, model: str = "primary", **kwargs):
+async def run(catalog: Catalog, model: str = "primary", **kwargs: Any) -> Result:
     kwargs.setdefault("policy", FAST_POLICY)
     return await complete(catalog, model, MESSAGES, **kwargs)
 
@@ -85,12 +88,12 @@ async def run(catalog: Catalog, model: str = "primary", **kwargs):
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
 @pytest.mark.parametrize("fmt", FORMATS)
 async def test_a_healthy_model_answers_with_tokens_and_cost(
-    fake: FakeProvider, fmt, stream
+    fake: FakeProvider, fmt: str, stream: bool
 ) -> None:
     fake.script("primary", text("Hi, I am the primary."))
     deltas: list[str] = []
     result = await run(fake_catalog(fake, entries=pair(fmt)), stream=stream, on_delta=deltas.append)
-    assert result.ok and not result.fell_back
+    assert result.ok and not result.fell_back and result.reply is not None
     assert result.reply.text == "Hi, I am the primary."
     assert result.reply.gateway == fmt
     assert result.reply.prompt_tokens > 0 and result.reply.completion_tokens > 0
@@ -107,7 +110,7 @@ async def test_a_healthy_model_answers_with_tokens_and_cost(
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
 @pytest.mark.parametrize("fmt", FORMATS)
-async def test_tool_calls_arrive_intact(fake: FakeProvider, fmt, stream) -> None:
+async def test_tool_calls_arrive_intact(fake: FakeProvider, fmt: str, stream: bool) -> None:
     args = {"history_entry": "Talked about Zürich — 日本語 too.", "memory_update": "# Me\n"}
     fake.script("primary", tool_call("save_memory", args))
     result = await run(
@@ -116,7 +119,7 @@ async def test_tool_calls_arrive_intact(fake: FakeProvider, fmt, stream) -> None
         tools=SAVE_TOOL,
         tool_choice={"type": "function", "function": {"name": "save_memory"}},
     )
-    assert result.ok
+    assert result.ok and result.reply is not None
     (call,) = result.reply.tool_calls
     assert call.name == "save_memory"
     assert json.loads(call.arguments) == args
@@ -140,7 +143,7 @@ TRANSIENT_FAULTS = [
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize(("fault", "kinds"), TRANSIENT_FAULTS, ids=lambda x: str(x))
 async def test_transient_faults_are_retried_once_then_the_fallback_is_asked_once(
-    fake: FakeProvider, fmt, stream, fault, kinds
+    fake: FakeProvider, fmt: str, stream: bool, fault: Step, kinds: set[Kind]
 ) -> None:
     fake.set_default("primary", fault)
     result = await run(fake_catalog(fake, entries=pair(fmt)), stream=stream)
@@ -157,7 +160,9 @@ async def test_transient_faults_are_retried_once_then_the_fallback_is_asked_once
 
 
 @pytest.mark.parametrize(("fault", "kinds"), TRANSIENT_FAULTS, ids=lambda x: str(x))
-async def test_the_last_model_of_the_walk_gets_the_full_backoff(fake, fault, kinds) -> None:
+async def test_the_last_model_of_the_walk_gets_the_full_backoff(
+    fake: FakeProvider, fault: Step, kinds: set[Kind]
+) -> None:
     fake.set_default("primary", fault)
     result = await run(fake_catalog(fake, entries=pair("openai")), walk_chain=False)
     assert not result.ok
@@ -166,7 +171,7 @@ async def test_the_last_model_of_the_walk_gets_the_full_backoff(fake, fault, kin
     assert {a.kind for a in result.attempts} <= kinds
 
 
-async def test_the_short_retry_waits_at_most_the_short_backoff(fake) -> None:
+async def test_the_short_retry_waits_at_most_the_short_backoff(fake: FakeProvider) -> None:
     fake.set_default("primary", http_error(500))
     policy = replace(FAST_POLICY, backoff=30.0, max_backoff=30.0, short_backoff=0.2)
     result = await run(fake_catalog(fake, entries=pair("openai")), policy=policy)
@@ -176,10 +181,13 @@ async def test_the_short_retry_waits_at_most_the_short_backoff(fake) -> None:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-async def test_a_transient_fault_that_clears_is_answered_by_the_primary(fake, fmt) -> None:
+async def test_a_transient_fault_that_clears_is_answered_by_the_primary(
+    fake: FakeProvider, fmt: str
+) -> None:
     fake.script("primary", http_error(500), text("finally"))
     result = await run(fake_catalog(fake, entries=pair(fmt)))
-    assert result.ok and result.model == "primary" and result.reply.text == "finally"
+    assert result.ok and result.model == "primary"
+    assert result.reply is not None and result.reply.text == "finally"
     assert fake.count(model="primary") == 2 and fake.count(model="backup") == 0
 
 
@@ -193,7 +201,7 @@ MODEL_LEVEL_FAULTS = [
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize(("fault", "kind"), MODEL_LEVEL_FAULTS, ids=lambda x: str(x))
 async def test_a_stream_that_dies_midway_moves_straight_to_the_next_model(
-    fake: FakeProvider, fmt, fault, kind
+    fake: FakeProvider, fmt: str, fault: Step, kind: Kind
 ) -> None:
     fake.set_default("primary", fault)
     attempts: list[Attempt] = []
@@ -214,12 +222,14 @@ async def test_a_stream_that_dies_midway_moves_straight_to_the_next_model(
         ("backup", Outcome.OK, None),
     ]
     # The partial text of the dead stream was shown, then the backup's answer.
-    assert "".join(deltas).endswith(result.reply.text)
+    assert result.reply is not None and "".join(deltas).endswith(result.reply.text)
 
 
 @pytest.mark.parametrize("fmt", ["openai", "groq"])
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
-async def test_a_failed_function_call_is_not_retried(fake: FakeProvider, fmt, stream) -> None:
+async def test_a_failed_function_call_is_not_retried(
+    fake: FakeProvider, fmt: str, stream: bool
+) -> None:
     fake.set_default("primary", tool_use_failed())
     result = await run(fake_catalog(fake, entries=pair(fmt)), stream=stream, tools=SAVE_TOOL)
     assert result.ok and result.model == "backup"
@@ -229,7 +239,9 @@ async def test_a_failed_function_call_is_not_retried(fake: FakeProvider, fmt, st
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
 @pytest.mark.parametrize("fmt", FORMATS)
-async def test_no_answer_hits_the_deadline_and_the_walk_goes_on(fake, fmt, stream) -> None:
+async def test_no_answer_hits_the_deadline_and_the_walk_goes_on(
+    fake: FakeProvider, fmt: str, stream: bool
+) -> None:
     fake.set_default("primary", hang())
     # Only the model that never answers has a short deadline of its own: the backup keeps the
     # policy's, far above its work on a busy machine.
@@ -243,7 +255,9 @@ async def test_no_answer_hits_the_deadline_and_the_walk_goes_on(fake, fmt, strea
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-async def test_an_auth_failure_writes_off_the_gateway_for_the_rest_of_the_walk(fake, fmt) -> None:
+async def test_an_auth_failure_writes_off_the_gateway_for_the_rest_of_the_walk(
+    fake: FakeProvider, fmt: str
+) -> None:
     entries = (
         entry("primary", fmt, "sibling"),
         entry("sibling", fmt, "backup"),
@@ -268,7 +282,7 @@ async def test_an_auth_failure_writes_off_the_gateway_for_the_rest_of_the_walk(f
     ]
 
 
-async def test_a_gateway_without_a_key_is_skipped_without_a_request(fake) -> None:
+async def test_a_gateway_without_a_key_is_skipped_without_a_request(fake: FakeProvider) -> None:
     catalog = fake_catalog(fake, env=fake_keys(without=("groq",)))
     result = await run(catalog, "llama-3.3-70b-versatile")
     assert result.ok and result.model == "gpt-4.1-mini"
@@ -283,7 +297,9 @@ async def test_a_gateway_without_a_key_is_skipped_without_a_request(fake) -> Non
     assert "GROQ_API_KEY" in skipped[0].reason
 
 
-async def test_the_consolidation_chain_walks_each_gateway_in_its_own_format(fake) -> None:
+async def test_the_consolidation_chain_walks_each_gateway_in_its_own_format(
+    fake: FakeProvider,
+) -> None:
     for model in (
         "llama-3.3-70b-versatile",
         "qwen/qwen3-32b",
@@ -304,7 +320,7 @@ async def test_the_consolidation_chain_walks_each_gateway_in_its_own_format(fake
     )
 
 
-async def test_a_cycle_of_failing_models_ends_with_a_result_not_a_loop(fake) -> None:
+async def test_a_cycle_of_failing_models_ends_with_a_result_not_a_loop(fake: FakeProvider) -> None:
     entries = (entry("a", "openai", "b"), entry("b", "anthropic", "a"))
     fake.set_default("a", http_error(500))
     fake.set_default("b", http_error(500))
@@ -315,7 +331,9 @@ async def test_a_cycle_of_failing_models_ends_with_a_result_not_a_loop(fake) -> 
     assert "server error" in result.reason
 
 
-async def test_a_rejected_answer_moves_on_and_resumes_after_the_model_that_answered(fake) -> None:
+async def test_a_rejected_answer_moves_on_and_resumes_after_the_model_that_answered(
+    fake: FakeProvider,
+) -> None:
     fake.set_default("primary", text("Here is a summary in prose."))
     fake.script("backup", tool_call("save_memory", {"history_entry": "x", "memory_update": ""}))
 
@@ -335,7 +353,9 @@ async def test_a_rejected_answer_moves_on_and_resumes_after_the_model_that_answe
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-async def test_retry_after_is_honoured_when_there_is_nowhere_else_to_go(fake, fmt) -> None:
+async def test_retry_after_is_honoured_when_there_is_nowhere_else_to_go(
+    fake: FakeProvider, fmt: str
+) -> None:
     fake.script("primary", http_error(429, retry_after=0.3), text("ok"))
     policy = replace(FAST_POLICY, retry_after_cap=10.0)
     result = await run(fake_catalog(fake, entries=pair(fmt)), policy=policy, walk_chain=False)
@@ -396,7 +416,7 @@ async def test_a_refused_connection_is_retried_then_the_fallback_answers(
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-async def test_no_key_ever_appears_in_records_or_reasons(fake: FakeProvider, fmt) -> None:
+async def test_no_key_ever_appears_in_records_or_reasons(fake: FakeProvider, fmt: str) -> None:
     keys = fake_keys()
     secret = keys[
         {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "groq": "GROQ_API_KEY"}[fmt]

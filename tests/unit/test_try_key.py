@@ -8,12 +8,12 @@ import pytest
 
 from catalog.gateways import GATEWAYS
 from catalog.probe import try_key
-from tests.fakes.provider import http_error, text
+from tests.fakes.provider import FakeProvider, http_error, text
 from tests.support import FAST_POLICY, fake_catalog
 
 
 @pytest.mark.asyncio
-async def test_a_key_the_gateway_takes_is_tried_with_the_cheapest_model(fake) -> None:
+async def test_a_key_the_gateway_takes_is_tried_with_the_cheapest_model(fake: FakeProvider) -> None:
     catalog = fake_catalog(fake, env={})
     fake.default = text("ok")
     groq = GATEWAYS["groq"]
@@ -25,7 +25,9 @@ async def test_a_key_the_gateway_takes_is_tried_with_the_cheapest_model(fake) ->
 
 
 @pytest.mark.asyncio
-async def test_a_refused_key_is_one_sentence_with_no_step_in_the_apps_words(fake) -> None:
+async def test_a_refused_key_is_one_sentence_with_no_step_in_the_apps_words(
+    fake: FakeProvider,
+) -> None:
     catalog = fake_catalog(fake, env={})
     fake.default = http_error(401)
     said = await try_key(catalog, GATEWAYS["groq"], "gsk-wrong-0123456789", FAST_POLICY)

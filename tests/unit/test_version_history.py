@@ -37,7 +37,9 @@ def reference(store: MemoryStore) -> list[tuple[str, int | None]]:
     def lines(raw: bytes) -> list[str]:
         return raw.decode("utf-8", errors="replace").splitlines()
 
-    def carry(base: list[tuple[str, int | None]], new: list[str], writer: int | None) -> list:
+    def carry(
+        base: list[tuple[str, int | None]], new: list[str], writer: int | None
+    ) -> list[tuple[str, int | None]]:
         matcher = difflib.SequenceMatcher(None, [t for t, _ in base], new, autojunk=False)
         out: list[tuple[str, int | None]] = []
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -69,6 +71,19 @@ def blamed(store: MemoryStore) -> list[tuple[str, int | None]]:
 
 def line(rng: random.Random) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(3))
+
+
+def upset_the_cache(store: MemoryStore, op: str, rng: random.Random) -> None:
+    """Damage one cached blame file, or now and then drop them all."""
+    if not store.blame_dir.is_dir():
+        return
+    if op == "damage":
+        cached = sorted(store.blame_dir.glob("*.json"))
+        if cached:
+            rng.choice(cached).write_text(rng.choice(["{", "[]", '{"writers": [1]}']))
+    elif rng.random() < 0.3:
+        for path in store.blame_dir.iterdir():
+            path.unlink()
 
 
 def test_blame_from_the_cache_agrees_with_a_full_recompute_after_random_operations() -> None:
@@ -109,13 +124,8 @@ def test_blame_from_the_cache_agrees_with_a_full_recompute_after_random_operatio
                     session=f"20261201-1000{step:02d}-abcdef",
                     model="gpt-4.1-mini",
                 )
-        elif op == "damage" and store.blame_dir.is_dir():
-            cached = sorted(store.blame_dir.glob("*.json"))
-            if cached:
-                rng.choice(cached).write_text(rng.choice(["{", "[]", '{"writers": [1]}']))
-        elif op == "drop" and store.blame_dir.is_dir() and rng.random() < 0.3:
-            for path in store.blame_dir.iterdir():
-                path.unlink()
+        elif op in ("damage", "drop"):
+            upset_the_cache(store, op, rng)
         assert blamed(store) == reference(store), f"step {step}: {op}"
     assert len(store.version_numbers()) > 80
 
@@ -192,6 +202,11 @@ def test_a_hand_written_line_is_explained_from_the_newest_record_alone() -> None
     assert line.version is None
     read: list[int] = []
     real = store.book.version
-    store.book.version = lambda n: read.append(n) or real(n)  # type: ignore[method-assign]
+
+    def version(number: int) -> Version | None:
+        read.append(number)
+        return real(number)
+
+    store.book.version = version  # type: ignore[method-assign]
     assert "You wrote this line by hand (edited by you) after version 3 (" in described(store, line)
     assert read == [3]
