@@ -6,19 +6,25 @@ Update after an intended change with: .venv/bin/python -m pytest tests/tui/test_
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 
-from app.widgets.composer import Composer
-from catalog import MODEL_CATALOG
+from app.main import KeptApp
 from tests.fakes.provider import FakeProvider, text
 from tests.support import make_app, send, until
-from tests.tui.settle import settled
+from tests.tui.pictures import (
+    CLOCK,
+    SHOWN_MODELS,
+    SIZE,
+    SnapCompare,
+    composer_ready,
+    pressing,
+    settled,
+)
 
 THEMES = ["kept-dark", "kept-light"]
-SIZE = (100, 32)
-CLOCK = datetime(2026, 11, 29, 9, 30, tzinfo=UTC)
 REPLY = (
     "Here is a small **Python** function:\n\n"
     '```python\ndef greet(name: str) -> str:\n    return f"Hello, {name}!"\n```\n\n'
@@ -26,59 +32,18 @@ REPLY = (
 )
 
 
-# The models the pictures show: a fixed list, so adding a model to the catalog (one line)
-# changes no picture. Their labels, tiers and descriptions still come from the catalog.
-SHOWN = (
-    "claude-opus-4-5",
-    "claude-sonnet-4-5",
-    "claude-haiku-4-5",
-    "gpt-5",
-    "gpt-5-mini",
-    "gpt-4.1",
-    "gpt-4.1-mini",
-    "o3",
-    "gemini-2.5-pro",
-    "gemini-2.5-flash",
-    "gemini-2.5-flash-lite",
-    "gpt-oss-120b",
-    "gpt-oss-20b",
-    "kimi-k2-instruct",
-    "llama-3.1-8b-instant",
-    "deepseek-chat",
-    "llama-3.3-70b-versatile",
-    "qwen3-32b",
-    "llama-4-scout-17b-16e-instruct",
-)
-SHOWN_MODELS = tuple(e for e in MODEL_CATALOG if e.id in SHOWN)
-
-
-def app_for(fake: FakeProvider | None, theme: str):
+def app_for(fake: FakeProvider | None, theme: str) -> KeptApp:
     return make_app(fake, theme=theme, clock=lambda: CLOCK, entries=SHOWN_MODELS)
 
 
-async def _composer_ready(pilot) -> None:
-    """Wait until the composer has focus: keys pressed before it do not reach it (a snapshot
-    once showed "rite a greeting function")."""
-    await until(pilot, lambda: isinstance(pilot.app.focused, Composer), "the composer's focus")
-
-
-def _typing(*keys: str):
-    """A run_before that presses `keys` once the composer has focus."""
-
-    async def before(pilot) -> None:
-        await _composer_ready(pilot)
-        await pilot.press(*keys)
-        await settled(pilot)
-
-    return before
-
-
 @pytest.mark.parametrize("theme", THEMES)
-def test_chat_with_a_streamed_reply(snap_compare, fake: FakeProvider, theme: str) -> None:
+def test_chat_with_a_streamed_reply(
+    snap_compare: SnapCompare, fake: FakeProvider, theme: str
+) -> None:
     fake.default = text(REPLY, chunks=16)
 
-    async def before(pilot) -> None:
-        await _composer_ready(pilot)
+    async def before(pilot: Pilot[Any]) -> None:
+        await composer_ready(pilot)
         await send(pilot, "Write a greeting function")
         await settled(pilot)
 
@@ -86,25 +51,25 @@ def test_chat_with_a_streamed_reply(snap_compare, fake: FakeProvider, theme: str
 
 
 @pytest.mark.parametrize("theme", THEMES)
-def test_model_picker(snap_compare, fake: FakeProvider, theme: str) -> None:
-    before = _typing(*"/model", "enter")
+def test_model_picker(snap_compare: SnapCompare, fake: FakeProvider, theme: str) -> None:
+    before = pressing(*"/model", "enter")
     assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=SIZE)
 
 
 @pytest.mark.parametrize("theme", THEMES)
-def test_keys(snap_compare, fake: FakeProvider, theme: str) -> None:
-    before = _typing(*"/keys", "enter")
+def test_keys(snap_compare: SnapCompare, fake: FakeProvider, theme: str) -> None:
+    before = pressing(*"/keys", "enter")
     assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=SIZE)
 
 
 @pytest.mark.parametrize("theme", THEMES)
-def test_onboarding(snap_compare, theme: str) -> None:
+def test_onboarding(snap_compare: SnapCompare, theme: str) -> None:
     assert snap_compare(app_for(None, theme), run_before=settled, terminal_size=SIZE)
 
 
 @pytest.mark.parametrize("theme", THEMES)
-def test_help(snap_compare, fake: FakeProvider, theme: str) -> None:
-    assert snap_compare(app_for(fake, theme), run_before=_typing("f1"), terminal_size=SIZE)
+def test_help(snap_compare: SnapCompare, fake: FakeProvider, theme: str) -> None:
+    assert snap_compare(app_for(fake, theme), run_before=pressing("f1"), terminal_size=SIZE)
 
 
 def seed_memory() -> None:
@@ -135,18 +100,18 @@ def seed_memory() -> None:
 
 
 @pytest.mark.parametrize("theme", THEMES)
-def test_memory_screen(snap_compare, fake: FakeProvider, theme: str) -> None:
+def test_memory_screen(snap_compare: SnapCompare, fake: FakeProvider, theme: str) -> None:
     seed_memory()
-    before = _typing(*"/memory", "enter")
+    before = pressing(*"/memory", "enter")
     assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=SIZE)
 
 
 @pytest.mark.parametrize("theme", THEMES)
-def test_search_screen(snap_compare, fake: FakeProvider, theme: str) -> None:
+def test_search_screen(snap_compare: SnapCompare, fake: FakeProvider, theme: str) -> None:
     seed_memory()
 
-    async def before(pilot) -> None:
-        await _composer_ready(pilot)
+    async def before(pilot: Pilot[Any]) -> None:
+        await composer_ready(pilot)
         await pilot.press(*"/grep tea", "enter")
         await settled(pilot)
 
@@ -154,11 +119,11 @@ def test_search_screen(snap_compare, fake: FakeProvider, theme: str) -> None:
 
 
 @pytest.mark.parametrize("theme", THEMES)
-def test_log_screen(snap_compare, fake: FakeProvider, theme: str) -> None:
+def test_log_screen(snap_compare: SnapCompare, fake: FakeProvider, theme: str) -> None:
     seed_memory()
 
-    async def before(pilot) -> None:
-        await _composer_ready(pilot)
+    async def before(pilot: Pilot[Any]) -> None:
+        await composer_ready(pilot)
         await pilot.press(*"/log", "enter")
         await settled(pilot)  # the consolidation chain is shown
 
@@ -166,10 +131,10 @@ def test_log_screen(snap_compare, fake: FakeProvider, theme: str) -> None:
 
 
 @pytest.mark.parametrize("theme", THEMES)
-def test_conflict_dialog(snap_compare, fake: FakeProvider, theme: str) -> None:
+def test_conflict_dialog(snap_compare: SnapCompare, fake: FakeProvider, theme: str) -> None:
     from app.screens.conflict import ConflictDialog
 
-    async def before(pilot) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
         pilot.app.push_screen(ConflictDialog("# Me\n- my edit\n", "# Me\n- saved meanwhile\n"))
         await settled(pilot)
 
@@ -177,25 +142,25 @@ def test_conflict_dialog(snap_compare, fake: FakeProvider, theme: str) -> None:
 
 
 @pytest.mark.parametrize("theme", THEMES)
-def test_private_session(snap_compare, fake: FakeProvider, theme: str) -> None:
-    async def before(pilot) -> None:
-        await _composer_ready(pilot)
+def test_private_session(snap_compare: SnapCompare, fake: FakeProvider, theme: str) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
+        await composer_ready(pilot)
         await pilot.press(*"/private", "enter")
         await settled(pilot)
-        assert pilot.app.session.private
+        assert isinstance(pilot.app, KeptApp) and pilot.app.session.private
 
     assert snap_compare(app_for(fake, theme), run_before=before, terminal_size=SIZE)
 
 
 @pytest.mark.parametrize("theme", THEMES)
-def test_change_dialog(snap_compare, fake: FakeProvider, theme: str) -> None:
+def test_change_dialog(snap_compare: SnapCompare, fake: FakeProvider, theme: str) -> None:
     from app.screens.change import ChangeDialog
     from memory.consolidation.review import unified
 
     old = "# About Ana\n- Lives in Zürich\n- Drinks green tea\n"
     new = "# About Ana\n- Lives in Lisbon\n- Drinks green tea\n- Plays the cello\n"
 
-    async def before(pilot) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
         pilot.app.push_screen(
             ChangeDialog(
                 "Proposed memory change: +2 −1 lines",
@@ -214,19 +179,23 @@ def test_change_dialog(snap_compare, fake: FakeProvider, theme: str) -> None:
 
 @pytest.mark.parametrize("dialog", [False, True], ids=["list", "delete"])
 @pytest.mark.parametrize("theme", THEMES)
-def test_sessions_screen(snap_compare, fake: FakeProvider, theme: str, dialog: bool) -> None:
+def test_sessions_screen(
+    snap_compare: SnapCompare, fake: FakeProvider, theme: str, dialog: bool
+) -> None:
     from memory import MemoryStore
-    from tests.tui.test_sessions import saved_session
+    from tests.factories import saved_session
 
     store = MemoryStore().ensure()
     for day, words in ((2, "green tea"), (5, "Lisbon"), (9, "the piano")):
         saved_session(store, words, day)
 
-    async def before(pilot) -> None:
-        await _composer_ready(pilot)
+    async def before(pilot: Pilot[Any]) -> None:
+        await composer_ready(pilot)
         await pilot.press("f2")
         await pilot.app.workers.wait_for_complete()
-        await until(pilot, lambda: getattr(pilot.app.focused, "id", None) == "filter", "the filter")
+        await until(
+            lambda: getattr(pilot.app.focused, "id", None) == "filter", message="the filter"
+        )
         await pilot.press(*"saved", "down", "down")  # the live session's date varies
         if dialog:
             await pilot.press("d")
@@ -241,11 +210,11 @@ SMALL = [(80, 24), (60, 20)]
 
 
 @pytest.mark.parametrize("size", SMALL, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_small_chat(snap_compare, fake: FakeProvider, size) -> None:
+def test_small_chat(snap_compare: SnapCompare, fake: FakeProvider, size: tuple[int, int]) -> None:
     fake.default = text(REPLY, chunks=16)
 
-    async def before(pilot) -> None:
-        await _composer_ready(pilot)
+    async def before(pilot: Pilot[Any]) -> None:
+        await composer_ready(pilot)
         await send(pilot, "Write a greeting function")
         await settled(pilot)
 
@@ -258,34 +227,38 @@ def test_small_chat(snap_compare, fake: FakeProvider, size) -> None:
     ["/model", "/keys", "/memory", "/log", "/grep tea", "/private"],
     ids=lambda c: c[1:].replace(" ", "-"),
 )
-def test_small_screens(snap_compare, fake: FakeProvider, size, command: str) -> None:
+def test_small_screens(
+    snap_compare: SnapCompare, fake: FakeProvider, size: tuple[int, int], command: str
+) -> None:
     seed_memory()
     assert snap_compare(
         app_for(fake, THEMES[0]),
         terminal_size=size,
-        run_before=_typing(*command, "enter"),
+        run_before=pressing(*command, "enter"),
     )
 
 
 @pytest.mark.parametrize("size", SMALL, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_small_help(snap_compare, fake: FakeProvider, size) -> None:
-    assert snap_compare(app_for(fake, THEMES[0]), terminal_size=size, run_before=_typing("f1"))
+def test_small_help(snap_compare: SnapCompare, fake: FakeProvider, size: tuple[int, int]) -> None:
+    assert snap_compare(app_for(fake, THEMES[0]), terminal_size=size, run_before=pressing("f1"))
 
 
 @pytest.mark.parametrize("size", SMALL, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_small_onboarding(snap_compare, size) -> None:
+def test_small_onboarding(snap_compare: SnapCompare, size: tuple[int, int]) -> None:
     assert snap_compare(app_for(None, THEMES[0]), run_before=settled, terminal_size=size)
 
 
 @pytest.mark.parametrize("size", SMALL, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_small_change_dialog(snap_compare, fake: FakeProvider, size) -> None:
+def test_small_change_dialog(
+    snap_compare: SnapCompare, fake: FakeProvider, size: tuple[int, int]
+) -> None:
     from app.screens.change import ChangeDialog
     from memory.consolidation.review import unified
 
     old = "# About Ana\n- Lives in Zürich\n- Drinks green tea\n"
     new = "# About Ana\n- Lives in Lisbon\n- Drinks green tea\n- Plays the cello\n"
 
-    async def before(pilot) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
         pilot.app.push_screen(
             ChangeDialog(
                 "Proposed memory change: +2 −1 lines",
@@ -302,10 +275,12 @@ def test_small_change_dialog(snap_compare, fake: FakeProvider, size) -> None:
 
 
 @pytest.mark.parametrize("size", SMALL, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_small_conflict_dialog(snap_compare, fake: FakeProvider, size) -> None:
+def test_small_conflict_dialog(
+    snap_compare: SnapCompare, fake: FakeProvider, size: tuple[int, int]
+) -> None:
     from app.screens.conflict import ConflictDialog
 
-    async def before(pilot) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
         pilot.app.push_screen(ConflictDialog("# Me\n- my edit\n", "# Me\n- saved meanwhile\n"))
         await settled(pilot)
 
@@ -313,7 +288,9 @@ def test_small_conflict_dialog(snap_compare, fake: FakeProvider, size) -> None:
 
 
 @pytest.mark.parametrize("size", [(120, 30), (80, 24)], ids=lambda s: f"{s[0]}x{s[1]}")
-def test_versions_fit_on_one_line(snap_compare, fake: FakeProvider, size) -> None:
+def test_versions_fit_on_one_line(
+    snap_compare: SnapCompare, fake: FakeProvider, size: tuple[int, int]
+) -> None:
     from memory import MemoryStore
 
     seed_memory()
@@ -334,8 +311,8 @@ def test_versions_fit_on_one_line(snap_compare, fake: FakeProvider, size) -> Non
     )
     store.save_version(b"# Me\n", "edit", time="2026-11-30T11:00:00+00:00")
 
-    async def before(pilot) -> None:
-        await _composer_ready(pilot)
+    async def before(pilot: Pilot[Any]) -> None:
+        await composer_ready(pilot)
         await pilot.press(*"/memory", "enter", "4")  # 4: the Versions tab
         await settled(pilot)
 

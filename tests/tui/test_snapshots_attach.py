@@ -9,27 +9,29 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 
 from app.paths import escape
 from app.widgets.composer import Chips, Composer
 from tests.fakes.provider import FakeProvider
 from tests.support import SMALL, make_app, small_window_entries, until
-from tests.tui.settle import settled
+from tests.tui.pictures import SnapCompare, settled
 
 SIZES = [(80, 24), (60, 20)]
 CLOCK = datetime(2026, 11, 29, 9, 30, tzinfo=UTC)
 
 
-async def _attach(pilot, *files: Path) -> None:
-    await until(pilot, lambda: isinstance(pilot.app.focused, Composer), "the composer's focus")
+async def _attach(pilot: Pilot[Any], *files: Path) -> None:
+    await until(lambda: isinstance(pilot.app.focused, Composer), message="the composer's focus")
     composer = pilot.app.focused
     assert isinstance(composer, Composer)
     composer.insert("/attach " + " ".join(escape(str(f)) for f in files))
     await pilot.press("enter")
     chips = pilot.app.query_one(Chips)
-    await until(pilot, lambda: len(chips.attachments) == len(files), "the files read")
+    await until(lambda: len(chips.attachments) == len(files), message="the files read")
     await pilot.pause()
 
 
@@ -43,11 +45,11 @@ def _files(folder: Path) -> tuple[Path, Path]:
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_composer_with_two_chips(
-    snap_compare, fake: FakeProvider, tmp_path: Path, size: tuple[int, int]
+    snap_compare: SnapCompare, fake: FakeProvider, tmp_path: Path, size: tuple[int, int]
 ) -> None:
     files = _files(tmp_path)
 
-    async def before(pilot) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
         await _attach(pilot, *files)
         await pilot.press(*"What changed?")
         await settled(pilot)
@@ -58,12 +60,12 @@ def test_composer_with_two_chips(
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_too_big_for_the_window(
-    snap_compare, fake: FakeProvider, tmp_path: Path, size: tuple[int, int]
+    snap_compare: SnapCompare, fake: FakeProvider, tmp_path: Path, size: tuple[int, int]
 ) -> None:
     big = tmp_path / "server.log"
     big.write_text("GET /health 200 in 3 ms from 10.0.0.7\n" * 1_000)
 
-    async def before(pilot) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
         await _attach(pilot, big)
         await pilot.press(*"Why is it slow?", "enter")
         await settled(pilot)

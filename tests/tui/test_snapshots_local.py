@@ -4,20 +4,31 @@ stay apart (pytest-textual-snapshot; update with --snapshot-update, then look)."
 
 from __future__ import annotations
 
-import pytest
+from typing import Any
 
+import pytest
+from textual.pilot import Pilot
+
+from app.main import KeptApp
 from app.widgets.status_bar import StatusBar
 from catalog.config import local_model
 from tests.fakes.provider import FakeProvider, text
 from tests.support import make_app, send
-from tests.tui.settle import settled
-from tests.tui.test_snapshots import CLOCK, SHOWN_MODELS, SIZE, _composer_ready, _typing
+from tests.tui.pictures import (
+    CLOCK,
+    SHOWN_MODELS,
+    SIZE,
+    SnapCompare,
+    composer_ready,
+    pressing,
+    settled,
+)
 
 PATH = "/home/ana/models/SmolLM2-135M-Instruct.Q4_1.gguf"
 SMALL = [(80, 24), (60, 20)]
 
 
-def app_for(fake: FakeProvider):
+def app_for(fake: FakeProvider) -> KeptApp:
     """The app chatting with the local model, as onboarding saved it."""
     return make_app(
         fake,
@@ -30,12 +41,12 @@ def app_for(fake: FakeProvider):
 
 @pytest.mark.parametrize("size", SMALL, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_the_status_bar_of_a_model_named_by_its_path(
-    snap_compare, fake: FakeProvider, size
+    snap_compare: SnapCompare, fake: FakeProvider, size: tuple[int, int]
 ) -> None:
     fake.default = text("Hello Ana, from your local model.")
 
-    async def before(pilot) -> None:
-        await _composer_ready(pilot)
+    async def before(pilot: Pilot[Any]) -> None:
+        await composer_ready(pilot)
         await send(pilot, "Hello")
         bar = pilot.app.screen.query_one(StatusBar)
         shown = str(bar.render())
@@ -48,9 +59,11 @@ def test_the_status_bar_of_a_model_named_by_its_path(
     assert snap_compare(app_for(fake), run_before=before, terminal_size=size)
 
 
-def test_the_model_picker_with_a_model_named_by_its_path(snap_compare, fake: FakeProvider) -> None:
-    async def before(pilot) -> None:
-        await _typing(*"/model", "enter")(pilot)
+def test_the_model_picker_with_a_model_named_by_its_path(
+    snap_compare: SnapCompare, fake: FakeProvider
+) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
+        await pressing(*"/model", "enter")(pilot)
         from textual.widgets import OptionList
 
         picker = pilot.app.screen.query_one(OptionList)

@@ -23,13 +23,12 @@ from app.mcp_settings import mcp_settings
 from app.settings import config_path
 from tests.fakes.provider import FakeProvider, cut, http_error, text, tool_call
 from tests.support import make_app, send, until
-from tests.tui.settle import settled
+from tests.tui.pictures import SnapCompare, settled
 
 SIZES = [(80, 24), (60, 20)]
 CLOCK = datetime(2026, 11, 29, 9, 30, tzinfo=UTC)
 MODEL = "gpt-4.1-mini"
 SERVER = Path(__file__).parents[1] / "mcp_tool_server.py"
-SnapCompare = Callable[..., bool]
 
 
 def ids(size: tuple[int, int]) -> str:
@@ -91,11 +90,13 @@ def test_a_tool_call(snap_compare: SnapCompare, fake: FakeProvider, size: tuple[
         from app.screens.chat import ChatScreen
         from app.widgets.composer import Composer
 
-        await until(pilot, lambda: isinstance(pilot.app.focused, Composer), "the composer")
+        await until(lambda: isinstance(pilot.app.focused, Composer), message="the composer")
         await pilot.press(*"Weather in Lisbon?", "enter")
-        await until(pilot, lambda: isinstance(pilot.app.screen, ConsentDialog), "the prompt", 120)
+        await until(
+            lambda: isinstance(pilot.app.screen, ConsentDialog), message="the prompt", deadline=120
+        )
         await pilot.press("y")
-        await until(pilot, lambda: isinstance(pilot.app.screen, ChatScreen), "the chat")
+        await until(lambda: isinstance(pilot.app.screen, ChatScreen), message="the chat")
         screen = pilot.app.screen
         assert isinstance(screen, ChatScreen)
         await screen.reply_finished()

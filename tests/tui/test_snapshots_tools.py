@@ -7,14 +7,17 @@ tests/tui/test_snapshots_tools.py --snapshot-update, then look at the SVGs befor
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 
 from app.widgets.composer import Composer
 from catalog.mcp import McpTool, ServerSpec, ServerState, ToolBox
 from tests.fakes.provider import FakeProvider
 from tests.support import make_app, until
-from tests.tui.settle import settled
+from tests.tui.pictures import SnapCompare, settled
 
 SIZES = [(80, 24), (60, 20)]
 CLOCK = datetime(2026, 11, 29, 9, 30, tzinfo=UTC)
@@ -49,15 +52,17 @@ def toolbox() -> ToolBox:
     return box
 
 
-async def _ready(pilot) -> None:
-    await until(pilot, lambda: isinstance(pilot.app.focused, Composer), "the composer's focus")
+async def _ready(pilot: Pilot[Any]) -> None:
+    await until(lambda: isinstance(pilot.app.focused, Composer), message="the composer's focus")
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_tools_screen(snap_compare, fake: FakeProvider, tmp_path, size) -> None:
+def test_tools_screen(
+    snap_compare: SnapCompare, fake: FakeProvider, tmp_path: Path, size: tuple[int, int]
+) -> None:
     from app.screens.tools import ToolsScreen
 
-    async def before(pilot) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
         await _ready(pilot)
         await pilot.app.push_screen(ToolsScreen(toolbox(), tmp_path / "config.toml", []))
         await settled(pilot)
@@ -66,12 +71,14 @@ def test_tools_screen(snap_compare, fake: FakeProvider, tmp_path, size) -> None:
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_consent_prompt(snap_compare, fake: FakeProvider, size) -> None:
+def test_consent_prompt(
+    snap_compare: SnapCompare, fake: FakeProvider, size: tuple[int, int]
+) -> None:
     from app.screens.consent import ConsentDialog
 
     tool = toolbox().servers["weather"].tools[1]
 
-    async def before(pilot) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
         await _ready(pilot)
         pilot.app.push_screen(ConsentDialog(tool, '{"region": "Lisbon", "days": 3}'))
         await settled(pilot)
