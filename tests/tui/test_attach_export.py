@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from app.export import export_session
 from catalog import Catalog
 from memory import LiveSession, MemoryStore
 from memory.chat.attachments import keep, read_attachment, stored_path
 from tests.attach_files import png
+from tests.fakes.provider import FakeProvider
 
 
 def test_export_copies_attachments_beside_the_markdown(tmp_path: Path) -> None:
@@ -74,9 +78,10 @@ def test_a_session_without_attachments_makes_no_folder(tmp_path: Path) -> None:
     assert [p.name for p in path.parent.iterdir()] == [path.name]
 
 
-def test_export_copies_in_a_thread_not_on_the_event_loop(fake, monkeypatch) -> None:
+async def test_export_copies_in_a_thread_not_on_the_event_loop(
+    fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A session's attachments may be many megabytes: /export copies them off the loop."""
-    import asyncio
     import threading
 
     import app.export
@@ -85,21 +90,17 @@ def test_export_copies_in_a_thread_not_on_the_event_loop(fake, monkeypatch) -> N
     threads: list[bool] = []
     real = app.export.export_session
 
-    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def spy(*args: Any, **kwargs: Any):  # type: ignore[no-untyped-def]
         threads.append(threading.current_thread() is threading.main_thread())
         return real(*args, **kwargs)
 
     monkeypatch.setattr(app.export, "export_session", spy)
 
-    async def go() -> None:
-        kept = make_app(fake)
-        async with kept.run_test() as pilot:
-            kept.action_export()
-            await until(
-                pilot,
-                lambda: any("exported to" in n.message for n in kept._notifications),
-                "the export's notice",
-            )
-
-    asyncio.run(go())
+    kept = make_app(fake)
+    async with kept.run_test():
+        kept.action_export()
+        await until(
+            lambda: any("exported to" in n.message for n in kept._notifications),
+            message="the export's notice",
+        )
     assert threads == [False]

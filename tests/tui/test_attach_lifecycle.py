@@ -98,12 +98,11 @@ def test_ending_a_private_session_reads_only_the_open_journals(tmp_path: Path) -
     private.close()
 
 
-def test_a_file_is_stored_while_it_is_read_not_when_enter_is_pressed(
+async def test_a_file_is_stored_while_it_is_read_not_when_enter_is_pressed(
     fake: object, tmp_path: Path
 ) -> None:
     """The copy into the data folder (fsynced, perhaps megabytes) is made in the reading
     worker: at Enter the journal is written and the file is already there."""
-    import asyncio
 
     from app.widgets.composer import Chips
     from tests.support import make_app, until
@@ -112,12 +111,12 @@ def test_a_file_is_stored_while_it_is_read_not_when_enter_is_pressed(
 
     async def go() -> Path:
         app = make_app(fake)
-        async with app.run_test() as pilot:
-            await until(pilot, lambda: app.session.is_found, "the session")
+        async with app.run_test():
+            await until(lambda: app.session.is_found, message="the session")
             app.screen.attach(path)  # as /attach does
             chips = app.screen.query_one(Chips)
-            await until(pilot, lambda: bool(chips.attachments), "the chip, read")
+            await until(lambda: bool(chips.attachments), message="the chip, read")
             (attachment,) = chips.attachments
             return stored_path(app.store, attachment.record())
 
-    assert asyncio.run(go()).read_text() == "the notes\n"  # stored, though never sent
+    assert (await go()).read_text() == "the notes\n"  # stored, though never sent

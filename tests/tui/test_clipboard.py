@@ -4,7 +4,6 @@ cannot know reached anything; a tool that fails or hangs falls back and says so.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 
@@ -49,55 +48,51 @@ def fake_xclip(folder: Path, out: Path) -> None:
     )
 
 
-def copied(fake: FakeProvider) -> tuple[list[str], str | None]:
+async def copied(fake: FakeProvider) -> tuple[list[str], str | None]:
     """The notices after /copy of a reply, and what Kept's own clipboard holds."""
     fake.default = text(REPLY)
 
-    async def scenario():
-        app = make_app(fake)
-        async with app.run_test() as pilot:
-            await send(pilot, "how do I list files?")
-            before = len(app.notices)
-            await pilot.press(*"/copy", "enter")
-            await until(
-                pilot,
-                lambda: any("OSC 52" in n or "Copied" in n for n in app.notices[before:]),
-                "the copy",
-            )
-            return app.notices[before:], app.clipboard
-
-    return asyncio.run(scenario())
+    app = make_app(fake)
+    async with app.run_test() as pilot:
+        await send(pilot, "how do I list files?")
+        before = len(app.notices)
+        await pilot.press(*"/copy", "enter")
+        await until(
+            lambda: any("OSC 52" in n or "Copied" in n for n in app.notices[before:]),
+            message="the copy",
+        )
+        return app.notices[before:], app.clipboard
 
 
-def test_copy_with_a_clipboard_tool_says_which(
+async def test_copy_with_a_clipboard_tool_says_which(
     fake: FakeProvider, bin_dir: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "clipboard.txt"
     fake_xclip(bin_dir, out)
-    notices, clipboard = copied(fake)
+    notices, clipboard = await copied(fake)
     assert notices == [f"Copied {len(REPLY)} characters with xclip."]
     assert out.read_text(encoding="utf-8") == REPLY
     assert out.with_suffix(".args").read_text() == "-selection clipboard"
     assert clipboard == REPLY  # what a paste inside Kept reads
 
 
-def test_copy_without_a_tool_says_the_terminal_may_ignore_it(
+async def test_copy_without_a_tool_says_the_terminal_may_ignore_it(
     fake: FakeProvider, bin_dir: Path
 ) -> None:
-    notices, clipboard = copied(fake)
+    notices, clipboard = await copied(fake)
     assert notices == [
         f"Sent {len(REPLY)} characters to the terminal's clipboard (OSC 52); {FALLBACK}"
     ]
     assert clipboard == REPLY
 
 
-def test_a_tool_that_fails_falls_back_and_says_why(fake: FakeProvider, bin_dir: Path) -> None:
+async def test_a_tool_that_fails_falls_back_and_says_why(fake: FakeProvider, bin_dir: Path) -> None:
     program(
         bin_dir,
         "xclip",
         'sys.stdin.read()\nprint("Error: Can\'t open display: :0", file=sys.stderr)\nsys.exit(1)',
     )
-    notices, clipboard = copied(fake)
+    notices, clipboard = await copied(fake)
     assert notices == [
         "xclip failed (exit status 1: Error: Can't open display: :0), so Kept sent "
         f"{len(REPLY)} characters to the terminal's clipboard (OSC 52) instead; {FALLBACK}"
@@ -105,12 +100,12 @@ def test_a_tool_that_fails_falls_back_and_says_why(fake: FakeProvider, bin_dir: 
     assert clipboard == REPLY
 
 
-def test_a_tool_that_hangs_is_given_up_and_falls_back(
+async def test_a_tool_that_hangs_is_given_up_and_falls_back(
     fake: FakeProvider, bin_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     program(bin_dir, "xclip", "sys.stdin.read()\ntime.sleep(600)")
     monkeypatch.setattr(clipboard, "TIMEOUT", 1.0)
-    notices, _ = copied(fake)
+    notices, _ = await copied(fake)
     assert notices == [
         f"xclip did not finish within 1 s, so Kept sent {len(REPLY)} characters to the "
         f"terminal's clipboard (OSC 52) instead; {FALLBACK}"

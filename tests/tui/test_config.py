@@ -191,7 +191,9 @@ def test_a_local_model_whose_window_is_not_given_gets_a_small_one_not_8192() -> 
     assert hosted.context_window == DEFAULT_WINDOW == 8192
 
 
-def test_config_toml_is_parsed_once_per_start(monkeypatch, capsys) -> None:
+def test_config_toml_is_parsed_once_per_start(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Before, the catalog and the settings each read and parsed the file."""
     from app.cli.main import main
     from app.main import KeptApp

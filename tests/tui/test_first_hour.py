@@ -3,26 +3,31 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from textual import events
+from textual.pilot import Pilot
 
 from app.widgets.composer import Composer
+from tests.fakes.keyring_backend import MemoryKeyring
 from tests.fakes.provider import FakeProvider
-from tests.support import gateways_toml, make_app, settle
+from tests.support import gateways_toml, make_app, settle, until
+
+if TYPE_CHECKING:
+    from app.main import KeptApp
 
 
-def run(scenario):
-    return asyncio.run(scenario())
+async def composer_ready(pilot: Pilot[Any]) -> Composer:
+    # Keys before focus are lost.
+    await until(lambda: isinstance(pilot.app.focused, Composer), message="the composer's focus")
+    composer = pilot.app.focused
+    assert isinstance(composer, Composer)
+    return composer
 
 
-async def composer_ready(pilot) -> Composer:
-    while not isinstance(pilot.app.focused, Composer):  # keys before focus are lost
-        await pilot.pause()
-    return pilot.app.focused
-
-
-def read_at_once(app, *keys: str) -> None:
+def read_at_once(app: KeptApp, *keys: str) -> None:
     """Keys as one read from the terminal delivers them: queued together, no pause."""
     for key in keys:
         event = events.Key(key, None)
@@ -42,28 +47,25 @@ def test_the_parser_reads_esc_cr_as_alt_enter() -> None:
     assert keys == ["alt+enter"]
 
 
-def test_tab_then_enter_in_one_read_completes_before_sending(fake: FakeProvider) -> None:
+async def test_tab_then_enter_in_one_read_completes_before_sending(fake: FakeProvider) -> None:
     from app.screens.help import HelpScreen
 
-    async def scenario():
-        app = make_app(fake)
-        async with app.run_test() as pilot:
-            await composer_ready(pilot)
-            await pilot.press(*"/he")
-            read_at_once(app, "tab", "enter")
-            for _ in range(100):  # a bounded wait: the wrong outcome must fail, not hang
-                if isinstance(app.screen, HelpScreen):
-                    break
-                await pilot.pause()
-            assert isinstance(app.screen, HelpScreen), "Enter sent /he before Tab completed"
-
-    run(scenario)
+    app = make_app(fake)
+    async with app.run_test() as pilot:
+        await composer_ready(pilot)
+        await pilot.press(*"/he")
+        read_at_once(app, "tab", "enter")
+        for _ in range(100):  # a bounded wait: the wrong outcome must fail, not hang
+            if isinstance(app.screen, HelpScreen):
+                break
+            await pilot.pause()
+        assert isinstance(app.screen, HelpScreen), "Enter sent /he before Tab completed"
 
 
 # --- 2. a broken stream ---------------------------------------------------------------------
 
 
-def test_a_broken_stream_keeps_the_partial_reply_on_screen_and_in_the_journal(
+async def test_a_broken_stream_keeps_the_partial_reply_on_screen_and_in_the_journal(
     fake: FakeProvider,
 ) -> None:
     from app.widgets.message import MessageView
@@ -72,21 +74,18 @@ def test_a_broken_stream_keeps_the_partial_reply_on_screen_and_in_the_journal(
 
     fake.script("gpt-4.1-mini", cut(after_chunks=6))
 
-    async def scenario():
-        app = make_app(fake)
-        async with app.run_test() as pilot:
-            await composer_ready(pilot)
-            await send(pilot, "tell me a long story")
-            reply, notice = list(app.screen.query(MessageView))[-2:]
-            assert "partial0 partial1" in reply.text and "partial5" in reply.text
-            assert reply.who.endswith("cut off")
-            assert notice.has_class("error") and "was cut off" in notice.text
-            assert len(fake.requests) == 1  # no other model replaced what was read
-            last = app.session.messages[-1]
-            assert last["role"] == "assistant" and "partial5" in last["content"]
-            assert last["content"].endswith("*[reply cut off]*")
-
-    run(scenario)
+    app = make_app(fake)
+    async with app.run_test() as pilot:
+        await composer_ready(pilot)
+        await send(pilot, "tell me a long story")
+        reply, notice = list(app.screen.query(MessageView))[-2:]
+        assert "partial0 partial1" in reply.text and "partial5" in reply.text
+        assert reply.who.endswith("cut off")
+        assert notice.has_class("error") and "was cut off" in notice.text
+        assert len(fake.requests) == 1  # no other model replaced what was read
+        last = app.session.messages[-1]
+        assert last["role"] == "assistant" and "partial5" in last["content"]
+        assert last["content"].endswith("*[reply cut off]*")
 
 
 # --- 8. failure notices ---------------------------------------------------------------------
@@ -124,7 +123,7 @@ def local_app(base_url: str, env: dict[str, str] | None = None, model: str = "sm
     )
 
 
-async def failure_of(app) -> str:
+async def failure_of(app: KeptApp) -> str:
     from app.widgets.message import MessageView
     from tests.support import send
 
@@ -136,8 +135,10 @@ async def failure_of(app) -> str:
         return notice.text
 
 
-def test_a_no_key_failure_is_three_short_lines_with_grouped_reasons(fake) -> None:
-    text = run(lambda: failure_of(make_app(fake, env={"DEEPSEEK_API_KEY": "sk-test-1234567"})))
+async def test_a_no_key_failure_is_three_short_lines_with_grouped_reasons(
+    fake: FakeProvider,
+) -> None:
+    text = await failure_of(make_app(fake, env={"DEEPSEEK_API_KEY": "sk-test-1234567"}))
     lines = text.splitlines()
     assert len(lines) == 3 and all(len(line) < 100 for line in lines), text
     assert lines[1].startswith("Why: no key for OpenAI, Anthropic"), text
@@ -145,9 +146,9 @@ def test_a_no_key_failure_is_three_short_lines_with_grouped_reasons(fake) -> Non
     assert text.count("No key for") == 0 and ".." not in text and ".;" not in text
 
 
-def test_a_refused_local_server_is_named_and_not_sent_to_keys() -> None:
+async def test_a_refused_local_server_is_named_and_not_sent_to_keys() -> None:
     url = f"http://127.0.0.1:{free_port()}/v1"
-    text = run(lambda: failure_of(local_app(url)))
+    text = await failure_of(local_app(url))
     lines = text.splitlines()
     assert len(lines) == 3, text
     assert url in lines[1] and url in lines[2], text
@@ -157,19 +158,16 @@ def test_a_refused_local_server_is_named_and_not_sent_to_keys() -> None:
 # --- 7. the status bar ----------------------------------------------------------------------
 
 
-def test_a_brand_new_data_folder_does_not_say_memory_saved(fake: FakeProvider) -> None:
+async def test_a_brand_new_data_folder_does_not_say_memory_saved(fake: FakeProvider) -> None:
     from tests.support import settle
 
-    async def scenario():
-        app = make_app(fake)
-        async with app.run_test() as pilot:
-            await settle(pilot)
-            assert str(app.memory_status) == "No memory saved yet"
-
-    run(scenario)
+    app = make_app(fake)
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        assert str(app.memory_status) == "No memory saved yet"
 
 
-def test_a_resumed_session_counts_its_tokens_on(fake: FakeProvider) -> None:
+async def test_a_resumed_session_counts_its_tokens_on(fake: FakeProvider) -> None:
     from app.widgets.status_bar import StatusBar
     from tests.support import send
 
@@ -189,13 +187,15 @@ def test_a_resumed_session_counts_its_tokens_on(fake: FakeProvider) -> None:
             bar = app.screen.query_one(StatusBar)
             return bar.tokens, bar.cost
 
-    tokens, cost = run(first)
+    tokens, cost = await first()
     assert tokens > 0
-    again_tokens, again_cost = run(second)
+    again_tokens, again_cost = await second()
     assert again_tokens == tokens and again_cost == pytest.approx(cost)  # summed afresh
 
 
-def test_one_failing_memory_job_of_two_leaves_the_counter_right(fake, monkeypatch) -> None:
+async def test_one_failing_memory_job_of_two_leaves_the_counter_right(
+    fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import memory.consolidation.run
     from tests.support import pending_session, settle
 
@@ -203,7 +203,7 @@ def test_one_failing_memory_job_of_two_leaves_the_counter_right(fake, monkeypatc
     failed = asyncio.Event()
     calls = []
 
-    async def first_fails(*args, **kwargs):
+    async def first_fails(*args: Any, **kwargs: Any):
         calls.append(args)
         if len(calls) == 1:
             failed.set()
@@ -213,23 +213,20 @@ def test_one_failing_memory_job_of_two_leaves_the_counter_right(fake, monkeypatc
 
     monkeypatch.setattr(memory.consolidation.run, "consolidate", first_fails)
 
-    async def scenario():
-        app = make_app(fake)
-        async with app.run_test() as pilot:
-            await settle(pilot)
-            for journal in (pending_session(app.store), pending_session(app.store)):
-                app.jobs.save(journal, journal.pending[0])
-            await settle(pilot)
-            assert app.jobs.running == 0
-            assert str(app.memory_status) != "Saving memory…"
-
-    run(scenario)
+    app = make_app(fake)
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        for journal in (pending_session(app.store), pending_session(app.store)):
+            app.jobs.save(journal, journal.pending[0])
+        await settle(pilot)
+        assert app.jobs.running == 0
+        assert str(app.memory_status) != "Saving memory…"
 
 
 # --- 15. small ones -------------------------------------------------------------------------
 
 
-def test_kept_version(capsys) -> None:
+def test_kept_version(capsys: pytest.CaptureFixture[str]) -> None:
     import pytest
 
     from app.cli.main import main
@@ -241,7 +238,7 @@ def test_kept_version(capsys) -> None:
 
 
 def test_consolidate_prints_each_sessions_attempts_before_its_line(
-    fake, capsys, monkeypatch
+    fake: FakeProvider, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from app.cli.main import main
     from app.settings import config_path
@@ -268,48 +265,44 @@ def test_consolidate_prints_each_sessions_attempts_before_its_line(
     assert lines[sessions[0] + 1].startswith("  llama-3.3-70b-versatile"), lines
 
 
-def test_theme_and_model_commands_take_a_name(fake: FakeProvider) -> None:
-    async def scenario():
-        app = make_app(fake)
-        async with app.run_test() as pilot:
-            await composer_ready(pilot)
-            await pilot.press(*"/theme kept-light", "enter")
-            await pilot.pause()
-            assert app.theme == "kept-light"
-            await pilot.press(*"/model claude-haiku-4-5", "enter")
-            await pilot.pause()
-            assert app.model == "claude-haiku-4-5"
-            assert app.screen is app.screen_stack[0]  # no picker opened over the chat
-
-    run(scenario)
+async def test_theme_and_model_commands_take_a_name(fake: FakeProvider) -> None:
+    app = make_app(fake)
+    async with app.run_test() as pilot:
+        await composer_ready(pilot)
+        await pilot.press(*"/theme kept-light", "enter")
+        await pilot.pause()
+        assert app.theme == "kept-light"
+        await pilot.press(*"/model claude-haiku-4-5", "enter")
+        await pilot.pause()
+        assert app.model == "claude-haiku-4-5"
+        assert app.screen is app.screen_stack[0]  # no picker opened over the chat
 
 
-def notices(app) -> list[str]:
+def notices(app: KeptApp) -> list[str]:
     return app.notices
 
 
-def test_export_goes_to_the_exports_folder_and_names_a_bad_path(
-    fake, tmp_path, monkeypatch
+async def test_export_goes_to_the_exports_folder_and_names_a_bad_path(
+    fake: FakeProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
 
-    async def scenario():
-        app = make_app(fake)
-        async with app.run_test() as pilot:
-            await composer_ready(pilot)
-            await pilot.press(*"/export", "enter")
-            await pilot.pause()
-            exported = app.store.root / "exports" / f"kept-{app.session.id}.md"
-            assert exported.exists() and not list(tmp_path.glob("kept-*.md"))
-            assert any(str(exported) in n for n in notices(app))
-            await pilot.press(*"/export /nonexistent/x.md", "enter")
-            await pilot.pause()
-            assert any("/nonexistent/x.md" in n for n in notices(app)), notices(app)
-
-    run(scenario)
+    app = make_app(fake)
+    async with app.run_test() as pilot:
+        await composer_ready(pilot)
+        await pilot.press(*"/export", "enter")
+        await pilot.pause()
+        exported = app.store.root / "exports" / f"kept-{app.session.id}.md"
+        assert exported.exists() and not list(tmp_path.glob("kept-*.md"))
+        assert any(str(exported) in n for n in notices(app))
+        await pilot.press(*"/export /nonexistent/x.md", "enter")
+        await pilot.pause()
+        assert any("/nonexistent/x.md" in n for n in notices(app)), notices(app)
 
 
-def test_memory_grep_ignores_case_by_default_like_grep_screen(capsys) -> None:
+def test_memory_grep_ignores_case_by_default_like_grep_screen(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     from app.cli.main import main
     from memory import MemoryStore
 
@@ -331,32 +324,26 @@ def test_lock_files_of_settled_sessions_do_not_pile_up(fake: FakeProvider) -> No
     assert not list(store.sessions_dir.glob(".*")), list(store.sessions_dir.iterdir())
 
 
-def test_the_palette_offers_one_command_for_pending_memory(fake: FakeProvider) -> None:
-    async def scenario():
-        app = make_app(fake)
-        async with app.run_test() as pilot:
-            await composer_ready(pilot)
-            titles = [c.title for c in app.get_system_commands(app.screen)]
-            assert titles.count("Save pending memory now") == 1
-            assert not any("Retry pending" in t for t in titles)
-
-    run(scenario)
+async def test_the_palette_offers_one_command_for_pending_memory(fake: FakeProvider) -> None:
+    app = make_app(fake)
+    async with app.run_test() as pilot:
+        await composer_ready(pilot)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert titles.count("Save pending memory now") == 1
+        assert not any("Retry pending" in t for t in titles)
 
 
-def test_an_unknown_theme_in_config_is_not_rewritten(fake: FakeProvider) -> None:
+async def test_an_unknown_theme_in_config_is_not_rewritten(fake: FakeProvider) -> None:
     from app.settings import config_path
 
     path = config_path()
     path.parent.mkdir(parents=True)
     path.write_text('[app]\ntheme = "nope"\n')
 
-    async def scenario():
-        app = make_app(fake, theme="nope")
-        async with app.run_test() as pilot:
-            await composer_ready(pilot)
-            assert app.theme == "kept-dark"
-
-    run(scenario)
+    app = make_app(fake, theme="nope")
+    async with app.run_test() as pilot:
+        await composer_ready(pilot)
+        assert app.theme == "kept-dark"
     assert path.read_text() == '[app]\ntheme = "nope"\n'
 
 
@@ -372,7 +359,7 @@ def test_the_licence_is_an_spdx_string_so_setup_does_not_warn() -> None:
 # --- 4. a data folder that cannot be used ---------------------------------------------------
 
 
-def test_every_verb_and_the_app_name_a_data_folder_that_is_a_file(tmp_path) -> None:
+def test_every_verb_and_the_app_name_a_data_folder_that_is_a_file(tmp_path: Path) -> None:
     import subprocess
     import sys
     from pathlib import Path
@@ -412,7 +399,9 @@ def test_every_verb_and_the_app_name_a_data_folder_that_is_a_file(tmp_path) -> N
 # --- 6. kept import -------------------------------------------------------------------------
 
 
-def test_import_rejects_a_message_with_no_text_naming_the_line(tmp_path, capsys) -> None:
+def test_import_rejects_a_message_with_no_text_naming_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from app.cli.main import main
     from memory import MemoryStore
 
@@ -423,7 +412,9 @@ def test_import_rejects_a_message_with_no_text_naming_the_line(tmp_path, capsys)
     assert not MemoryStore().pending_sessions()
 
 
-def test_import_keeps_the_original_times(tmp_path, capsys) -> None:
+def test_import_keeps_the_original_times(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from app.cli.main import main
     from memory import MemoryStore
 
@@ -445,7 +436,9 @@ def test_import_keeps_the_original_times(tmp_path, capsys) -> None:
 # --- 5. kept doctor -------------------------------------------------------------------------
 
 
-def test_doctor_names_an_unknown_app_model_and_a_bad_consolidation_model(capsys) -> None:
+def test_doctor_names_an_unknown_app_model_and_a_bad_consolidation_model(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     from app.cli.main import main
     from app.settings import config_path
 
@@ -458,7 +451,9 @@ def test_doctor_names_an_unknown_app_model_and_a_bad_consolidation_model(capsys)
     assert "problem: [memory] consolidation_model: Unknown model 'nope'" in out
 
 
-def test_bad_toml_is_one_problem_in_doctor_and_one_notice_in_the_app(capsys) -> None:
+def test_bad_toml_is_one_problem_in_doctor_and_one_notice_in_the_app(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     from app.cli.main import main
     from app.settings import config_path
 
@@ -478,35 +473,28 @@ def test_bad_toml_is_one_problem_in_doctor_and_one_notice_in_the_app(capsys) -> 
 # --- 12. models -----------------------------------------------------------------------------
 
 
-def test_picking_a_model_with_no_key_warns(fake: FakeProvider) -> None:
-    async def scenario():
-        app = make_app(fake, env={"OPENAI_API_KEY": "sk-test-0123456789"})
-        async with app.run_test() as pilot:
-            await composer_ready(pilot)
-            app.set_model("claude-haiku-4-5")
-            await pilot.pause()
-            assert any("No key for Anthropic" in n for n in notices(app)), notices(app)
-
-    run(scenario)
+async def test_picking_a_model_with_no_key_warns(fake: FakeProvider) -> None:
+    app = make_app(fake, env={"OPENAI_API_KEY": "sk-test-0123456789"})
+    async with app.run_test() as pilot:
+        await composer_ready(pilot)
+        app.set_model("claude-haiku-4-5")
+        await pilot.pause()
+        assert any("No key for Anthropic" in n for n in notices(app)), notices(app)
 
 
-def test_the_picker_shows_a_local_model_as_local_not_key(fake: FakeProvider) -> None:
+async def test_the_picker_shows_a_local_model_as_local_not_key(fake: FakeProvider) -> None:
     from app.screens.model_picker import ModelPicker
 
-    async def scenario():
-        app = local_app(fake.base_url("local"))
-        async with app.run_test() as pilot:
-            await composer_ready(pilot)
-            await pilot.press("ctrl+o")
-            while not isinstance(app.screen, ModelPicker):
-                await pilot.pause()
-            (option,) = [o for o in app.screen.query_one("#models").options if o.id == "smollm2"]
-            assert "local" in str(option.prompt) and "key ✓" not in str(option.prompt)
-
-    run(scenario)
+    app = local_app(fake.base_url("local"))
+    async with app.run_test() as pilot:
+        await composer_ready(pilot)
+        await pilot.press("ctrl+o")
+        await until(lambda: isinstance(app.screen, ModelPicker), message="the model picker")
+        (option,) = [o for o in app.screen.query_one("#models").options if o.id == "smollm2"]
+        assert "local" in str(option.prompt) and "key ✓" not in str(option.prompt)
 
 
-def test_an_unknown_app_model_falls_back_to_one_that_can_answer(fake) -> None:
+def test_an_unknown_app_model_falls_back_to_one_that_can_answer(fake: FakeProvider) -> None:
     app = local_app(fake.base_url("local"), model="gpt-9-ultra")
     assert app.model == "smollm2"
     app.session.release()
@@ -519,16 +507,8 @@ def status_text(screen, selector: str) -> str:
     return str(screen.query_one(selector).content)
 
 
-async def until(pilot, condition, what: str) -> None:
-    for _ in range(600):  # bounded: a wrong outcome fails instead of hanging
-        if condition():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def test_onboarding_tests_a_key_before_saving_it_and_picks_the_balanced_tier(
-    fake: FakeProvider, memory_keyring
+async def test_onboarding_tests_a_key_before_saving_it_and_picks_the_balanced_tier(
+    fake: FakeProvider, memory_keyring: MemoryKeyring
 ) -> None:
     from textual.widgets import Input, Select
 
@@ -537,36 +517,31 @@ def test_onboarding_tests_a_key_before_saving_it_and_picks_the_balanced_tier(
 
     fake.default = http_error(401)
 
-    async def scenario():
-        app = make_app(fake, env={}, model="claude-sonnet-4-5")
-        async with app.run_test(size=(100, 40)) as pilot:
-            await until(pilot, lambda: isinstance(app.screen, OnboardingScreen), "onboarding")
-            screen = app.screen
-            await until(pilot, lambda: isinstance(app.focused, Input), "a focused field")
-            assert app.focused.id == "key"  # the first keystroke is not lost
-            screen.query_one("#gateway", Select).value = "openai"
-            await pilot.press(*"sk-bad-0123456789", "enter")
-            await until(
-                pilot,
-                lambda: "not saved" in status_text(screen, "#onboarding-status"),
-                "the refusal",
-            )
-            assert memory_keyring.secrets == {}
-            fake.default = text("ok")
-            screen.query_one("#key", Input).value = "sk-good-0123456789"
-            await pilot.press("enter")
-            await until(pilot, lambda: app.screen is not screen, "the key to be saved")
-            assert memory_keyring.secrets == {("kept", "openai"): "sk-good-0123456789"}
-            assert app.catalog.get(app.model).tier == "balanced"
-
-    run(scenario)
+    app = make_app(fake, env={}, model="claude-sonnet-4-5")
+    async with app.run_test(size=(100, 40)) as pilot:
+        await until(lambda: isinstance(app.screen, OnboardingScreen), message="onboarding")
+        screen = app.screen
+        await until(lambda: isinstance(app.focused, Input), message="a focused field")
+        assert app.focused.id == "key"  # the first keystroke is not lost
+        screen.query_one("#gateway", Select).value = "openai"
+        await pilot.press(*"sk-bad-0123456789", "enter")
+        await until(
+            lambda: "not saved" in status_text(screen, "#onboarding-status"), message="the refusal"
+        )
+        assert memory_keyring.secrets == {}
+        fake.default = text("ok")
+        screen.query_one("#key", Input).value = "sk-good-0123456789"
+        await pilot.press("enter")
+        await until(lambda: app.screen is not screen, message="the key to be saved")
+        assert memory_keyring.secrets == {("kept", "openai"): "sk-good-0123456789"}
+        assert app.catalog.get(app.model).tier == "balanced"
 
 
 # --- 10. /keys ------------------------------------------------------------------------------
 
 
-def test_keys_opens_on_the_gateway_list_tests_cheaply_and_confirms_delete(
-    fake: FakeProvider, memory_keyring
+async def test_keys_opens_on_the_gateway_list_tests_cheaply_and_confirms_delete(
+    fake: FakeProvider, memory_keyring: MemoryKeyring
 ) -> None:
     from textual.widgets import OptionList
 
@@ -575,62 +550,58 @@ def test_keys_opens_on_the_gateway_list_tests_cheaply_and_confirms_delete(
 
     memory_keyring.secrets[("kept", "openai")] = "sk-old-0123456789"
 
-    async def scenario():
-        app = make_app(fake)
-        async with app.run_test(size=(100, 40)) as pilot:
-            await composer_ready(pilot)
-            await pilot.press(*"/keys", "enter")
-            await until(pilot, lambda: isinstance(app.screen, KeysScreen), "/keys")
-            screen = app.screen
-            assert isinstance(app.focused, OptionList)
-            names = [g.name for g in screen.gateways]
+    app = make_app(fake)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await composer_ready(pilot)
+        await pilot.press(*"/keys", "enter")
+        await until(lambda: isinstance(app.screen, KeysScreen), message="/keys")
+        screen = app.screen
+        assert isinstance(app.focused, OptionList)
+        names = [g.name for g in screen.gateways]
+        await pilot.press("down")
+        assert screen.selected.name == names[1]
+        for _ in names:  # bounded: a missing gateway fails instead of hanging
+            if screen.selected.name == "openai":
+                break
             await pilot.press("down")
-            assert screen.selected.name == names[1]
-            while screen.selected.name != "openai":
-                await pilot.press("down")
-            fake.default = http_error(401)
-            await pilot.click("#test")
-            await until(
-                pilot, lambda: "did not answer" in status_text(screen, "#key-status"), "the test"
-            )
-            said = status_text(screen, "#key-status")
-            assert "check it with /keys" not in said
-            model = fake.requests[-1].body["model"]
-            assert (
-                model != "o3"
-                and model
-                == min(
-                    (e for e in app.catalog.entries if e.gateway == "openai"),
-                    key=lambda e: (
-                        app.catalog.pricing(e).input_per_token
-                        + app.catalog.pricing(e).output_per_token
-                    ),
-                ).id
-            )
-            screen.query_one("#delete").press()
-            await pilot.pause()
-            assert ("kept", "openai") in memory_keyring.secrets
-            assert "again" in status_text(screen, "#key-status")
-            screen.query_one("#delete").press()
-            await until(
-                pilot, lambda: ("kept", "openai") not in memory_keyring.secrets, "the deletion"
-            )
-
-    run(scenario)
+        assert screen.selected.name == "openai"
+        fake.default = http_error(401)
+        await pilot.click("#test")
+        await until(
+            lambda: "did not answer" in status_text(screen, "#key-status"), message="the test"
+        )
+        said = status_text(screen, "#key-status")
+        assert "check it with /keys" not in said
+        model = fake.requests[-1].body["model"]
+        assert (
+            model != "o3"
+            and model
+            == min(
+                (e for e in app.catalog.entries if e.gateway == "openai"),
+                key=lambda e: (
+                    app.catalog.pricing(e).input_per_token + app.catalog.pricing(e).output_per_token
+                ),
+            ).id
+        )
+        screen.query_one("#delete").press()
+        await pilot.pause()
+        assert ("kept", "openai") in memory_keyring.secrets
+        assert "again" in status_text(screen, "#key-status")
+        screen.query_one("#delete").press()
+        await until(
+            lambda: ("kept", "openai") not in memory_keyring.secrets, message="the deletion"
+        )
 
 
-def test_keys_offers_no_save_without_a_keyring(fake: FakeProvider) -> None:
+async def test_keys_offers_no_save_without_a_keyring(fake: FakeProvider) -> None:
     from app.screens.keys import KeysScreen
 
-    async def scenario():
-        app = make_app(fake)
-        async with app.run_test() as pilot:
-            await composer_ready(pilot)
-            await pilot.press(*"/keys", "enter")
-            await until(pilot, lambda: isinstance(app.screen, KeysScreen), "/keys")
-            assert not app.screen.query("#save")
-
-    run(scenario)
+    app = make_app(fake)
+    async with app.run_test() as pilot:
+        await composer_ready(pilot)
+        await pilot.press(*"/keys", "enter")
+        await until(lambda: isinstance(app.screen, KeysScreen), message="/keys")
+        assert not app.screen.query("#save")
 
 
 # --- 11. the first reply is not slower than the rest ----------------------------------------
@@ -661,7 +632,7 @@ print("litellm" in sys.modules)
 """
 
 
-def child(code: str, tmp_path) -> str:
+def child(code: str, tmp_path: Path) -> str:
     import os
     import subprocess
     import sys
@@ -686,18 +657,20 @@ def child(code: str, tmp_path) -> str:
     return done.stdout.splitlines()[-1]
 
 
-def test_litellm_is_loaded_in_the_background_once_the_first_screen_is_up(tmp_path) -> None:
+def test_litellm_is_loaded_in_the_background_once_the_first_screen_is_up(tmp_path: Path) -> None:
     assert child(WARM_CHILD, tmp_path) == "True"
 
 
-def test_consolidate_with_nothing_to_send_does_not_load_litellm(tmp_path) -> None:
+def test_consolidate_with_nothing_to_send_does_not_load_litellm(tmp_path: Path) -> None:
     assert child(CONSOLIDATE_CHILD, tmp_path) == "False"
 
 
 # --- 14. /memory ----------------------------------------------------------------------------
 
 
-def test_memory_tabs_by_number_history_by_date_and_angle_brackets_shown(fake) -> None:
+async def test_memory_tabs_by_number_history_by_date_and_angle_brackets_shown(
+    fake: FakeProvider,
+) -> None:
     from textual.widgets import Markdown, TabbedContent
 
     from app.screens.memory import MemoryScreen, shown
@@ -708,55 +681,52 @@ def test_memory_tabs_by_number_history_by_date_and_angle_brackets_shown(fake) ->
     store.append_history("[2026-11-20 08:00] Imported: about the <transcript> tag.")
     store.append_history("[2026-11-30 18:00] Last of the day.")
 
-    async def scenario():
-        app = make_app(fake)
-        async with app.run_test() as pilot:
-            await composer_ready(pilot)
-            await pilot.press(*"/memory", "enter")
-            await until(pilot, lambda: isinstance(app.screen, MemoryScreen), "/memory")
-            tabs = app.screen.query_one(TabbedContent)
-            await pilot.press("2")
-            assert tabs.active == "instructions-tab"
-            await pilot.press("3")
-            assert tabs.active == "history-tab"
-            await pilot.press("4")
-            assert tabs.active == "versions-tab"
-            await pilot.press("1")
-            assert tabs.active == "memory-tab"
-            source = app.screen.query_one("#history-view", Markdown).source
-            days = [line[1:11] for line in source.split("\n\n")]
-            assert days == ["2026-11-30", "2026-11-30", "2026-11-20"], source
-            assert "\\<transcript>" in source
-
-    run(scenario)
+    app = make_app(fake)
+    async with app.run_test() as pilot:
+        await composer_ready(pilot)
+        await pilot.press(*"/memory", "enter")
+        await until(lambda: isinstance(app.screen, MemoryScreen), message="/memory")
+        tabs = app.screen.query_one(TabbedContent)
+        await pilot.press("2")
+        assert tabs.active == "instructions-tab"
+        await pilot.press("3")
+        assert tabs.active == "history-tab"
+        await pilot.press("4")
+        assert tabs.active == "versions-tab"
+        await pilot.press("1")
+        assert tabs.active == "memory-tab"
+        source = app.screen.query_one("#history-view", Markdown).source
+        days = [line[1:11] for line in source.split("\n\n")]
+        assert days == ["2026-11-30", "2026-11-30", "2026-11-20"], source
+        assert "\\<transcript>" in source
     assert shown("a <b> `<c>`\n```\n<d>\n```") == "a \\<b> `<c>`\n```\n<d>\n```"
 
 
 # --- 3. /keys fits ----------------------------------------------------------------------------
 
 
-def test_keys_result_and_buttons_are_in_sight_at_60x20(fake: FakeProvider) -> None:
+async def test_keys_result_and_buttons_are_in_sight_at_60x20(fake: FakeProvider) -> None:
     from textual.containers import VerticalScroll
     from textual.widgets import Button
 
     from app.screens.keys import KeysScreen
 
-    async def scenario():
-        app = make_app(fake)
-        async with app.run_test(size=(60, 20)) as pilot:
-            await composer_ready(pilot)
-            await pilot.press(*"/keys", "enter")
-            await until(pilot, lambda: isinstance(app.screen, KeysScreen), "/keys")
-            screen = app.screen
-            dialog = screen.query_one(VerticalScroll)
-            while not (isinstance(app.focused, Button) and app.focused.id == "test"):
-                await pilot.press("tab")
-            await pilot.pause()
-            assert dialog.region.contains_region(app.focused.region), "Tab left Test unseen"
-            await pilot.press("enter")
-            await until(pilot, lambda: "works" in status_text(screen, "#key-status"), "test")
-            await pilot.pause()
-            status = screen.query_one("#key-status")
-            assert dialog.region.contains_region(status.region), "the result is off-screen"
-
-    run(scenario)
+    app = make_app(fake)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await composer_ready(pilot)
+        await pilot.press(*"/keys", "enter")
+        await until(lambda: isinstance(app.screen, KeysScreen), message="/keys")
+        screen = app.screen
+        dialog = screen.query_one(VerticalScroll)
+        for _ in range(50):  # bounded: a Test button out of the Tab order fails, not hangs
+            if isinstance(app.focused, Button) and app.focused.id == "test":
+                break
+            await pilot.press("tab")
+        assert isinstance(app.focused, Button) and app.focused.id == "test"
+        await pilot.pause()
+        assert dialog.region.contains_region(app.focused.region), "Tab left Test unseen"
+        await pilot.press("enter")
+        await until(lambda: "works" in status_text(screen, "#key-status"), message="test")
+        await pilot.pause()
+        status = screen.query_one("#key-status")
+        assert dialog.region.contains_region(status.region), "the result is off-screen"

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,15 +47,19 @@ def store() -> MemoryStore:
     return MemoryStore(settings=MemorySettings(attempt_deadline=5.0)).ensure()
 
 
-def run_pending(store: MemoryStore, fake: FakeProvider, **kwargs):
-    return asyncio.run(consolidate_pending(store, fake_catalog(fake), policy=POLICY, **kwargs))
+def run_pending(store: MemoryStore, fake: FakeProvider, **kwargs: Any):
+    return asyncio.run(pending(store, fake, **kwargs))
+
+
+async def pending(store: MemoryStore, fake: FakeProvider, **kwargs: Any):
+    return await consolidate_pending(store, fake_catalog(fake), policy=POLICY, **kwargs)
 
 
 # --- 1. escape sequences -------------------------------------------------------------------
 
 
 def test_escapes_in_error_bodies_and_tool_names_never_reach_files_or_output(
-    store, fake, capsys
+    store: MemoryStore, fake: FakeProvider, capsys: pytest.CaptureFixture[str]
 ) -> None:
     journal = pending_session(store)
     fake.set_default(CONSOLIDATION_CHAIN[0], http_error(500, message=HOSTILE))
@@ -74,34 +80,33 @@ def test_escapes_in_error_bodies_and_tool_names_never_reach_files_or_output(
     assert "boom" in out and not raw_escapes(out)
 
 
-def test_model_text_beside_a_history_search_is_journaled_clean(fake) -> None:
+async def test_model_text_beside_a_history_search_is_journaled_clean(fake: FakeProvider) -> None:
     fake.script(
         "gpt-4.1-mini",
         tool_call("search_history", {"pattern": f"tea{HOSTILE}"}, content=f"Let me look {HOSTILE}"),
         text(f"Found it {HOSTILE}"),
     )
 
-    async def scenario():
-        app = make_app(fake)
-        async with app.run_test() as pilot:
-            await send(pilot, "what do I drink?")
-            from app.widgets.message import MessageView
+    app = make_app(fake)
+    async with app.run_test() as pilot:
+        await send(pilot, "what do I drink?")
+        from app.widgets.message import MessageView
 
-            shown = [(v.who, v.text) for v in app.screen.query(MessageView)]
-            assert all(not raw_escapes(f"{who}{body}") for who, body in shown)
-            assert [m["role"] for m in app.session.messages] == [
-                "user",
-                "assistant",
-                "tool",
-                "assistant",
-            ]
-            raw = app.session.journal.path.read_text(encoding="utf-8")
-            assert "Let me look" in raw and not raw_escapes(raw)
-
-    asyncio.run(scenario())
+        shown = [(v.who, v.text) for v in app.screen.query(MessageView)]
+        assert all(not raw_escapes(f"{who}{body}") for who, body in shown)
+        assert [m["role"] for m in app.session.messages] == [
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+        ]
+        raw = app.session.journal.path.read_text(encoding="utf-8")
+        assert "Let me look" in raw and not raw_escapes(raw)
 
 
-def test_escapes_in_a_config_label_or_id_are_never_printed(capsys, tmp_path) -> None:
+def test_escapes_in_a_config_label_or_id_are_never_printed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     config = tmp_path / "config" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text(
@@ -116,7 +121,9 @@ def test_escapes_in_a_config_label_or_id_are_never_printed(capsys, tmp_path) -> 
     assert "bad" in captured.err  # the id is refused, by name, with its escapes removed
 
 
-def test_escapes_already_in_a_journal_or_the_log_are_never_shown(store, capsys) -> None:
+def test_escapes_already_in_a_journal_or_the_log_are_never_shown(
+    store: MemoryStore, capsys: pytest.CaptureFixture[str]
+) -> None:
     journal = pending_session(store, [{"role": "user", "content": "hi PLACE"}])
     journal.path.write_text(journal.path.read_text().replace("PLACE", json.dumps(HOSTILE)[1:-1]))
     with journal.path.open("a") as f:
@@ -151,7 +158,7 @@ def test_escapes_already_in_a_journal_or_the_log_are_never_shown(store, capsys) 
 # --- 2. a full disk while sending --------------------------------------------------------------
 
 
-def disk_full_after(monkeypatch, budget: int) -> None:
+def disk_full_after(monkeypatch: pytest.MonkeyPatch, budget: int) -> None:
     """Writes through memory.data.files succeed for `budget` bytes, then fail with ENOSPC,
     as on a nearly full filesystem (the part that fit is on disk: a torn line)."""
     import errno
@@ -172,43 +179,44 @@ def disk_full_after(monkeypatch, budget: int) -> None:
     monkeypatch.setattr(memory.data.files, "write_all", write_all)
 
 
-def test_a_full_disk_keeps_the_message_in_the_composer_and_tears_no_line(fake, monkeypatch) -> None:
+async def test_a_full_disk_keeps_the_message_in_the_composer_and_tears_no_line(
+    fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import memory.data.files
 
     fake.default = text("ok")
     message = "x" * 5000
 
-    async def scenario():
-        app = make_app(fake)
-        async with app.run_test() as pilot:
-            from app.widgets.composer import Composer
-            from app.widgets.message import MessageView
+    app = make_app(fake)
+    async with app.run_test() as pilot:
+        from app.widgets.composer import Composer
+        from app.widgets.message import MessageView
 
-            path = app.session.journal.path
-            before = path.read_bytes()
-            real = memory.data.files.write_all
-            disk_full_after(monkeypatch, 1000)
-            composer = app.screen.query_one(Composer)
-            composer.load_text(message)
-            await pilot.press("enter")
-            await pilot.pause()
-            assert path.read_bytes() == before  # no torn line
-            assert composer.text == message  # nothing lost
-            assert app.session.messages == []
-            notice = list(app.screen.query(MessageView))[-1]
-            assert notice.has_class("error")
-            assert "No space left on device" in notice.text and path.name in notice.text
-            assert fake.count() == 0
-            monkeypatch.setattr(memory.data.files, "write_all", real)  # space again
-            await pilot.press("enter")
-            await pilot.pause()
-            await app.screen.reply_finished()
-            assert app.session.messages[0]["content"] == message
-
-    asyncio.run(scenario())
+        path = app.session.journal.path
+        before = path.read_bytes()
+        real = memory.data.files.write_all
+        disk_full_after(monkeypatch, 1000)
+        composer = app.screen.query_one(Composer)
+        composer.load_text(message)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert path.read_bytes() == before  # no torn line
+        assert composer.text == message  # nothing lost
+        assert app.session.messages == []
+        notice = list(app.screen.query(MessageView))[-1]
+        assert notice.has_class("error")
+        assert "No space left on device" in notice.text and path.name in notice.text
+        assert fake.count() == 0
+        monkeypatch.setattr(memory.data.files, "write_all", real)  # space again
+        await pilot.press("enter")
+        await pilot.pause()
+        await app.screen.reply_finished()
+        assert app.session.messages[0]["content"] == message
 
 
-def test_a_failed_write_names_its_file_and_leaves_the_file_as_it_was(store, monkeypatch) -> None:
+def test_a_failed_write_names_its_file_and_leaves_the_file_as_it_was(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from memory.data.files import append_line, atomic_write
 
     target = store.root / "f.jsonl"
@@ -227,7 +235,9 @@ def test_a_failed_write_names_its_file_and_leaves_the_file_as_it_was(store, monk
 # --- 3. one bad file in sessions/ ----------------------------------------------------------
 
 
-def test_an_unreadable_file_in_sessions_is_skipped_with_a_warning(store, fake, capsys) -> None:
+async def test_an_unreadable_file_in_sessions_is_skipped_with_a_warning(
+    store: MemoryStore, fake: FakeProvider, capsys: pytest.CaptureFixture[str]
+) -> None:
     journal = pending_session(store)
     (store.sessions_dir / "x.jsonl").mkdir()
     fake.default = tool_call("save_memory", save_args())
@@ -237,24 +247,21 @@ def test_an_unreadable_file_in_sessions_is_skipped_with_a_warning(store, fake, c
     main(["doctor"])
     captured = capsys.readouterr()
     assert "x.jsonl" in captured.out + captured.err
-    (result,) = run_pending(store, fake)
+    (result,) = await pending(store, fake)
     assert result.saved and result.session == journal.id
     assert any("x.jsonl" in w for w in store.skipped.values())
 
-    async def scenario():
-        app = make_app(fake)
-        async with app.run_test() as pilot:
-            await settle(pilot)
-            assert any("x.jsonl" in p for p in app.problems)
-
-    asyncio.run(scenario())
+    app = make_app(fake)
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        assert any("x.jsonl" in p for p in app.problems)
 
 
 # --- 4. one bad session never blocks the others -------------------------------------------
 
 
 def test_an_import_with_a_malformed_tool_call_skips_that_line(
-    store, fake, tmp_path, capsys
+    store: MemoryStore, fake: FakeProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = tmp_path / "chat.jsonl"
     source.write_text(
@@ -282,7 +289,9 @@ def test_an_import_with_a_malformed_tool_call_skips_that_line(
     assert [r.saved for r in results] == [True, True]
 
 
-def test_a_time_past_the_calendar_in_a_far_time_zone_is_no_crash(store, fake, monkeypatch) -> None:
+def test_a_time_past_the_calendar_in_a_far_time_zone_is_no_crash(
+    store: MemoryStore, fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import time
 
     with monkeypatch.context() as local:
@@ -300,7 +309,9 @@ def test_a_time_past_the_calendar_in_a_far_time_zone_is_no_crash(store, fake, mo
             time.tzset()
 
 
-def test_a_reply_that_breaks_the_check_is_that_replys_rejection(store, fake) -> None:
+def test_a_reply_that_breaks_the_check_is_that_replys_rejection(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
     pending_session(store)
     deep = '{"history_entry": ' + "[" * 50_000 + "]" * 50_000 + ', "memory_update": ""}'
     fake.set_default(CONSOLIDATION_CHAIN[0], tool_call("save_memory", deep))
@@ -312,7 +323,7 @@ def test_a_reply_that_breaks_the_check_is_that_replys_rejection(store, fake) -> 
 
 
 def test_a_session_that_fails_to_consolidate_does_not_stop_the_next(
-    store, fake, monkeypatch
+    store: MemoryStore, fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import memory.consolidation.walk
 
@@ -337,7 +348,9 @@ def test_a_session_that_fails_to_consolidate_does_not_stop_the_next(
 # --- 5. a wrong-typed field in the live journal ----------------------------------------------
 
 
-def test_a_wrong_typed_field_in_the_live_journal_does_not_stop_the_app(fake) -> None:
+async def test_a_wrong_typed_field_in_the_live_journal_does_not_stop_the_app(
+    fake: FakeProvider,
+) -> None:
     store = MemoryStore().ensure()
     path = store.sessions_dir / "20261130-100000-abcdef.jsonl"
     path.write_text(
@@ -352,19 +365,16 @@ def test_a_wrong_typed_field_in_the_live_journal_does_not_stop_the_app(fake) -> 
         + "\n"
     )
 
-    async def scenario():
-        app = make_app(fake)
-        async with app.run_test() as pilot:
-            await pilot.pause()
-            from app.widgets.message import MessageView
+    app = make_app(fake)
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        from app.widgets.message import MessageView
 
-            assert app.session.id == path.stem
-            assert [v.text for v in app.screen.query(MessageView)] == ["hi", "hello"]
-
-    asyncio.run(scenario())
+        assert app.session.id == path.stem
+        assert [v.text for v in app.screen.query(MessageView)] == ["hi", "hello"]
 
 
-def test_the_command_exits_non_zero_when_the_app_crashed(fake) -> None:
+def test_the_command_exits_non_zero_when_the_app_crashed(fake: FakeProvider) -> None:
     from app.main import run
 
     class Crashing(type(make_app(fake))):
@@ -379,7 +389,12 @@ def test_the_command_exits_non_zero_when_the_app_crashed(fake) -> None:
 # --- 6. an interrupted import ------------------------------------------------------------------
 
 
-def test_an_interrupted_import_leaves_nothing_behind(store, tmp_path, monkeypatch, capsys) -> None:
+def test_an_interrupted_import_leaves_nothing_behind(
+    store: MemoryStore,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     import memory.data.files
 
     source = tmp_path / "big.jsonl"
@@ -407,7 +422,7 @@ def test_an_interrupted_import_leaves_nothing_behind(store, tmp_path, monkeypatc
 # --- 7. symbolic links are never written through ---------------------------------------------
 
 
-def test_a_symlinked_journal_is_not_written_through(store, tmp_path) -> None:
+def test_a_symlinked_journal_is_not_written_through(store: MemoryStore, tmp_path: Path) -> None:
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
     journal = store.new_session("gpt-4.1-mini")
@@ -421,7 +436,9 @@ def test_a_symlinked_journal_is_not_written_through(store, tmp_path) -> None:
     assert any("symbolic link" in s for s in store.skipped.values())
 
 
-def test_a_symlinked_memory_file_is_refused_and_left_alone(store, fake, tmp_path) -> None:
+def test_a_symlinked_memory_file_is_refused_and_left_alone(
+    store: MemoryStore, fake: FakeProvider, tmp_path: Path
+) -> None:
     elsewhere = tmp_path / "dotfiles-memory.md"
     elsewhere.write_text("# Mine\n")
     store.memory_path.symlink_to(elsewhere)
@@ -432,7 +449,7 @@ def test_a_symlinked_memory_file_is_refused_and_left_alone(store, fake, tmp_path
     assert store.memory_path.is_symlink() and elsewhere.read_text() == "# Mine\n"
 
 
-def test_a_symlinked_config_is_written_at_its_target(tmp_path) -> None:
+def test_a_symlinked_config_is_written_at_its_target(tmp_path: Path) -> None:
     from app.settings import save_setting
 
     target = tmp_path / "dotfiles-config.toml"
@@ -448,7 +465,9 @@ def test_a_symlinked_config_is_written_at_its_target(tmp_path) -> None:
 # --- 8. every key Kept knows is redacted ---------------------------------------------------------
 
 
-def test_a_key_echoed_by_another_gateway_is_redacted_everywhere(store, fake, capsys) -> None:
+def test_a_key_echoed_by_another_gateway_is_redacted_everywhere(
+    store: MemoryStore, fake: FakeProvider, capsys: pytest.CaptureFixture[str]
+) -> None:
     from tests.support import fake_keys
 
     anthropic_key = fake_keys()["ANTHROPIC_API_KEY"]
@@ -471,7 +490,7 @@ def test_a_key_echoed_by_another_gateway_is_redacted_everywhere(store, fake, cap
 # --- 9. a broken gateway table never falls back to the public endpoint -------------------------
 
 
-def write_config(tmp_path, body: str):
+def write_config(tmp_path: Path, body: str):
     path = tmp_path / "config" / "config.toml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(body)
@@ -493,7 +512,7 @@ def gateway_state(catalog, gateway: str):
         '[gateways.groq]\nbase_url = "https://proxy.example/v1"\n[app\nmodel = 1\n',
     ],
 )
-def test_an_invalid_gateway_table_makes_that_gateway_unusable(tmp_path, body) -> None:
+def test_an_invalid_gateway_table_makes_that_gateway_unusable(tmp_path: Path, body) -> None:
     from app.settings import load_settings
     from catalog import load_catalog
 
@@ -505,21 +524,21 @@ def test_an_invalid_gateway_table_makes_that_gateway_unusable(tmp_path, body) ->
     assert gateway_state(catalog, "openai").problem != groq.problem
 
 
-def test_a_model_on_a_broken_gateway_is_skipped_without_a_request(tmp_path, store, fake) -> None:
+async def test_a_model_on_a_broken_gateway_is_skipped_without_a_request(
+    tmp_path: Path, store: MemoryStore, fake: FakeProvider
+) -> None:
     from app.settings import load_settings
     from catalog import Catalog, KeyStore, complete
     from tests.support import fake_keys
 
     config = load_settings(write_config(tmp_path, "[gateways.groq]\nbase_url = 3\n")).catalog
     catalog = Catalog(config=config, keys=KeyStore(environ=fake_keys()))
-    result = asyncio.run(
-        complete(
-            catalog,
-            "llama-3.3-70b-versatile",
-            [{"role": "user", "content": "hi"}],
-            policy=POLICY,
-            walk_chain=False,
-        )
+    result = await complete(
+        catalog,
+        "llama-3.3-70b-versatile",
+        [{"role": "user", "content": "hi"}],
+        policy=POLICY,
+        walk_chain=False,
     )
     assert not result.ok and result.attempts[0].outcome.value == "skipped"
     assert "gateways.groq" in result.attempts[0].reason
@@ -528,8 +547,8 @@ def test_a_model_on_a_broken_gateway_is_skipped_without_a_request(tmp_path, stor
 # --- 12. an unreadable MEMORY.md -----------------------------------------------------------------
 
 
-def test_an_unreadable_memory_file_is_named_everywhere_and_costs_no_request(
-    store, fake, capsys
+async def test_an_unreadable_memory_file_is_named_everywhere_and_costs_no_request(
+    store: MemoryStore, fake: FakeProvider, capsys: pytest.CaptureFixture[str]
 ) -> None:
     store.memory_path.mkdir()
     assert main(["memory", "show"]) == 2
@@ -539,29 +558,28 @@ def test_an_unreadable_memory_file_is_named_everywhere_and_costs_no_request(
     assert "MEMORY.md" in capsys.readouterr().out
     pending_session(store)
     fake.default = tool_call("save_memory", save_args())
-    (result,) = run_pending(store, fake)
+    (result,) = await pending(store, fake)
     assert not result.saved and "MEMORY.md" in result.reason
     assert fake.count() == 0
 
-    async def scenario():
-        app = make_app(fake)
-        async with app.run_test() as pilot:
-            await pilot.press("ctrl+p")  # any key first: the app is alive
-            await pilot.press("escape")
-            app.action_memory()
-            await pilot.pause()
-            from textual.widgets import Static
+    app = make_app(fake)
+    async with app.run_test() as pilot:
+        await pilot.press("ctrl+p")  # any key first: the app is alive
+        await pilot.press("escape")
+        app.action_memory()
+        await pilot.pause()
+        from textual.widgets import Static
 
-            status = app.screen.query_one("#memory-status", Static)
-            assert "MEMORY.md" in str(status.render())
-            await pilot.press("e")
-            await pilot.pause()
-            assert app.screen.editing is False
-
-    asyncio.run(scenario())
+        status = app.screen.query_one("#memory-status", Static)
+        assert "MEMORY.md" in str(status.render())
+        await pilot.press("e")
+        await pilot.pause()
+        assert app.screen.editing is False
 
 
-def test_a_read_only_memory_file_is_respected_and_said(store, fake, capsys) -> None:
+def test_a_read_only_memory_file_is_respected_and_said(
+    store: MemoryStore, fake: FakeProvider, capsys: pytest.CaptureFixture[str]
+) -> None:
     store.memory_path.write_text("# Mine, frozen\n")
     store.memory_path.chmod(0o444)
     pending_session(store)
@@ -580,7 +598,9 @@ def test_a_read_only_memory_file_is_respected_and_said(store, fake, capsys) -> N
 KNOWN = "# About the user\n" + "".join(f"- fact number {i} about the user\n" for i in range(20))
 
 
-def test_a_deliberate_forget_is_let_through_and_versioned(store, fake) -> None:
+def test_a_deliberate_forget_is_let_through_and_versioned(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
     store.write_memory(KNOWN)
     pending_session(
         store,
@@ -596,7 +616,7 @@ def test_a_deliberate_forget_is_let_through_and_versioned(store, fake) -> None:
     assert any(v.path.read_text() == KNOWN for v in store.versions())
 
 
-def test_a_forget_nobody_asked_for_is_still_refused(store, fake) -> None:
+def test_a_forget_nobody_asked_for_is_still_refused(store: MemoryStore, fake: FakeProvider) -> None:
     store.write_memory(KNOWN)
     pending_session(store, [{"role": "user", "content": "I moved to Bern."}])
     fake.default = tool_call("save_memory", save_args(memory=""))
@@ -604,32 +624,31 @@ def test_a_forget_nobody_asked_for_is_still_refused(store, fake) -> None:
     assert not result.saved and "the user did not ask to forget it" in result.reason
 
 
-def test_identical_rejections_stop_automatic_retries_and_the_app_asks(store, fake) -> None:
+async def test_identical_rejections_stop_automatic_retries_and_the_app_asks(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
     journal = pending_session(store)
     fake.default = text("I would rather chat.")
     for _ in range(3):
-        (result,) = run_pending(store, fake)
+        (result,) = await pending(store, fake)
         assert not result.saved
     asked = fake.count()
-    assert run_pending(store, fake, include_held=False) == []
+    assert await pending(store, fake, include_held=False) == []
     assert fake.count() == asked  # no more money spent on the same answer
 
-    async def scenario():
-        app = make_app(fake)
-        async with app.run_test() as pilot:
-            from tests.support import settle
+    app = make_app(fake)
+    async with app.run_test() as pilot:
+        from tests.support import settle
 
-            await settle(pilot)
-            assert fake.count() == asked
-            messages = app.notices
-            assert any(journal.id in m and "Retry" in m for m in messages)
-
-    asyncio.run(scenario())
-    (result,) = run_pending(store, fake)  # asking by hand still tries
+        await settle(pilot)
+        assert fake.count() == asked
+        messages = app.notices
+        assert any(journal.id in m and "Retry" in m for m in messages)
+    (result,) = await pending(store, fake)  # asking by hand still tries
     assert fake.count() > asked
 
 
-def test_a_binary_memory_file_is_named_as_the_cause(store, fake) -> None:
+def test_a_binary_memory_file_is_named_as_the_cause(store: MemoryStore, fake: FakeProvider) -> None:
     store.memory_path.write_bytes(b"\x00\x01\xff" * 200)
     pending_session(store)
     fake.default = tool_call("save_memory", save_args(memory="x"))
@@ -660,7 +679,9 @@ def big_session(store: MemoryStore):
     return pending_session(store, [{"role": "user", "content": words}])
 
 
-def test_token_counting_and_journal_loading_run_off_the_event_loop(fake, monkeypatch) -> None:
+async def test_token_counting_and_journal_loading_run_off_the_event_loop(
+    fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import memory.consolidation.walk
     import memory.sessions.journal
 
@@ -676,62 +697,66 @@ def test_token_counting_and_journal_loading_run_off_the_event_loop(fake, monkeyp
     ):
         real = getattr(module, name)
 
-        def spy(*args, real=real, name=name, **kwargs):
+        def spy(*args: Any, real=real, name=name, **kwargs: Any):
             if on_loop():
                 on_the_loop.append(name)
             return real(*args, **kwargs)
 
         monkeypatch.setattr(module, name, spy)
     fake.default = tool_call("save_memory", nothing_new())
-    results = asyncio.run(consolidate_pending(store, small_window_catalog(fake), policy=POLICY))
+    results = await consolidate_pending(store, small_window_catalog(fake), policy=POLICY)
     assert results and all(r.saved for r in results)
     assert on_the_loop == []
 
 
-def test_a_session_needing_many_requests_asks_first(fake, capsys) -> None:
+async def test_a_session_needing_many_requests_asks_first(
+    fake: FakeProvider, capsys: pytest.CaptureFixture[str]
+) -> None:
     store = MemoryStore(
         settings=MemorySettings(attempt_deadline=5.0, consolidation_model=SMALL)
     ).ensure()
     journal = big_session(store)
     fake.default = tool_call("save_memory", nothing_new())
     catalog = small_window_catalog(fake)
-    (result,) = asyncio.run(consolidate_pending(store, catalog, policy=POLICY, max_parts=3))
+    (result,) = await consolidate_pending(store, catalog, policy=POLICY, max_parts=3)
     assert not result.saved and result.estimate
     assert "requests" in result.reason and "$" in result.reason
     assert fake.count() == 0
     assert not store.find_session(journal.id).failures  # not a failure: a question
-    (result,) = asyncio.run(consolidate_pending(store, catalog, policy=POLICY))
+    (result,) = await consolidate_pending(store, catalog, policy=POLICY)
     assert result.saved and fake.count() > 3
 
 
-def test_the_app_checks_pending_sessions_off_the_event_loop(fake, monkeypatch) -> None:
+async def test_the_app_checks_pending_sessions_off_the_event_loop(
+    fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import memory.sessions.pending
 
     calls: list[bool] = []
     real = memory.sessions.pending.pending
 
-    def spy(store):
+    def spy(store: MemoryStore):
         calls.append(on_loop())
         return real(store)
 
     monkeypatch.setattr(memory.sessions.pending, "pending", spy)
 
-    async def scenario():
-        app = make_app(fake)
-        async with app.run_test() as pilot:
-            from tests.support import settle
+    app = make_app(fake)
+    async with app.run_test() as pilot:
+        from tests.support import settle
 
-            await settle(pilot)
-            app.jobs.retry_due()
-            app.jobs.refresh_status()
-            await settle(pilot)
-        assert calls and not any(calls)
-
-    asyncio.run(scenario())
+        await settle(pilot)
+        app.jobs.retry_due()
+        app.jobs.refresh_status()
+        await settle(pilot)
+    assert calls and not any(calls)
 
 
 def test_kept_consolidate_shows_the_estimate_and_goes_ahead_with_yes(
-    fake, capsys, tmp_path, monkeypatch
+    fake: FakeProvider,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from app.settings import load_settings
     from catalog import load_catalog
@@ -770,7 +795,7 @@ def dead_pid() -> int:
     return int(child.stdout)
 
 
-def test_temporary_copies_left_by_a_kill_are_removed_at_start(store) -> None:
+def test_temporary_copies_left_by_a_kill_are_removed_at_start(store: MemoryStore) -> None:
     import os
 
     from memory.consolidation.commit import recover
@@ -790,7 +815,9 @@ def test_temporary_copies_left_by_a_kill_are_removed_at_start(store) -> None:
     assert live.exists()
 
 
-def test_a_read_only_data_folder_is_respected_and_said(store, capsys) -> None:
+def test_a_read_only_data_folder_is_respected_and_said(
+    store: MemoryStore, capsys: pytest.CaptureFixture[str]
+) -> None:
     from app.main import run
 
     pending_session(store)
@@ -810,7 +837,9 @@ def test_a_read_only_data_folder_is_respected_and_said(store, capsys) -> None:
 # --- 14. smaller ones --------------------------------------------------------------------------
 
 
-def test_a_config_nested_a_thousand_deep_is_a_problem_not_a_crash(tmp_path, capsys) -> None:
+def test_a_config_nested_a_thousand_deep_is_a_problem_not_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from app.settings import load_settings
 
     write_config(tmp_path, "a = " + "[" * 1000 + "]" * 1000 + "\n")
@@ -819,7 +848,9 @@ def test_a_config_nested_a_thousand_deep_is_a_problem_not_a_crash(tmp_path, caps
     assert load_settings().problems
 
 
-def test_kept_models_all_caps_each_chain(tmp_path, capsys) -> None:
+def test_kept_models_all_caps_each_chain(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     count = 3000
     write_config(
         tmp_path, "".join(f'[[models]]\nid = "m{i}"\nfallback = "m{i + 1}"\n' for i in range(count))
@@ -832,8 +863,8 @@ def test_kept_models_all_caps_each_chain(tmp_path, capsys) -> None:
     assert "more" in chains[0]
 
 
-def test_two_overlapping_consolidations_both_see_the_session_saved(
-    store, fake, monkeypatch
+async def test_two_overlapping_consolidations_both_see_the_session_saved(
+    store: MemoryStore, fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import contextlib
     import threading
@@ -865,11 +896,13 @@ def test_two_overlapping_consolidations_both_see_the_session_saved(
         fake.release()
         return await first, await second
 
-    (one,), (two,) = asyncio.run(both())
+    (one,), (two,) = await both()
     assert one.saved and two.saved
 
 
-def test_a_journal_whose_header_names_another_id_is_really_saved(store, fake) -> None:
+def test_a_journal_whose_header_names_another_id_is_really_saved(
+    store: MemoryStore, fake: FakeProvider
+) -> None:
     journal = pending_session(store)
     renamed = store.sessions_dir / "20261130-000000-aaaaaa.jsonl"
     journal.path.rename(renamed)
@@ -880,7 +913,9 @@ def test_a_journal_whose_header_names_another_id_is_really_saved(store, fake) ->
     assert run_pending(store, fake) == []  # saved for good, not "saved" again each run
 
 
-def test_a_file_the_command_line_cannot_read_is_one_sentence(store, capsys) -> None:
+def test_a_file_the_command_line_cannot_read_is_one_sentence(
+    store: MemoryStore, capsys: pytest.CaptureFixture[str]
+) -> None:
     store.log_path.mkdir()
     assert main(["log"]) == 2
     err = capsys.readouterr().err
@@ -888,7 +923,7 @@ def test_a_file_the_command_line_cannot_read_is_one_sentence(store, capsys) -> N
 
 
 def test_a_full_disk_during_consolidation_names_the_file_and_loses_nothing(
-    store, fake, monkeypatch
+    store: MemoryStore, fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     journal = pending_session(store)
     before = journal.path.read_bytes()

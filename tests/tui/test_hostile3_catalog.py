@@ -35,7 +35,7 @@ def no_traceback(err: str) -> None:
 
 
 def test_a_thousand_failed_walks_of_one_model_cap_its_cooldown_and_ask_still_answers(
-    configured, capsys
+    configured: FakeProvider, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """3,000 imported sessions with the server down fail one model's walk 1,024 times:
     2**1024 is past any float, and every later failure used to crash `kept ask`."""
@@ -56,7 +56,9 @@ def test_a_thousand_failed_walks_of_one_model_cap_its_cooldown_and_ask_still_ans
     assert HealthBook(MemoryStore().health_path).get(MODEL).failures > 1_030
 
 
-def test_a_cooldown_count_written_past_any_float_is_not_trusted(configured, capsys) -> None:
+def test_a_cooldown_count_written_past_any_float_is_not_trusted(
+    configured: FakeProvider, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = MemoryStore().health_path
     path.write_text(json.dumps({"version": 1, "models": {MODEL: {"cooldowns": 5000}}}))
     configured.default = http_error(500)
@@ -92,7 +94,7 @@ WRONG = {
 
 @pytest.mark.parametrize("record", WRONG.values(), ids=WRONG.keys())
 def test_a_wrong_typed_health_record_is_read_as_healthy_with_a_warning(
-    configured, capsys, caplog, record
+    configured: FakeProvider, capsys: pytest.CaptureFixture[str], caplog, record
 ) -> None:
     path = MemoryStore().health_path
     path.write_text(json.dumps({"version": 1, "models": {MODEL: record}}))
@@ -171,9 +173,9 @@ def test_a_model_id_with_invisible_characters_cannot_pose_as_a_built_in(model_id
     ]
 
 
-def test_a_user_models_label_equal_to_a_built_ins_is_told_apart_in_the_picker(fake) -> None:
-    import asyncio
-
+async def test_a_user_models_label_equal_to_a_built_ins_is_told_apart_in_the_picker(
+    fake: FakeProvider,
+) -> None:
     from textual.widgets import OptionList
 
     from app.screens.model_picker import ModelPicker
@@ -193,7 +195,7 @@ def test_a_user_models_label_equal_to_a_built_ins_is_told_apart_in_the_picker(fa
             found = (options.get_option_at_index(i) for i in range(options.option_count))
             return {str(o.id): o.prompt.plain for o in found}
 
-    rows = asyncio.run(scenario())
+    rows = await scenario()
     built_in, yours = rows["gpt-5"].split("\n")[0], rows["my-gpt5"].split("\n")[0]
     assert built_in.split()[:2] == ["GPT-5", "frontier"]
     assert "GPT-5 (yours)" in yours
@@ -223,7 +225,9 @@ id = "llama3.2"
 """
 
 
-def test_a_keyless_model_at_another_host_is_not_called_local(configured, capsys) -> None:
+def test_a_keyless_model_at_another_host_is_not_called_local(
+    configured: FakeProvider, capsys: pytest.CaptureFixture[str]
+) -> None:
     from catalog import load_catalog
     from catalog.chains import consolidation_plan
     from catalog.keys import KeyStore
@@ -259,7 +263,7 @@ def test_a_keyless_model_at_another_host_is_not_called_local(configured, capsys)
 
 
 @pytest.mark.parametrize("said", [2**63 - 1, 12, True])
-def test_a_window_a_server_says_past_any_model_is_not_taken(fake, said) -> None:
+def test_a_window_a_server_says_past_any_model_is_not_taken(fake: FakeProvider, said) -> None:
     from catalog.probe import probe_server
     from catalog.structured import learn_window, learned_window
 

@@ -5,14 +5,13 @@ any `kept`, grep never shows a private session, and the export, the sessions cac
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -28,7 +27,11 @@ from tests.support import (
     settle,
     subprocess_env,
     until,
+    until_blocking,
 )
+
+if TYPE_CHECKING:
+    from app.main import KeptApp
 
 ROOT = Path(__file__).parents[2]
 DEADLINE = 120.0  # far above the work, for a busy machine
@@ -43,10 +46,7 @@ def configured(fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> FakeProvi
 
 
 def wait_for(condition, what: str) -> None:
-    deadline = time.monotonic() + DEADLINE
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
+    until_blocking(condition, deadline=DEADLINE, message=what)
 
 
 def journals(store: MemoryStore) -> list[Path]:
@@ -65,7 +65,9 @@ def crashed_private(store: MemoryStore, text: str) -> Path:
 
 
 @pytest.mark.parametrize("stop", STOPS, ids=lambda s: s.name)
-def test_a_signal_during_a_private_ask_deletes_its_journal_and_says_so(configured, stop) -> None:
+def test_a_signal_during_a_private_ask_deletes_its_journal_and_says_so(
+    configured: FakeProvider, stop
+) -> None:
     configured.script("gpt-4.1-mini", hold())
     child = subprocess.Popen(
         [sys.executable, "-m", "app.cli.main", "ask", "--private", "my private quokka"],
@@ -112,7 +114,7 @@ sys.exit(run(Child(), headless=True))
 
 @pytest.mark.parametrize("stop", STOPS, ids=lambda s: s.name)
 def test_a_signal_to_the_app_in_a_private_session_deletes_its_journal(
-    configured, tmp_path, stop
+    configured: FakeProvider, tmp_path: Path, stop
 ) -> None:
     marker = tmp_path / "private-journal"
     child = subprocess.Popen(
@@ -142,7 +144,9 @@ def test_a_signal_to_the_app_in_a_private_session_deletes_its_journal(
 # --- 1. the start-up clean-up -----------------------------------------------------------------
 
 
-def test_the_cli_deletes_every_orphaned_private_journal_but_not_a_live_one(configured) -> None:
+def test_the_cli_deletes_every_orphaned_private_journal_but_not_a_live_one(
+    configured: FakeProvider,
+) -> None:
     store = MemoryStore().ensure()
     first = crashed_private(store, "first quokka secret")
     newer = LiveSession.start(store, "gpt-4.1-mini")  # a newer active session, then a crash
@@ -159,27 +163,28 @@ def test_the_cli_deletes_every_orphaned_private_journal_but_not_a_live_one(confi
     live.close()
 
 
-def test_the_app_deletes_orphans_past_a_newer_active_session(configured) -> None:
+async def test_the_app_deletes_orphans_past_a_newer_active_session(
+    configured: FakeProvider,
+) -> None:
     store = MemoryStore().ensure()
     orphans = [crashed_private(store, "quokka one"), crashed_private(store, "quokka two")]
     newer = LiveSession.start(store, "gpt-4.1-mini")
     newer.append({"role": "user", "content": "an ordinary question"})
     newer.release()
 
-    async def scenario() -> None:
-        app = make_app(configured)
-        async with app.run_test() as pilot:
-            await settle(pilot)
-            assert app.session.id == newer.id
-
-    asyncio.run(scenario())
+    app = make_app(configured)
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        assert app.session.id == newer.id
     assert not any(p.exists() for p in orphans)
 
 
 # --- 1. grep never shows a private session ----------------------------------------------------
 
 
-def test_memory_grep_never_shows_a_live_private_session(configured, capsys) -> None:
+def test_memory_grep_never_shows_a_live_private_session(
+    configured: FakeProvider, capsys: pytest.CaptureFixture[str]
+) -> None:
     store = MemoryStore().ensure()
     live = LiveSession.start(store, "gpt-4.1-mini", private=True)  # held: live elsewhere
     live.append({"role": "user", "content": "my private quokka plan"})
@@ -198,27 +203,28 @@ def test_memory_grep_never_shows_a_live_private_session(configured, capsys) -> N
 # --- 1. /export in a private session -----------------------------------------------------------
 
 
-def test_export_in_a_private_session_says_where_and_that_it_stays(configured) -> None:
-    async def scenario() -> None:
-        app = make_app(configured)
-        async with app.run_test() as pilot:
-            await settle(pilot)
-            app.new_session(private=True)
-            app.session.append({"role": "user", "content": "my private quokka"})
-            await pilot.press(*"/export", "enter")
-            await until(pilot, lambda: (app.store.root / "exports").is_dir(), "the export")
-            said = app.notices[-1]
-            (path,) = (app.store.root / "exports").glob("*.md")
-            assert str(path) in said and "private clean-up" in said
-            assert said.count(". ") == 0 and said.endswith(".")  # one sentence
-
-    asyncio.run(scenario())
+async def test_export_in_a_private_session_says_where_and_that_it_stays(
+    configured: FakeProvider,
+) -> None:
+    app = make_app(configured)
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        app.new_session(private=True)
+        app.session.append({"role": "user", "content": "my private quokka"})
+        await pilot.press(*"/export", "enter")
+        await until(lambda: (app.store.root / "exports").is_dir(), message="the export")
+        said = app.notices[-1]
+        (path,) = (app.store.root / "exports").glob("*.md")
+        assert str(path) in said and "private clean-up" in said
+        assert said.count(". ") == 0 and said.endswith(".")  # one sentence
 
 
 # --- 1. a failed private ask --------------------------------------------------------------------
 
 
-def test_a_failed_private_ask_does_not_say_saved(configured, capsys) -> None:
+def test_a_failed_private_ask_does_not_say_saved(
+    configured: FakeProvider, capsys: pytest.CaptureFixture[str]
+) -> None:
     configured.default = http_error(500)
     assert main(["ask", "-m", "gpt-4.1-mini", "--private", "my private quokka"]) == 1
     err = capsys.readouterr().err
@@ -229,7 +235,9 @@ def test_a_failed_private_ask_does_not_say_saved(configured, capsys) -> None:
 # --- 13. an imported tool call without arguments ------------------------------------------------
 
 
-def test_export_of_an_imported_tool_call_without_arguments(configured, tmp_path) -> None:
+def test_export_of_an_imported_tool_call_without_arguments(
+    configured: FakeProvider, tmp_path: Path
+) -> None:
     from app.export import session_markdown
     from catalog import load_catalog
     from memory.sessions.import_transcript import import_transcript
@@ -260,13 +268,15 @@ def saved_journal(store: MemoryStore, text: str) -> Path:
     return done
 
 
-def summary_text(app) -> str:
+def summary_text(app: KeptApp) -> str:
     """What the sessions screen says above its list ("Loading…" until it is drawn)."""
     found = app.screen.query("#sessions-summary")
     return str(found.first().render()) if found else "Loading sessions…"
 
 
-def test_a_wrong_typed_sessions_cache_is_rebuilt_and_f2_ends_loading(configured) -> None:
+async def test_a_wrong_typed_sessions_cache_is_rebuilt_and_f2_ends_loading(
+    configured: FakeProvider,
+) -> None:
     from memory.sessions.browse import INDEX, INDEX_VERSION, list_sessions
 
     store = MemoryStore().ensure()
@@ -297,37 +307,35 @@ def test_a_wrong_typed_sessions_cache_is_rebuilt_and_f2_ends_loading(configured)
         assert rebuilt["summary"]["title"] == "About quokkas."
     index.write_text(json.dumps({"version": INDEX_VERSION, "sessions": {done.name: "oops"}}))
 
-    async def scenario() -> None:
-        app = make_app(configured)
-        async with app.run_test() as pilot:
-            await settle(pilot)
-            app.action_sessions()
-            await until(pilot, lambda: "Loading" not in summary_text(app), "the list")
-            assert summary_text(app).startswith("2 sessions")  # this one and the live one
-
-    asyncio.run(scenario())
+    app = make_app(configured)
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        app.action_sessions()
+        await until(lambda: "Loading" not in summary_text(app), message="the list")
+        assert summary_text(app).startswith("2 sessions")  # this one and the live one
 
 
-def test_f2_ends_loading_with_a_sentence_when_the_list_cannot_be_read(configured) -> None:
+async def test_f2_ends_loading_with_a_sentence_when_the_list_cannot_be_read(
+    configured: FakeProvider,
+) -> None:
     store = MemoryStore().ensure()
     (store.done_dir / "20260101-100000-abcdef.jsonl").mkdir()  # not a file: unreadable
 
-    async def scenario() -> None:
-        app = make_app(configured)
-        async with app.run_test() as pilot:
-            await settle(pilot)
-            app.action_sessions()
-            await until(pilot, lambda: "Loading" not in summary_text(app), "the list")
-            said = app.notices[-1]
-            assert said.startswith("The sessions could not be listed (") and said.count(". ") == 0
-
-    asyncio.run(scenario())
+    app = make_app(configured)
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        app.action_sessions()
+        await until(lambda: "Loading" not in summary_text(app), message="the list")
+        said = app.notices[-1]
+        assert said.startswith("The sessions could not be listed (") and said.count(". ") == 0
 
 
 # --- 17. "Forget it too" and the version records ----------------------------------------------
 
 
-def test_forget_removes_the_history_entry_from_the_version_records_too(configured) -> None:
+def test_forget_removes_the_history_entry_from_the_version_records_too(
+    configured: FakeProvider,
+) -> None:
     from memory.sessions.browse import delete_session
     from tests.factories import saved_session
 
@@ -348,7 +356,9 @@ def test_forget_removes_the_history_entry_from_the_version_records_too(configure
     assert len(store.versions()) == count and all(v.path.exists() for v in store.versions())
 
 
-def test_orphans_are_looked_for_among_the_open_sessions_only(monkeypatch, tmp_path) -> None:
+def test_orphans_are_looked_for_among_the_open_sessions_only(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """Every `kept` verb looks for orphaned private sessions first: with 10,000 finished
     sessions it must read the few that are open, not every journal's first line."""
     from memory.sessions import orphans

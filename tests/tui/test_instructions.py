@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import threading
 
 import pytest
@@ -22,18 +21,15 @@ def test_instructions_go_above_the_memory_in_the_prompt() -> None:
     assert "INSTRUCTIONS.md" not in system_prompt("- Name: Ana", limit=1000)
 
 
-def test_the_chat_sends_instructions_and_memory(fake: FakeProvider) -> None:
+async def test_the_chat_sends_instructions_and_memory(fake: FakeProvider) -> None:
     store = MemoryStore().ensure()
     store.write_memory("- Name: Ana\n")
     store.instructions_path.write_text("Always answer in one sentence.\n")
     fake.script("gpt-4.1-mini", text("D'accord."))
 
-    async def scenario() -> None:
-        app = make_app(fake)
-        async with app.run_test(size=(100, 30)) as pilot:
-            await send(pilot, "hello")
-
-    asyncio.run(scenario())
+    app = make_app(fake)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await send(pilot, "hello")
     system = fake.requests[-1].body["messages"][0]["content"]
     assert system.index("Always answer in one sentence.") < system.index("- Name: Ana")
 
@@ -50,59 +46,52 @@ def test_saving_instructions_keeps_the_previous_text_and_refuses_a_stale_base() 
     assert store.instructions_path.read_text() == "Be brief. Use metric units.\n"
 
 
-def test_instructions_are_shown_and_edited_in_the_memory_screen() -> None:
+async def test_instructions_are_shown_and_edited_in_the_memory_screen() -> None:
     store = MemoryStore().ensure()
 
-    async def scenario() -> None:
-        app = make_app(None, env={"OPENAI_API_KEY": "x"})
-        async with app.run_test(size=(110, 32)) as pilot:
-            await pilot.press(*"/memory", "enter")
-            await pilot.pause()
-            assert isinstance(app.screen, MemoryScreen)
-            view = app.screen.query_one("#instructions-view", Markdown)
-            assert "INSTRUCTIONS.md is empty" in view.source
-            app.screen.query_one(TabbedContent).active = "instructions-tab"
-            await pilot.pause()
-            await pilot.press("e")
-            editor = app.screen.query_one("#editor", TextArea)
-            assert editor.display and editor.text == ""
-            await pilot.press(*"Reply in Portuguese.")
-            await pilot.press("ctrl+s")
-            await until(pilot, lambda: not editor.display, "the save")
-            await pilot.pause()
-            assert app.screen.query_one(TabbedContent).active == "instructions-tab"
-            assert "Reply in Portuguese." in view.source
-
-    asyncio.run(scenario())
+    app = make_app(None, env={"OPENAI_API_KEY": "x"})
+    async with app.run_test(size=(110, 32)) as pilot:
+        await pilot.press(*"/memory", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, MemoryScreen)
+        view = app.screen.query_one("#instructions-view", Markdown)
+        assert "INSTRUCTIONS.md is empty" in view.source
+        app.screen.query_one(TabbedContent).active = "instructions-tab"
+        await pilot.pause()
+        await pilot.press("e")
+        editor = app.screen.query_one("#editor", TextArea)
+        assert editor.display and editor.text == ""
+        await pilot.press(*"Reply in Portuguese.")
+        await pilot.press("ctrl+s")
+        await until(lambda: not editor.display, message="the save")
+        await pilot.pause()
+        assert app.screen.query_one(TabbedContent).active == "instructions-tab"
+        assert "Reply in Portuguese." in view.source
     assert store.instructions_path.read_text() == "Reply in Portuguese."
     assert not store.memory_path.exists()  # the edit went to the file whose tab was open
     assert [p.read_text() for p in store.instruction_versions()] == ["Reply in Portuguese."]
 
 
-def test_remember_adds_a_line_now_as_a_version_without_a_model(fake: FakeProvider) -> None:
+async def test_remember_adds_a_line_now_as_a_version_without_a_model(fake: FakeProvider) -> None:
     store = MemoryStore().ensure()
     store.write_memory("# About Ana\n- likes tea\n")
 
     on_loop: list[bool] = []
 
-    async def scenario() -> None:
-        app = make_app(fake)
-        real = app.store.remember
+    app = make_app(fake)
+    real = app.store.remember
 
-        def remember(line: str) -> int:
-            on_loop.append(threading.current_thread() is threading.main_thread())
-            return real(line)
+    def remember(line: str) -> int:
+        on_loop.append(threading.current_thread() is threading.main_thread())
+        return real(line)
 
-        app.store.remember = remember  # type: ignore[method-assign]
-        async with app.run_test(size=(100, 30)) as pilot:
-            await pilot.press(*"/remember I am vegetarian.", "enter")
-            await until(
-                pilot,
-                lambda: any("Remembered" in n.message for n in app._notifications),
-                "the notice that it was remembered",
-            )
-
-    asyncio.run(scenario())
+    app.store.remember = remember  # type: ignore[method-assign]
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press(*"/remember I am vegetarian.", "enter")
+        await until(
+            lambda: any("Remembered" in n.message for n in app._notifications),
+            message="the notice that it was remembered",
+        )
     assert on_loop == [False]  # the locked, fsynced write is not on the event loop
     assert store.memory_path.read_text() == "# About Ana\n- likes tea\n- I am vegetarian.\n"
     sources = [v.source for v in store.versions()]

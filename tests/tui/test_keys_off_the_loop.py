@@ -3,7 +3,6 @@ app's event loop: a locked keyring or a slow secret service must not freeze a sc
 
 from __future__ import annotations
 
-import asyncio
 import threading
 
 import keyring
@@ -73,30 +72,24 @@ def test_refresh_reads_a_key_changed_outside_kept(counting_keyring: CountingKeyr
     assert keys.known(GATEWAYS["groq"]).value == "gsk-set-elsewhere"
 
 
-def test_saving_a_key_in_keys_reads_no_key_on_the_event_loop(
+async def test_saving_a_key_in_keys_reads_no_key_on_the_event_loop(
     fake: FakeProvider, counting_keyring: CountingKeyring
 ) -> None:
     fake.default = text("ok")
 
-    async def scenario() -> None:
-        app = make_app(fake)
-        async with app.run_test() as pilot:
-            await pilot.press(*"/keys", "enter")
-            await until(pilot, lambda: isinstance(app.screen, KeysScreen), "/keys opened")
-            counting_keyring.reads.clear()
-            await pilot.press("enter")  # Anthropic is highlighted first: to its key field
-            await pilot.press(*"sk-ant-123", "enter")  # tested against the fake, then saved
-            await until(
-                pilot,
-                lambda: (
-                    "Saved the Anthropic key" in str(app.screen.query_one("#key-status").render())
-                ),
-                "the key saved",
-            )
-            assert counting_keyring.secrets == {("kept", "anthropic"): "sk-ant-123"}
-            on_the_loop = [gateway for gateway, main in counting_keyring.reads if main]
-            assert on_the_loop == [], f"read on the event loop: {on_the_loop}"
-            option = app.screen.query_one("#gateways").get_option("anthropic")
-            assert "key from keyring" in str(option.prompt)
-
-    asyncio.run(scenario())
+    app = make_app(fake)
+    async with app.run_test() as pilot:
+        await pilot.press(*"/keys", "enter")
+        await until(lambda: isinstance(app.screen, KeysScreen), message="/keys opened")
+        counting_keyring.reads.clear()
+        await pilot.press("enter")  # Anthropic is highlighted first: to its key field
+        await pilot.press(*"sk-ant-123", "enter")  # tested against the fake, then saved
+        await until(
+            lambda: "Saved the Anthropic key" in str(app.screen.query_one("#key-status").render()),
+            message="the key saved",
+        )
+        assert counting_keyring.secrets == {("kept", "anthropic"): "sk-ant-123"}
+        on_the_loop = [gateway for gateway, main in counting_keyring.reads if main]
+        assert on_the_loop == [], f"read on the event loop: {on_the_loop}"
+        option = app.screen.query_one("#gateways").get_option("anthropic")
+        assert "key from keyring" in str(option.prompt)

@@ -4,8 +4,6 @@ form (app.widgets.local_server). The catalog's side is in tests/e2e/test_local_f
 
 from __future__ import annotations
 
-import asyncio
-
 from app.settings import config_path
 from tests.fakes.provider import FakeProvider, text
 from tests.support import make_app, settle, until
@@ -15,7 +13,9 @@ PATH = "/home/ana/models/SmolLM2-135M-Instruct.Q4_1.gguf"
 LABEL = "SmolLM2-135M-Instruct.Q4_1"
 
 
-def test_onboarding_asks_the_window_of_a_server_that_does_not_say_it(fake: FakeProvider) -> None:
+async def test_onboarding_asks_the_window_of_a_server_that_does_not_say_it(
+    fake: FakeProvider,
+) -> None:
     from textual.widgets import Input
 
     from app.screens.chat import ChatScreen
@@ -24,31 +24,28 @@ def test_onboarding_asks_the_window_of_a_server_that_does_not_say_it(fake: FakeP
     fake.served = [PATH]  # llama-cpp-python started without --model_alias
     fake.default = text("ok")
 
-    async def scenario():
-        app = make_app(None)
-        async with app.run_test(size=(80, 24)) as pilot:
-            await until(pilot, lambda: isinstance(app.screen, OnboardingScreen), "onboarding")
-            await settle(pilot)
-            screen = app.screen
-            screen.query_one("#base-url", Input).value = fake.base_url("local")
-            screen.query_one("#probe").press()
-            await until(pilot, lambda: screen.query_one("#context-window").display, "the ask")
-            field = screen.query_one("#context-window", Input)
-            assert field.value == "2048"  # llama-cpp-python's default, never 8,192
-            status = str(screen.query_one("#onboarding-status").render())
-            assert "does not say its context window" in status
-            # The list has the keys; Tab reaches the window, Enter takes the highlighted
-            # model with the window the user started the server with.
-            assert app.focused is screen.query_one("#server-models")
-            await pilot.press("tab")
-            assert app.focused is field
-            await pilot.press(*["backspace"] * 4, *"4096", "enter")
-            await until(pilot, lambda: isinstance(app.screen, ChatScreen), "the chat")
-            assert app.model == PATH
-            assert app.catalog.get(PATH).label == LABEL
-            await settle(pilot)
-
-    asyncio.run(scenario())
+    app = make_app(None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(lambda: isinstance(app.screen, OnboardingScreen), message="onboarding")
+        await settle(pilot)
+        screen = app.screen
+        screen.query_one("#base-url", Input).value = fake.base_url("local")
+        screen.query_one("#probe").press()
+        await until(lambda: screen.query_one("#context-window").display, message="the ask")
+        field = screen.query_one("#context-window", Input)
+        assert field.value == "2048"  # llama-cpp-python's default, never 8,192
+        status = str(screen.query_one("#onboarding-status").render())
+        assert "does not say its context window" in status
+        # The list has the keys; Tab reaches the window, Enter takes the highlighted
+        # model with the window the user started the server with.
+        assert app.focused is screen.query_one("#server-models")
+        await pilot.press("tab")
+        assert app.focused is field
+        await pilot.press(*["backspace"] * 4, *"4096", "enter")
+        await until(lambda: isinstance(app.screen, ChatScreen), message="the chat")
+        assert app.model == PATH
+        assert app.catalog.get(PATH).label == LABEL
+        await settle(pilot)
     saved = config_path().read_text()
     assert f'id = "{PATH}"' in saved and "context_window = 4096" in saved
     assert "label" not in saved  # the label follows from the id
@@ -56,58 +53,52 @@ def test_onboarding_asks_the_window_of_a_server_that_does_not_say_it(fake: FakeP
     assert test.model == PATH
 
 
-def test_a_wrong_window_is_named_and_nothing_is_sent(fake: FakeProvider) -> None:
+async def test_a_wrong_window_is_named_and_nothing_is_sent(fake: FakeProvider) -> None:
     from textual.widgets import Input
 
     fake.served = [PATH]
 
-    async def scenario():
-        app = make_app(None)
-        async with app.run_test(size=(80, 24)) as pilot:
-            await until(pilot, lambda: app.screen.query("#base-url"), "onboarding")
-            await settle(pilot)
-            screen = app.screen
-            screen.query_one("#base-url", Input).value = fake.base_url("local")
-            screen.query_one("#probe").press()
-            await until(pilot, lambda: screen.query_one("#context-window").display, "the ask")
-            screen.query_one("#context-window", Input).value = "12"
-            screen.query_one("#server-models").focus()
-            await pilot.press("enter")
-            await pilot.pause()
-            said = str(screen.query_one("#onboarding-status").render())
-            assert said.startswith("The context window must be a whole number of tokens")
-            assert app.focused is screen.query_one("#context-window")
-
-    asyncio.run(scenario())
+    app = make_app(None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(lambda: app.screen.query("#base-url"), message="onboarding")
+        await settle(pilot)
+        screen = app.screen
+        screen.query_one("#base-url", Input).value = fake.base_url("local")
+        screen.query_one("#probe").press()
+        await until(lambda: screen.query_one("#context-window").display, message="the ask")
+        screen.query_one("#context-window", Input).value = "12"
+        screen.query_one("#server-models").focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        said = str(screen.query_one("#onboarding-status").render())
+        assert said.startswith("The context window must be a whole number of tokens")
+        assert app.focused is screen.query_one("#context-window")
     assert not [r for r in fake.requests if r.gateway == "local"]
     assert not config_path().exists()
 
 
-def test_onboarding_at_80x24_opens_at_its_title() -> None:
+async def test_onboarding_at_80x24_opens_at_its_title() -> None:
     from textual.containers import VerticalScroll
     from textual.widgets import Label
 
     from app.screens.onboarding import OnboardingScreen
 
-    async def scenario():
-        app = make_app(None)
-        async with app.run_test(size=(80, 24)) as pilot:
-            await until(pilot, lambda: isinstance(app.screen, OnboardingScreen), "onboarding")
-            await settle(pilot)
-            screen = app.screen
-            body = screen.query_one(VerticalScroll)
-            title = screen.query_one(Label)
-            assert str(title.render()) == "Welcome to Kept"
-            assert body.scroll_y == 0
-            assert body.scrollable_content_region.contains_region(title.region)
-            # The field that takes the first keystroke is in sight as well.
-            assert app.focused is screen.query_one("#base-url")
-            assert body.scrollable_content_region.contains_region(app.focused.region)
-
-    asyncio.run(scenario())
+    app = make_app(None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(lambda: isinstance(app.screen, OnboardingScreen), message="onboarding")
+        await settle(pilot)
+        screen = app.screen
+        body = screen.query_one(VerticalScroll)
+        title = screen.query_one(Label)
+        assert str(title.render()) == "Welcome to Kept"
+        assert body.scroll_y == 0
+        assert body.scrollable_content_region.contains_region(title.region)
+        # The field that takes the first keystroke is in sight as well.
+        assert app.focused is screen.query_one("#base-url")
+        assert body.scrollable_content_region.contains_region(app.focused.region)
 
 
-def test_the_local_server_can_be_changed_in_keys(fake: FakeProvider) -> None:
+async def test_the_local_server_can_be_changed_in_keys(fake: FakeProvider) -> None:
     from textual.widgets import Collapsible, Input
 
     from app.screens.keys import KeysScreen
@@ -115,42 +106,37 @@ def test_the_local_server_can_be_changed_in_keys(fake: FakeProvider) -> None:
     fake.served = [PATH]
     fake.default = text("ok")
 
-    async def scenario():
-        app = make_app(fake)
-        async with app.run_test(size=(80, 24)) as pilot:
-            await settle(pilot)
-            app.action_keys()
-            await until(
-                pilot,
-                lambda: isinstance(app.screen, KeysScreen) and app.screen.query("#base-url"),
-                "/keys",
-            )
-            screen = app.screen
-            screen.query_one("#local-server", Collapsible).collapsed = False
-            address = screen.query_one("#base-url", Input)
-            assert address.value == fake.base_url("local")  # where the gateway points now
-            await settle(pilot)
-            screen.query_one("#probe").press()
-            await until(pilot, lambda: screen.query_one("#context-window").display, "the ask")
-            screen.query_one("#context-window", Input).value = "3000"
-            screen.query_one("#server-models").focus()
-            await pilot.press("enter")
-            await until(pilot, lambda: app.model == PATH, "the new chat model")
-            said = str(screen.query_one("#local-status").render())
-            assert said == (
-                f"Chatting with {LABEL} on {fake.base_url('local')}, in a 3,000-token window."
-            )
-            assert app.screen is screen  # /keys stays open
-            # The same model again with another window: its entry is updated, not doubled.
-            screen.query_one("#context-window", Input).value = "4096"
-            screen.query_one("#use-local").press()
-            await until(
-                pilot,
-                lambda: "4,096-token" in str(screen.query_one("#local-status").render()),
-                "the second save",
-            )
-
-    asyncio.run(scenario())
+    app = make_app(fake)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.action_keys()
+        await until(
+            lambda: isinstance(app.screen, KeysScreen) and app.screen.query("#base-url"),
+            message="/keys",
+        )
+        screen = app.screen
+        screen.query_one("#local-server", Collapsible).collapsed = False
+        address = screen.query_one("#base-url", Input)
+        assert address.value == fake.base_url("local")  # where the gateway points now
+        await settle(pilot)
+        screen.query_one("#probe").press()
+        await until(lambda: screen.query_one("#context-window").display, message="the ask")
+        screen.query_one("#context-window", Input).value = "3000"
+        screen.query_one("#server-models").focus()
+        await pilot.press("enter")
+        await until(lambda: app.model == PATH, message="the new chat model")
+        said = str(screen.query_one("#local-status").render())
+        assert said == (
+            f"Chatting with {LABEL} on {fake.base_url('local')}, in a 3,000-token window."
+        )
+        assert app.screen is screen  # /keys stays open
+        # The same model again with another window: its entry is updated, not doubled.
+        screen.query_one("#context-window", Input).value = "4096"
+        screen.query_one("#use-local").press()
+        await until(
+            lambda: "4,096-token" in str(screen.query_one("#local-status").render()),
+            message="the second save",
+        )
     saved = config_path().read_text()
     assert f'base_url = "{fake.base_url("local")}"' in saved
     assert saved.count(f'id = "{PATH}"') == 1

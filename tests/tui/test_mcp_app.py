@@ -4,11 +4,13 @@ server on and keeping it."""
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import tomllib
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
 
 from app.mcp_settings import mcp_settings
 from app.settings import config_path
@@ -20,7 +22,7 @@ SERVER = Path(__file__).parents[1] / "mcp_tool_server.py"
 MODEL = "gpt-4.1-mini"
 
 
-def app_with_server(fake: FakeProvider, *, enabled: bool = True):  # type: ignore[no-untyped-def]
+def app_with_server(fake: FakeProvider, *, enabled: bool = True):
     path = config_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
@@ -32,23 +34,25 @@ def app_with_server(fake: FakeProvider, *, enabled: bool = True):  # type: ignor
     return app
 
 
-async def ask(pilot, words: str) -> None:  # type: ignore[no-untyped-def]
+async def ask(pilot: Pilot[Any], words: str) -> None:
     from app.widgets.composer import Composer
 
-    await until(pilot, lambda: isinstance(pilot.app.focused, Composer), "the composer")
+    await until(lambda: isinstance(pilot.app.focused, Composer), message="the composer")
     pilot.app.focused.insert(words)
     await pilot.press("enter")
 
 
-async def consent(pilot, key: str) -> None:  # type: ignore[no-untyped-def]
+async def consent(pilot: Pilot[Any], key: str) -> None:
     from app.screens.consent import ConsentDialog
 
-    await until(pilot, lambda: isinstance(pilot.app.screen, ConsentDialog), "the prompt", 120)
+    await until(
+        lambda: isinstance(pilot.app.screen, ConsentDialog), message="the prompt", deadline=120
+    )
     await pilot.press(key)
-    await until(pilot, lambda: not isinstance(pilot.app.screen, ConsentDialog), "it closed")
+    await until(lambda: not isinstance(pilot.app.screen, ConsentDialog), message="it closed")
 
 
-async def finished(pilot) -> None:  # type: ignore[no-untyped-def]
+async def finished(pilot: Pilot[Any]) -> None:
     from app.screens.chat import ChatScreen
 
     screen = pilot.app.screen
@@ -61,25 +65,22 @@ def tool_results(fake: FakeProvider) -> list[str]:
     return [m["content"] for m in fake.requests[-1].body["messages"] if m.get("role") == "tool"]
 
 
-def test_yes_once_runs_the_tool_and_shows_the_call(fake: FakeProvider) -> None:
+async def test_yes_once_runs_the_tool_and_shows_the_call(fake: FakeProvider) -> None:
     from app.widgets.tool_call import ToolCallView
 
     fake.script(MODEL, tool_call("web__weather", {"city": "Lisbon"}), text("Sunny, it says."))
 
-    async def go() -> None:
-        app = app_with_server(fake)
-        async with app.run_test(size=(100, 30)) as pilot:
-            await ask(pilot, "Weather in Lisbon?")
-            await consent(pilot, "y")
-            await finished(pilot)
-            (view,) = pilot.app.screen.query(ToolCallView)
-            assert view.collapsed and "web · weather — ran" in str(view.title)
-            assert tool_results(fake) == ["Sunny and 21 degrees in Lisbon."]
-
-    asyncio.run(go())
+    app = app_with_server(fake)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ask(pilot, "Weather in Lisbon?")
+        await consent(pilot, "y")
+        await finished(pilot)
+        (view,) = pilot.app.screen.query(ToolCallView)
+        assert view.collapsed and "web · weather — ran" in str(view.title)
+        assert tool_results(fake) == ["Sunny and 21 degrees in Lisbon."]
 
 
-def test_always_is_kept_in_config_and_not_asked_again(fake: FakeProvider) -> None:
+async def test_always_is_kept_in_config_and_not_asked_again(fake: FakeProvider) -> None:
     from app.screens.consent import ConsentDialog
 
     fake.script(
@@ -89,60 +90,51 @@ def test_always_is_kept_in_config_and_not_asked_again(fake: FakeProvider) -> Non
         text("Echoed twice."),
     )
 
-    async def go() -> None:
-        app = app_with_server(fake)
-        async with app.run_test(size=(100, 30)) as pilot:
-            await ask(pilot, "Echo twice")
-            await consent(pilot, "a")
-            asked = lambda: isinstance(app.screen, ConsentDialog)  # noqa: E731
-            await until(pilot, lambda: asked() or fake.count(MODEL) == 3, "the third request")
-            assert not asked()
-            await finished(pilot)
-
-    asyncio.run(go())
+    app = app_with_server(fake)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ask(pilot, "Echo twice")
+        await consent(pilot, "a")
+        asked = lambda: isinstance(app.screen, ConsentDialog)  # noqa: E731
+        await until(lambda: asked() or fake.count(MODEL) == 3, message="the third request")
+        assert not asked()
+        await finished(pilot)
     assert tool_results(fake) == ["echo: one", "echo: two"]
     written = config_path().read_text()
     assert written.startswith("# my tools")
     assert tomllib.loads(written)["mcp"]["servers"]["web"]["allowed_tools"] == ["echo"]
 
 
-def test_no_declines_and_the_model_hears_it(fake: FakeProvider) -> None:
+async def test_no_declines_and_the_model_hears_it(fake: FakeProvider) -> None:
     fake.script(MODEL, tool_call("web__echo", {"text": "x"}), text("Alright, I won't."))
 
-    async def go() -> None:
-        app = app_with_server(fake)
-        async with app.run_test(size=(100, 30)) as pilot:
-            await ask(pilot, "Echo?")
-            await consent(pilot, "n")
-            await finished(pilot)
-
-    asyncio.run(go())
+    app = app_with_server(fake)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ask(pilot, "Echo?")
+        await consent(pilot, "n")
+        await finished(pilot)
     assert tool_results(fake) == [DECLINED]
 
 
-def test_tools_screen_turns_a_server_on_and_keeps_it(fake: FakeProvider) -> None:
+async def test_tools_screen_turns_a_server_on_and_keeps_it(fake: FakeProvider) -> None:
     from app.screens.tools import ToolsScreen
 
-    async def go() -> None:
-        app = app_with_server(fake, enabled=False)
-        async with app.run_test(size=(100, 30)) as pilot:
-            await ask(pilot, "/tools")
-            await until(pilot, lambda: isinstance(app.screen, ToolsScreen), "/tools")
-            screen = app.screen
-            assert isinstance(screen, ToolsScreen)
-            server = screen.toolbox.servers["web"]
-            await pilot.press("space")
-            await until(pilot, lambda: len(server.tools) == 9, "the server's tools", 120)
-            await pilot.app.workers.wait_for_complete()
-            await pilot.press("escape")
-            await screen.toolbox.close()
-
-    asyncio.run(go())
+    app = app_with_server(fake, enabled=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ask(pilot, "/tools")
+        await until(lambda: isinstance(app.screen, ToolsScreen), message="/tools")
+        screen = app.screen
+        assert isinstance(screen, ToolsScreen)
+        server = screen.toolbox.servers["web"]
+        await pilot.press("space")
+        await until(lambda: len(server.tools) == 9, message="the server's tools", deadline=120)
+        await pilot.app.workers.wait_for_complete()
+        await pilot.press("escape")
+        await screen.toolbox.close()
     data = tomllib.loads(config_path().read_text())
     assert data["mcp"]["servers"]["web"]["enabled"] is True
 
 
-def test_a_server_s_own_words_are_shown_as_written_not_read_as_markup(
+async def test_a_server_s_own_words_are_shown_as_written_not_read_as_markup(
     fake: FakeProvider,
 ) -> None:
     """A server that fails says why on its stderr, in words Kept does not write: brackets
@@ -161,12 +153,12 @@ def test_a_server_s_own_words_are_shown_as_written_not_read_as_markup(
         app.settings = replace(app.settings, mcp=mcp_settings(path))
         async with app.run_test(size=(100, 30)) as pilot:
             await ask(pilot, "/tools")
-            await until(pilot, lambda: isinstance(app.screen, ToolsScreen), "/tools")
+            await until(lambda: isinstance(app.screen, ToolsScreen), message="/tools")
             screen = app.screen
             assert isinstance(screen, ToolsScreen)
             await pilot.press("space")
             server = screen.toolbox.servers["web"]
-            await until(pilot, lambda: bool(server.reason), "the server's failure", 120)
+            await until(lambda: bool(server.reason), message="the server's failure", deadline=120)
             await pilot.app.workers.wait_for_complete()
             await pilot.pause()
             options = screen.query_one(OptionList)
@@ -175,4 +167,4 @@ def test_a_server_s_own_words_are_shown_as_written_not_read_as_markup(
             await screen.toolbox.close()
             return shown
 
-    assert "usage: srv [/path]" in asyncio.run(go())
+    assert "usage: srv [/path]" in await go()

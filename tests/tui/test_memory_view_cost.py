@@ -3,8 +3,6 @@ per block and per bullet (which took most of a second to lay out at each change)
 
 from __future__ import annotations
 
-import asyncio
-
 from textual.widgets import Markdown
 
 from app.screens.memory import MemoryScreen
@@ -19,42 +17,34 @@ def full_memory() -> str:
     return "# About me\n\n" + "\n".join(lines) + "\n"
 
 
-def test_a_full_memory_is_drawn_as_one_piece_not_a_widget_per_line() -> None:
+async def test_a_full_memory_is_drawn_as_one_piece_not_a_widget_per_line() -> None:
     store = MemoryStore().ensure()
     store.write_memory(full_memory())
 
-    async def scenario() -> None:
-        app = make_app(None, env={"OPENAI_API_KEY": "x"})
-        async with app.run_test(size=(100, 32)) as pilot:
-            await pilot.press(*"/memory", "enter")
-            await until(pilot, lambda: isinstance(app.screen, MemoryScreen), "/memory")
-            view = app.screen.query_one("#memory-view", Markdown)
-            last = f"fact number {BULLETS - 1} "
-            # Every line is there and laid out (a line a bullet, the heading above them).
-            await until(
-                pilot,
-                lambda: last in view.source and view.size.height > BULLETS,
-                "MEMORY.md drawn",
-            )
-            parts = list(view.walk_children())
-            assert len(parts) <= 2, f"{len(parts)} widgets for one document"
-
-    asyncio.run(scenario())
+    app = make_app(None, env={"OPENAI_API_KEY": "x"})
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.press(*"/memory", "enter")
+        await until(lambda: isinstance(app.screen, MemoryScreen), message="/memory")
+        view = app.screen.query_one("#memory-view", Markdown)
+        last = f"fact number {BULLETS - 1} "
+        # Every line is there and laid out (a line a bullet, the heading above them).
+        await until(
+            lambda: last in view.source and view.size.height > BULLETS, message="MEMORY.md drawn"
+        )
+        parts = list(view.walk_children())
+        assert len(parts) <= 2, f"{len(parts)} widgets for one document"
 
 
-def test_escape_sequences_in_memory_never_reach_the_screen() -> None:
+async def test_escape_sequences_in_memory_never_reach_the_screen() -> None:
     store = MemoryStore().ensure()
     store.write_memory("# Me\n- likes \x1b]0;pwned\x07\x1b[2Jtea\n")
 
-    async def scenario() -> None:
-        app = make_app(None, env={"OPENAI_API_KEY": "x"})
-        async with app.run_test(size=(100, 32)) as pilot:
-            await pilot.press(*"/memory", "enter")
-            await until(pilot, lambda: isinstance(app.screen, MemoryScreen), "/memory")
-            view = app.screen.query_one("#memory-view", Markdown)
-            await until(pilot, lambda: view.size.height > 1, "MEMORY.md drawn")
-            drawn = app.export_screenshot()
-            assert "tea" in drawn
-            assert "\x1b" not in drawn and "\x07" not in drawn
-
-    asyncio.run(scenario())
+    app = make_app(None, env={"OPENAI_API_KEY": "x"})
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.press(*"/memory", "enter")
+        await until(lambda: isinstance(app.screen, MemoryScreen), message="/memory")
+        view = app.screen.query_one("#memory-view", Markdown)
+        await until(lambda: view.size.height > 1, message="MEMORY.md drawn")
+        drawn = app.export_screenshot()
+        assert "tea" in drawn
+        assert "\x1b" not in drawn and "\x07" not in drawn

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 
 import pytest
@@ -42,11 +41,7 @@ def test_a_private_journal_left_by_a_crash_is_deleted_not_resumed() -> None:
     assert not crashed.journal.path.exists()
 
 
-def run(scenario):
-    return asyncio.run(scenario())
-
-
-def test_private_command_shows_it_and_saves_nothing(fake: FakeProvider) -> None:
+async def test_private_command_shows_it_and_saves_nothing(fake: FakeProvider) -> None:
     fake.default = text("Noted.")
     fake.set_default("llama-3.3-70b-versatile", tool_call("save_memory", nothing_new()))
 
@@ -73,7 +68,7 @@ def test_private_command_shows_it_and_saves_nothing(fake: FakeProvider) -> None:
         assert not last_private.exists()  # quitting ends a private session too
         return app.store
 
-    store = run(scenario)
+    store = await scenario()
     prompts = " ".join(
         str(r.body)
         for r in fake.requests

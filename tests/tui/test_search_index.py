@@ -4,7 +4,6 @@ back is scanned, never answered from a stale entry; a damaged index is rebuilt."
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
@@ -401,7 +400,7 @@ def test_sqlite_folds_every_character_python_matches_to_an_ascii_letter_but_i() 
     assert index.trigrams("Zürich") == ["Zür", "üri", "ric", "ich"]
 
 
-def test_grep_says_when_files_were_read_for_want_of_the_index(
+async def test_grep_says_when_files_were_read_for_want_of_the_index(
     store: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(index, "BUILD_AFTER", 100)  # this folder counts as a big one
@@ -418,11 +417,11 @@ def test_grep_says_when_files_were_read_for_want_of_the_index(
     # Another process is building the index: this search reads the files it lacks.
     with locked(store.root / index.LOCK) as held:
         assert held
-        text = asyncio.run(summary_for("quokka"))
+        text = await summary_for("quokka")
     assert text.startswith("8 lines match. Many files")
     assert "not in the search index yet (it is being built)" in text
     index.refresh(store.root)
-    assert asyncio.run(summary_for("quokka")) == "8 lines match"
+    assert await summary_for("quokka") == "8 lines match"
 
 
 def test_a_big_folder_missing_from_the_index_is_indexed_in_the_background(
@@ -438,21 +437,16 @@ def test_a_big_folder_missing_from_the_index_is_indexed_in_the_background(
         index_file.check(db)  # a build ran; these files are too new for it to trust yet
 
 
-def test_the_app_starts_a_build_when_much_is_missing_from_the_index(
+async def test_the_app_starts_a_build_when_much_is_missing_from_the_index(
     store: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import asyncio
-
     from tests.support import make_app, settle
 
     monkeypatch.setattr(index, "BUILD_AFTER", 100)
     monkeypatch.setattr(index, "_builders", [])
 
-    async def scenario() -> None:
-        async with make_app().run_test() as pilot:
-            await settle(pilot)
-
-    asyncio.run(scenario())
+    async with make_app().run_test() as pilot:
+        await settle(pilot)
     (builder,) = index._builders  # started after the first frame, in the session's thread
     assert builder.wait(120) == 0
     assert (store.root / index.INDEX).exists()

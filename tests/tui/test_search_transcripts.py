@@ -3,8 +3,8 @@ transcripts too, name session, date and role, newest first, within --since/--unt
 
 from __future__ import annotations
 
-import asyncio
 import json
+from pathlib import Path
 
 import pytest
 from textual.widgets import OptionList
@@ -39,7 +39,9 @@ def store() -> MemoryStore:
     return store
 
 
-def test_grep_finds_words_in_finished_transcripts_naming_session_date_role(store, capsys) -> None:
+def test_grep_finds_words_in_finished_transcripts_naming_session_date_role(
+    store: MemoryStore, capsys: pytest.CaptureFixture[str]
+) -> None:
     old = finished(
         store,
         [
@@ -63,7 +65,9 @@ def test_grep_finds_words_in_finished_transcripts_naming_session_date_role(store
     assert len(capsys.readouterr().out.splitlines()) == 1
 
 
-def test_keys_times_and_models_of_a_journal_are_never_hits(store, capsys) -> None:
+def test_keys_times_and_models_of_a_journal_are_never_hits(
+    store: MemoryStore, capsys: pytest.CaptureFixture[str]
+) -> None:
     finished(store, [{"role": "user", "content": "hello"}], "2026-03-01")
     for word in ("role", "gpt-4.1-mini", "2026-03-01", "consolidated"):
         assert main(["memory", "grep", word]) == 1, word
@@ -71,7 +75,9 @@ def test_keys_times_and_models_of_a_journal_are_never_hits(store, capsys) -> Non
     assert capsys.readouterr().out == ""
 
 
-def test_since_and_until_keep_matches_dated_within_them(store, capsys) -> None:
+def test_since_and_until_keep_matches_dated_within_them(
+    store: MemoryStore, capsys: pytest.CaptureFixture[str]
+) -> None:
     finished(store, [{"role": "user", "content": "quokka in March"}], "2026-03-01")
     finished(store, [{"role": "user", "content": "quokka in October"}], "2026-10-01")
     assert main(["memory", "grep", "quokka", "--since", "2026-10-01"]) == 0
@@ -85,7 +91,9 @@ def test_since_and_until_keep_matches_dated_within_them(store, capsys) -> None:
     assert "--since takes a date" in capsys.readouterr().err
 
 
-def test_the_search_history_tool_quotes_what_was_said_but_not_the_current_session(store) -> None:
+def test_the_search_history_tool_quotes_what_was_said_but_not_the_current_session(
+    store: MemoryStore,
+) -> None:
     old = finished(
         store, [{"role": "assistant", "content": "Your quokka is 3 years old."}], "2026-03-01"
     )
@@ -97,31 +105,30 @@ def test_the_search_history_tool_quotes_what_was_said_but_not_the_current_sessio
     assert "How old" not in answer
 
 
-def test_grep_in_the_app_lists_transcript_hits_and_opens_the_session(store) -> None:
+async def test_grep_in_the_app_lists_transcript_hits_and_opens_the_session(
+    store: MemoryStore,
+) -> None:
     journal = pending_session(store)
 
-    async def scenario() -> None:
-        app = make_app(None, env={"OPENAI_API_KEY": "x"})
-        async with app.run_test(size=(120, 32)) as pilot:
-            await pilot.press(*"/grep Enchantée", "enter")
-            screen = app.screen
-            assert isinstance(screen, SearchScreen)
-            await app.workers.wait_for_complete()
-            await pilot.pause()
-            results = screen.query_one("#results", OptionList)
-            assert results.option_count == 1
-            assert f"session {journal.id}" in str(results.get_option_at_index(0).prompt)
-            results.focus()
-            results.highlighted = 0
-            await pilot.press("enter")
-            await pilot.pause()
-            assert isinstance(app.screen, TranscriptScreen)
-            assert app.screen.marked == [3]  # the fourth message: the assistant's greeting
-
-    asyncio.run(scenario())
+    app = make_app(None, env={"OPENAI_API_KEY": "x"})
+    async with app.run_test(size=(120, 32)) as pilot:
+        await pilot.press(*"/grep Enchantée", "enter")
+        screen = app.screen
+        assert isinstance(screen, SearchScreen)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        results = screen.query_one("#results", OptionList)
+        assert results.option_count == 1
+        assert f"session {journal.id}" in str(results.get_option_at_index(0).prompt)
+        results.focus()
+        results.highlighted = 0
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, TranscriptScreen)
+        assert app.screen.marked == [3]  # the fourth message: the assistant's greeting
 
 
-def test_matches_in_a_journal_are_checked_against_the_text(store) -> None:
+def test_matches_in_a_journal_are_checked_against_the_text(store: MemoryStore) -> None:
     journal = store.new_session(None)
     journal.append({"role": "user", "content": "tab\there"})
     # The JSON form is tab\\there: a regex for a backslash must not match the escape.
@@ -138,7 +145,7 @@ def test_the_command_line_searches_the_store_s_own_folders() -> None:
         assert getattr(places, name) == getattr(store, name), name
 
 
-def test_kept_memory_grep_imports_only_what_a_search_needs(tmp_path) -> None:
+def test_kept_memory_grep_imports_only_what_a_search_needs(tmp_path: Path) -> None:
     import subprocess
     import sys
 
@@ -153,7 +160,7 @@ def test_kept_memory_grep_imports_only_what_a_search_needs(tmp_path) -> None:
     assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
-def test_the_search_history_tool_never_quotes_a_private_session(store) -> None:
+def test_the_search_history_tool_never_quotes_a_private_session(store: MemoryStore) -> None:
     private = store.new_session("gpt-4.1-mini", private=True)
     private.append({"role": "user", "content": "my secret quokka plan"})
     answer = run_search_tool(store, json.dumps({"pattern": "secret quokka"}))

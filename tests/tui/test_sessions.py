@@ -3,13 +3,17 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
+import pytest
 from textual import events
+from textual.pilot import Pilot
 from textual.widgets import Button, Input, OptionList, Static
 
+from app.main import KeptApp
 from app.screens.chat import ChatScreen
 from app.screens.sessions import DeleteDialog, SessionsScreen
 from app.screens.transcript import TranscriptScreen
@@ -69,12 +73,12 @@ def seeded() -> tuple[MemoryStore, str, str, str]:
     return store, tea, lisbon, pending.id
 
 
-def rows(app) -> list[str]:
+def rows(app: KeptApp) -> list[str]:
     options = app.screen.query_one("#sessions", OptionList)
     return [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
 
 
-async def open_sessions(pilot) -> SessionsScreen:
+async def open_sessions(pilot: Pilot[Any]) -> SessionsScreen:
     await pilot.press("f2")
     screen = pilot.app.screen
     assert isinstance(screen, SessionsScreen)
@@ -83,37 +87,34 @@ async def open_sessions(pilot) -> SessionsScreen:
     return screen
 
 
-def test_every_session_newest_first_with_title_model_count_state_and_a_filter() -> None:
+async def test_every_session_newest_first_with_title_model_count_state_and_a_filter() -> None:
     store, tea, _lisbon, _pending = seeded()
 
-    async def scenario() -> None:
-        app = make_app(None, env={"OPENAI_API_KEY": "x"})
-        async with app.run_test(size=(130, 30)) as pilot:
-            screen = await open_sessions(pilot)
-            shown = rows(app)
-            assert len(shown) == 4
-            # Begun this minute: the session you are in, and the pending one.
-            live, bikes = sorted(shown[:2], key=lambda row: not row.endswith("live"))
-            assert live.endswith("live")
-            assert "Unsaved question about bikes" in bikes and bikes.endswith("pending")
-            # Asked of claude-haiku-4-5, answered by none: no model is named.
-            assert "claude-haiku-4-5" not in bikes and " — " in bikes and "1 msg" in bikes
-            assert "Ana asked about Lisbon." in shown[2] and shown[2].endswith("saved")
-            assert "Ana asked about green tea." in shown[3] and "2 msg" in shown[3]
-            await pilot.press(*"tea saved")
-            assert [s.id for s in screen.shown] == [tea]
-            assert "1 of 4 sessions" in str(screen.query_one("#sessions-summary", Static).render())
-            screen.query_one("#filter", Input).value = ""
-            await pilot.pause()
-            await pilot.press("down", "down", "down", "enter")  # to the list, then Lisbon
-            assert isinstance(app.screen, TranscriptScreen)
-            assert "Ana asked about Lisbon." in app.screen.title_text
-
-    asyncio.run(scenario())
+    app = make_app(None, env={"OPENAI_API_KEY": "x"})
+    async with app.run_test(size=(130, 30)) as pilot:
+        screen = await open_sessions(pilot)
+        shown = rows(app)
+        assert len(shown) == 4
+        # Begun this minute: the session you are in, and the pending one.
+        live, bikes = sorted(shown[:2], key=lambda row: not row.endswith("live"))
+        assert live.endswith("live")
+        assert "Unsaved question about bikes" in bikes and bikes.endswith("pending")
+        # Asked of claude-haiku-4-5, answered by none: no model is named.
+        assert "claude-haiku-4-5" not in bikes and " — " in bikes and "1 msg" in bikes
+        assert "Ana asked about Lisbon." in shown[2] and shown[2].endswith("saved")
+        assert "Ana asked about green tea." in shown[3] and "2 msg" in shown[3]
+        await pilot.press(*"tea saved")
+        assert [s.id for s in screen.shown] == [tea]
+        assert "1 of 4 sessions" in str(screen.query_one("#sessions-summary", Static).render())
+        screen.query_one("#filter", Input).value = ""
+        await pilot.pause()
+        await pilot.press("down", "down", "down", "enter")  # to the list, then Lisbon
+        assert isinstance(app.screen, TranscriptScreen)
+        assert "Ana asked about Lisbon." in app.screen.title_text
     assert (store.root / INDEX).exists()
 
 
-def test_the_list_cache_is_derived_and_mended(tmp_path) -> None:
+def test_the_list_cache_is_derived_and_mended(tmp_path: Path) -> None:
     store, _tea, _lisbon, _pending = seeded()
     first = list_sessions(store)
     (store.root / INDEX).write_text("{not json")
@@ -123,7 +124,7 @@ def test_the_list_cache_is_derived_and_mended(tmp_path) -> None:
     assert list_sessions(store) == first
 
 
-def test_continue_makes_a_saved_session_live_and_new_words_a_new_segment(
+async def test_continue_makes_a_saved_session_live_and_new_words_a_new_segment(
     fake: FakeProvider,
 ) -> None:
     store, _tea, lisbon, _pending = seeded()
@@ -150,7 +151,7 @@ def test_continue_makes_a_saved_session_live_and_new_words_a_new_segment(
             await pilot.press(*"/new", "enter")
             await settle(pilot)
 
-    asyncio.run(scenario())
+    await scenario()
     journal = store.find_session(lisbon)
     assert journal.path.parent == store.done_dir and journal.state == "consolidated"
     assert [(s.start, s.end) for s in journal.consolidated] == [(0, 2), (2, 4)]
@@ -159,47 +160,46 @@ def test_continue_makes_a_saved_session_live_and_new_words_a_new_segment(
     assert "Ana asked whether to go then." in store.history_path.read_text()
 
 
-def test_export_and_delete_saying_what_stays(tmp_path, monkeypatch) -> None:
+async def test_export_and_delete_saying_what_stays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store, tea, _lisbon, _pending = seeded()
     monkeypatch.chdir(tmp_path)
     memory_before = store.memory_path.read_text()
 
-    async def scenario() -> None:
-        app = make_app(None, env={"OPENAI_API_KEY": "x"})
-        async with app.run_test(size=(130, 30)) as pilot:
-            screen = await open_sessions(pilot)
-            options = screen.query_one("#sessions", OptionList)
-            options.focus()
-            options.highlighted = next(i for i, s in enumerate(screen.shown) if s.id == tea)
-            await pilot.press("e")
+    app = make_app(None, env={"OPENAI_API_KEY": "x"})
+    async with app.run_test(size=(130, 30)) as pilot:
+        screen = await open_sessions(pilot)
+        options = screen.query_one("#sessions", OptionList)
+        options.focus()
+        options.highlighted = next(i for i, s in enumerate(screen.shown) if s.id == tea)
+        await pilot.press("e")
+        await pilot.pause()
+        # Into the data folder's exports/, never the folder Kept was started from.
+        exported = store.root / "exports" / f"kept-{tea}.md"
+        assert "green tea is lovely." in exported.read_text()
+        assert not (tmp_path / f"kept-{tea}.md").exists()
+        await pilot.press("d")
+        await pilot.pause()
+        assert isinstance(app.screen, DeleteDialog)
+        stays = str(app.screen.query_one("#what-stays", Static).render())
+        assert "history entry stays" in stays and "MEMORY.md" in stays
+        app.screen.query_one("#forget-button", Button).press()
+        for _ in range(200):  # the press, then the dismissal, are messages of their own
+            if not isinstance(app.screen, DeleteDialog):
+                break
             await pilot.pause()
-            # Into the data folder's exports/, never the folder Kept was started from.
-            exported = store.root / "exports" / f"kept-{tea}.md"
-            assert "green tea is lovely." in exported.read_text()
-            assert not (tmp_path / f"kept-{tea}.md").exists()
-            await pilot.press("d")
-            await pilot.pause()
-            assert isinstance(app.screen, DeleteDialog)
-            stays = str(app.screen.query_one("#what-stays", Static).render())
-            assert "history entry stays" in stays and "MEMORY.md" in stays
-            app.screen.query_one("#forget-button", Button).press()
-            for _ in range(200):  # the press, then the dismissal, are messages of their own
-                if not isinstance(app.screen, DeleteDialog):
-                    break
-                await pilot.pause()
-            await app.workers.wait_for_complete()
-            await pilot.pause()
-            assert isinstance(app.screen, SessionsScreen)
-            assert tea not in [s.id for s in app.screen.sessions]
-            # The live session cannot be deleted from here.
-            options.highlighted = next(
-                i for i, s in enumerate(app.screen.shown) if s.id == app.session.id
-            )
-            await pilot.press("d")
-            await pilot.pause()
-            assert isinstance(app.screen, SessionsScreen)
-
-    asyncio.run(scenario())
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, SessionsScreen)
+        assert tea not in [s.id for s in app.screen.sessions]
+        # The live session cannot be deleted from here.
+        options.highlighted = next(
+            i for i, s in enumerate(app.screen.shown) if s.id == app.session.id
+        )
+        await pilot.press("d")
+        await pilot.pause()
+        assert isinstance(app.screen, SessionsScreen)
     assert not (store.done_dir / f"{tea}.jsonl").exists()
     history = store.history_path.read_text()
     assert "green tea" not in history and "Ana asked about Lisbon." in history
@@ -219,27 +219,24 @@ def test_forgetting_never_guesses_between_two_entries_of_the_same_minute() -> No
     assert len(store.history_entries()) == 2
 
 
-def test_keys_that_arrive_in_one_read_follow_the_focus_they_move(fake: FakeProvider) -> None:
+async def test_keys_that_arrive_in_one_read_follow_the_focus_they_move(fake: FakeProvider) -> None:
     """Down then c typed fast (one read from the terminal): Down moves focus from the filter to
     the list at once, so c continues the session instead of landing in the filter."""
     _store, _tea, lisbon, _pending = seeded()
 
-    async def scenario() -> None:
-        app = make_app(fake)
-        async with app.run_test(size=(130, 30)) as pilot:
-            screen = await open_sessions(pilot)
-            await pilot.press(*"Lisbon")
-            await pilot.pause()
-            assert [s.id for s in screen.shown] == [lisbon]
-            search = screen.query_one("#filter", Input)
-            # Both keys queued before either is handled, as a terminal read delivers them.
-            app.post_message(events.Key("down", None))
-            app.post_message(events.Key("c", "c"))
-            await pilot.pause()
-            assert search.value == "Lisbon"
-            assert isinstance(app.screen, ChatScreen) and app.session.id == lisbon
-
-    asyncio.run(scenario())
+    app = make_app(fake)
+    async with app.run_test(size=(130, 30)) as pilot:
+        screen = await open_sessions(pilot)
+        await pilot.press(*"Lisbon")
+        await pilot.pause()
+        assert [s.id for s in screen.shown] == [lisbon]
+        search = screen.query_one("#filter", Input)
+        # Both keys queued before either is handled, as a terminal read delivers them.
+        app.post_message(events.Key("down", None))
+        app.post_message(events.Key("c", "c"))
+        await pilot.pause()
+        assert search.value == "Lisbon"
+        assert isinstance(app.screen, ChatScreen) and app.session.id == lisbon
 
 
 def test_the_model_shown_is_the_one_that_answered() -> None:
@@ -265,25 +262,22 @@ def test_the_model_shown_is_the_one_that_answered() -> None:
         assert models == {local.id: "smollm2", both.id: "smollm2, gpt-4.1-mini", unanswered.id: ""}
 
 
-def test_the_filter_finds_words_said_in_a_session_not_only_in_its_row() -> None:
+async def test_the_filter_finds_words_said_in_a_session_not_only_in_its_row() -> None:
     _store, tea, lisbon, pending = seeded()
 
-    async def scenario() -> None:
-        app = make_app(None, env={"OPENAI_API_KEY": "x"})
-        async with app.run_test(size=(130, 30)) as pilot:
-            screen = await open_sessions(pilot)
-            await pilot.press(*"second")  # the pending session's second line, not its title
-            await until(pilot, lambda: [s.id for s in screen.shown] == [pending], "a match")
-            screen.query_one("#filter", Input).value = "lovely"  # said by the assistant
-            await until(pilot, lambda: {s.id for s in screen.shown} == {tea, lisbon}, "both")
-            screen.query_one("#filter", Input).value = "lovely tea"  # said, and in a title
-            await until(pilot, lambda: [s.id for s in screen.shown] == [tea], "tea alone")
-            assert "1 of 4 sessions" in str(screen.query_one("#sessions-summary", Static).render())
-
-    asyncio.run(scenario())
+    app = make_app(None, env={"OPENAI_API_KEY": "x"})
+    async with app.run_test(size=(130, 30)) as pilot:
+        screen = await open_sessions(pilot)
+        await pilot.press(*"second")  # the pending session's second line, not its title
+        await until(lambda: [s.id for s in screen.shown] == [pending], message="a match")
+        screen.query_one("#filter", Input).value = "lovely"  # said by the assistant
+        await until(lambda: {s.id for s in screen.shown} == {tea, lisbon}, message="both")
+        screen.query_one("#filter", Input).value = "lovely tea"  # said, and in a title
+        await until(lambda: [s.id for s in screen.shown] == [tea], message="tea alone")
+        assert "1 of 4 sessions" in str(screen.query_one("#sessions-summary", Static).render())
 
 
-def test_a_long_title_keeps_its_closing_quote_in_the_delete_dialog_at_80x24() -> None:
+async def test_a_long_title_keeps_its_closing_quote_in_the_delete_dialog_at_80x24() -> None:
     store = MemoryStore().ensure()
     journal = store.new_session("gpt-4.1-mini")
     journal.append(
@@ -295,23 +289,20 @@ def test_a_long_title_keeps_its_closing_quote_in_the_delete_dialog_at_80x24() ->
     )
     journal.mark_pending(close=True)
 
-    async def scenario() -> None:
-        app = make_app(None, env={"OPENAI_API_KEY": "x"})
-        async with app.run_test(size=(80, 24)) as pilot:
-            screen = await open_sessions(pilot)
-            options = screen.query_one("#sessions", OptionList)
-            options.focus()
-            index = next(i for i, s in enumerate(screen.shown) if s.id == journal.id)
-            options.highlighted = index
-            await pilot.press("d")
-            await pilot.pause()
-            assert isinstance(app.screen, DeleteDialog)
-            title = app.screen.query_one(".dialog-title", Static)
-            said = str(title.render())
-            assert "“Could you help me plan a long weekend" in said and "…”" in said
-            assert said.endswith(f"” ({screen.shown[index].started})?")
-            # Every character of it on screen: wrapped inside the dialog, never cropped.
-            assert app.screen.region.contains_region(title.region)
-            assert title.region.width <= 80 and title.region.height >= 2
-
-    asyncio.run(scenario())
+    app = make_app(None, env={"OPENAI_API_KEY": "x"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        options = screen.query_one("#sessions", OptionList)
+        options.focus()
+        index = next(i for i, s in enumerate(screen.shown) if s.id == journal.id)
+        options.highlighted = index
+        await pilot.press("d")
+        await pilot.pause()
+        assert isinstance(app.screen, DeleteDialog)
+        title = app.screen.query_one(".dialog-title", Static)
+        said = str(title.render())
+        assert "“Could you help me plan a long weekend" in said and "…”" in said
+        assert said.endswith(f"” ({screen.shown[index].started})?")
+        # Every character of it on screen: wrapped inside the dialog, never cropped.
+        assert app.screen.region.contains_region(title.region)
+        assert title.region.width <= 80 and title.region.height >= 2

@@ -4,9 +4,10 @@ more rows than the loop should match at a keystroke is matched in a thread."""
 
 from __future__ import annotations
 
-import asyncio
 import os
+from typing import Any
 
+import pytest
 from textual.widgets import Static
 
 from app.screens.sessions import SessionsScreen
@@ -68,7 +69,9 @@ def test_a_private_session_leaves_nothing_of_itself_in_the_index() -> None:
     private.close()
 
 
-def test_a_filter_over_many_rows_is_matched_off_the_loop(monkeypatch) -> None:
+async def test_a_filter_over_many_rows_is_matched_off_the_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import threading
 
     from app.screens.sessions import FILTER_HERE
@@ -77,7 +80,7 @@ def test_a_filter_over_many_rows_is_matched_off_the_loop(monkeypatch) -> None:
     on_the_loop: list[bool] = []
     matches = SessionSummary.matches
 
-    def noted(self: SessionSummary, *args: object, **kwargs: object) -> bool:
+    def noted(self: SessionSummary, *args: Any, **kwargs: Any) -> bool:
         on_the_loop.append(threading.current_thread() is threading.main_thread())
         return matches(self, *args, **kwargs)  # type: ignore[arg-type]
 
@@ -87,18 +90,15 @@ def test_a_filter_over_many_rows_is_matched_off_the_loop(monkeypatch) -> None:
     for number in range(count):
         pending_session(store, [{"role": "user", "content": f"question n{number}n"}])
 
-    async def scenario() -> None:
-        app = make_app(None, env={"OPENAI_API_KEY": "x"})
-        async with app.run_test(size=(130, 30)) as pilot:
-            await pilot.press("f2")
-            screen = app.screen
-            assert isinstance(screen, SessionsScreen)
-            await until(pilot, lambda: len(screen.sessions) >= count, "the list")
-            await pilot.press(*"n77")
-            # The rows follow once the thread has matched them.
-            await until(pilot, lambda: len(screen.shown) == 11, "the matching rows")
-            summary = str(screen.query_one("#sessions-summary", Static).render())
-            assert f"11 of {len(screen.sessions):,} sessions" in summary
-        assert on_the_loop and not any(on_the_loop)
-
-    asyncio.run(scenario())
+    app = make_app(None, env={"OPENAI_API_KEY": "x"})
+    async with app.run_test(size=(130, 30)) as pilot:
+        await pilot.press("f2")
+        screen = app.screen
+        assert isinstance(screen, SessionsScreen)
+        await until(lambda: len(screen.sessions) >= count, message="the list")
+        await pilot.press(*"n77")
+        # The rows follow once the thread has matched them.
+        await until(lambda: len(screen.shown) == 11, message="the matching rows")
+        summary = str(screen.query_one("#sessions-summary", Static).render())
+        assert f"11 of {len(screen.sessions):,} sessions" in summary
+    assert on_the_loop and not any(on_the_loop)

@@ -4,7 +4,6 @@ no config to check."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 
 import keyring
@@ -57,8 +56,8 @@ def test_a_deferred_key_needed_before_it_was_read_is_read_then(
     assert [name for name, _ in counting_keyring.reads] == ["groq"]
 
 
-def test_the_app_reads_no_key_before_its_first_frame_and_none_on_its_loop(
-    counting_keyring: CountingKeyring, monkeypatch
+async def test_the_app_reads_no_key_before_its_first_frame_and_none_on_its_loop(
+    counting_keyring: CountingKeyring, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from app.main import KeptApp
 
@@ -66,11 +65,8 @@ def test_the_app_reads_no_key_before_its_first_frame_and_none_on_its_loop(
     app = KeptApp()
     assert counting_keyring.reads == []
 
-    async def scenario() -> None:
-        async with app.run_test() as pilot:
-            await settle(pilot)
-
-    asyncio.run(scenario())
+    async with app.run_test() as pilot:
+        await settle(pilot)
     assert counting_keyring.reads, "the keys were never read"
     assert not any(on_loop for _, on_loop in counting_keyring.reads)
 

@@ -4,11 +4,13 @@ same one a read of every journal would have picked."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
 
 from memory import MemoryStore
 from memory.data.files import HeldLock
@@ -18,6 +20,9 @@ from memory.sessions.live import LiveSession
 from memory.sessions.marks import SCANNED, is_closed, mark_open, open_marks
 from tests.fakes.provider import FakeProvider, text
 from tests.support import make_app, pending_session, settle, until
+
+if TYPE_CHECKING:
+    from app.main import KeptApp
 
 
 def _write(path: Path, *lines: object, raw: bytes = b"") -> Path:
@@ -183,93 +188,84 @@ def test_constructing_the_app_makes_and_locks_no_file() -> None:
     assert not app.session.is_found and app.session.messages == []
 
 
-def test_the_session_found_after_the_first_frame_is_drawn(fake: FakeProvider) -> None:
-    async def scenario() -> None:
-        from app.screens.chat import ChatScreen
-        from app.widgets.composer import Composer
-        from app.widgets.message import MessageView
+async def test_the_session_found_after_the_first_frame_is_drawn(fake: FakeProvider) -> None:
+    from app.screens.chat import ChatScreen
+    from app.widgets.composer import Composer
+    from app.widgets.message import MessageView
 
-        store = MemoryStore().ensure()
-        live = LiveSession.start(store, "gpt-4.1-mini")
-        live.append({"role": "user", "content": "where we were"})
-        live.append({"role": "assistant", "content": "Right here.", "model": "gpt-4.1-mini"})
-        live.release()
-        app = make_app(fake)
-        async with app.run_test() as pilot:
-            await settle(pilot)
-            assert app.session.is_found and app.session.id == live.id
-            screen = app.screen
-            assert isinstance(screen, ChatScreen)
-            shown = [v.text for v in screen.query(MessageView)]
-            assert shown == ["where we were", "Right here."]
-            assert screen.query_one(Composer).prompts == ["where we were"]
-
-    asyncio.run(scenario())
+    store = MemoryStore().ensure()
+    live = LiveSession.start(store, "gpt-4.1-mini")
+    live.append({"role": "user", "content": "where we were"})
+    live.append({"role": "assistant", "content": "Right here.", "model": "gpt-4.1-mini"})
+    live.release()
+    app = make_app(fake)
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        assert app.session.is_found and app.session.id == live.id
+        screen = app.screen
+        assert isinstance(screen, ChatScreen)
+        shown = [v.text for v in screen.query(MessageView)]
+        assert shown == ["where we were", "Right here."]
+        assert screen.query_one(Composer).prompts == ["where we were"]
 
 
-def test_a_message_sent_before_the_session_is_found_goes_into_it(
-    fake: FakeProvider, monkeypatch
+async def test_a_message_sent_before_the_session_is_found_goes_into_it(
+    fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def scenario() -> None:
-        from app.main import KeptApp
-        from app.screens.chat import ChatScreen
-        from app.widgets.composer import Composer
-        from app.widgets.message import MessageView
+    from app.main import KeptApp
+    from app.screens.chat import ChatScreen
+    from app.widgets.composer import Composer
+    from app.widgets.message import MessageView
 
-        store = MemoryStore().ensure()
-        live = LiveSession.start(store, "gpt-4.1-mini")
-        live.append({"role": "user", "content": "where we were"})
-        live.release()
-        # The thread that finds the session has not run yet when Enter is pressed.
-        monkeypatch.setattr(KeptApp, "_find_session", lambda self: None)
-        fake.set_default("gpt-4.1-mini", text("Carrying on."))
-        app = make_app(fake)
-        async with app.run_test() as pilot:
-            await until(pilot, lambda: isinstance(app.focused, Composer), "the composer's focus")
-            assert not app.session.is_found
-            await pilot.press(*"and then?", "enter")
-            screen = app.screen
-            assert isinstance(screen, ChatScreen)
-            await until(pilot, lambda: not screen.replying, "the reply")
-            await screen.reply_finished()
-            await pilot.pause()
-            assert app.session.id == live.id
-            said = [(m["role"], m["content"]) for m in journals.load(live.journal.path).messages]
-            assert said == [
-                ("user", "where we were"),
-                ("user", "and then?"),
-                ("assistant", "Carrying on."),
-            ]
-            shown = [v.text for v in screen.query(MessageView)]
-            assert shown == ["where we were", "and then?", "Carrying on."]
-
-    asyncio.run(scenario())
+    store = MemoryStore().ensure()
+    live = LiveSession.start(store, "gpt-4.1-mini")
+    live.append({"role": "user", "content": "where we were"})
+    live.release()
+    # The thread that finds the session has not run yet when Enter is pressed.
+    monkeypatch.setattr(KeptApp, "_find_session", lambda self: None)
+    fake.set_default("gpt-4.1-mini", text("Carrying on."))
+    app = make_app(fake)
+    async with app.run_test() as pilot:
+        await until(lambda: isinstance(app.focused, Composer), message="the composer's focus")
+        assert not app.session.is_found
+        await pilot.press(*"and then?", "enter")
+        screen = app.screen
+        assert isinstance(screen, ChatScreen)
+        await until(lambda: not screen.replying, message="the reply")
+        await screen.reply_finished()
+        await pilot.pause()
+        assert app.session.id == live.id
+        said = [(m["role"], m["content"]) for m in journals.load(live.journal.path).messages]
+        assert said == [
+            ("user", "where we were"),
+            ("user", "and then?"),
+            ("assistant", "Carrying on."),
+        ]
+        shown = [v.text for v in screen.query(MessageView)]
+        assert shown == ["where we were", "and then?", "Carrying on."]
 
 
-def test_a_session_that_cannot_be_made_is_said_and_the_message_kept(
+async def test_a_session_that_cannot_be_made_is_said_and_the_message_kept(
     fake: FakeProvider,
 ) -> None:
-    async def scenario() -> None:
-        from app.widgets.composer import Composer
+    from app.widgets.composer import Composer
 
-        store = MemoryStore().ensure()
-        shutil.rmtree(store.sessions_dir)
-        store.sessions_dir.write_text("not a folder")  # read-only folders do not stop root
-        app = make_app(fake)
-        async with app.run_test() as pilot:
-            await settle(pilot)
-            assert any("No session could be opened" in n for n in app.notices)
-            await until(pilot, lambda: isinstance(app.focused, Composer), "the composer's focus")
-            await pilot.press(*"keep this", "enter")
-            await pilot.pause()
-            assert app.query_one(Composer).text == "keep this"
-            assert any("could not be saved" in n for n in _texts(app))
-            assert all("Traceback" not in n for n in [*app.notices, *_texts(app)])
-
-    asyncio.run(scenario())
+    store = MemoryStore().ensure()
+    shutil.rmtree(store.sessions_dir)
+    store.sessions_dir.write_text("not a folder")  # read-only folders do not stop root
+    app = make_app(fake)
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        assert any("No session could be opened" in n for n in app.notices)
+        await until(lambda: isinstance(app.focused, Composer), message="the composer's focus")
+        await pilot.press(*"keep this", "enter")
+        await pilot.pause()
+        assert app.query_one(Composer).text == "keep this"
+        assert any("could not be saved" in n for n in _texts(app))
+        assert all("Traceback" not in n for n in [*app.notices, *_texts(app)])
 
 
-def _texts(app) -> list[str]:
+def _texts(app: KeptApp) -> list[str]:
     from app.widgets.message import MessageView
 
     return [v.text for v in app.screen.query(MessageView)]

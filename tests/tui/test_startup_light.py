@@ -4,7 +4,6 @@ first frame; a config with a table in it is checked, and loads pydantic then."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -108,7 +107,7 @@ def test_the_theme_is_set_when_the_app_is_built(chosen: str, theme: str, problem
 
 
 @pytest.mark.parametrize("chosen", ["kept-dark", "kept-light"])
-def test_the_stylesheet_is_parsed_once_before_the_first_frame(chosen: str) -> None:
+async def test_the_stylesheet_is_parsed_once_before_the_first_frame(chosen: str) -> None:
     """The theme read at start-up is in place before the first parse: setting it once the
     app is built scheduled a second parse and application of every rule, before the first
     frame, for nothing."""
@@ -134,15 +133,12 @@ def test_the_stylesheet_is_parsed_once_before_the_first_frame(chosen: str) -> No
     theme = next(t for t in KEPT_THEMES if t.name == chosen)
     app = Counting()
 
-    async def scenario() -> None:
-        async with app.run_test() as pilot:
-            await until(pilot, lambda: app.at_first_frame is not None, "the first frame")
-            chat = app.screen_stack[0]
-            assert chat.styles.background == Color.parse(str(theme.background))
-            assert app.has_class(f"-theme-{chosen}")
-            assert app.has_class("-dark-mode") is theme.dark
-            assert app.has_class("-light-mode") is not theme.dark
-
-    asyncio.run(scenario())
+    async with app.run_test():
+        await until(lambda: app.at_first_frame is not None, message="the first frame")
+        chat = app.screen_stack[0]
+        assert chat.styles.background == Color.parse(str(theme.background))
+        assert app.has_class(f"-theme-{chosen}")
+        assert app.has_class("-dark-mode") is theme.dark
+        assert app.has_class("-light-mode") is not theme.dark
     assert app.at_first_frame == 0
     assert config.read_text(encoding="utf-8") == f'[app]\ntheme = "{chosen}"\n'  # not saved

@@ -3,8 +3,6 @@ each block, and the keys and the stream must keep most of the time. Nothing is l
 
 from __future__ import annotations
 
-import asyncio
-
 from textual.app import App, ComposeResult
 
 from app.widgets.message import MAX_PAUSE, MessageView
@@ -16,13 +14,13 @@ class Host(App[None]):
         yield MessageView("Model", kind="assistant")
 
 
-def test_a_draw_waits_for_the_last_one_on_screen_and_three_times_its_cost() -> None:
-    asyncio.run(_paced())
+async def test_a_draw_waits_for_the_last_one_on_screen_and_three_times_its_cost() -> None:
+    await _paced()
 
 
 async def _paced() -> None:
     app = Host()
-    async with app.run_test() as pilot:
+    async with app.run_test():
         view = app.query_one(MessageView)
         now = [100.0]
         view.clock = lambda: now[0]
@@ -33,7 +31,7 @@ async def _paced() -> None:
         await view.flush()
         assert view.text == "one "  # the first draw is not on screen yet
         now[0] = 100.1  # it took 0.1 s to be on screen
-        await until(pilot, lambda: view._drawing is None, "the first draw on screen")
+        await until(lambda: view._drawing is None, message="the first draw on screen")
         now[0] = 100.35
         await view.flush()
         assert view.text == "one "  # three times as long as it took has not passed yet
@@ -42,7 +40,7 @@ async def _paced() -> None:
         assert view.text == "one two "
         # However long a draw takes, what arrived is drawn within MAX_PAUSE.
         now[0] = 110.0
-        await until(pilot, lambda: view._drawing is None, "the second draw on screen")
+        await until(lambda: view._drawing is None, message="the second draw on screen")
         view.feed("three ")
         now[0] = 110.0 + MAX_PAUSE
         await view.flush()
@@ -52,13 +50,13 @@ async def _paced() -> None:
         assert view.text == "one two three four"
 
 
-def test_a_restarted_reply_draws_the_next_model_at_once() -> None:
-    asyncio.run(_restarted())
+async def test_a_restarted_reply_draws_the_next_model_at_once() -> None:
+    await _restarted()
 
 
 async def _restarted() -> None:
     app = Host()
-    async with app.run_test() as pilot:
+    async with app.run_test():
         view = app.query_one(MessageView)
         now = [100.0]
         view.clock = lambda: now[0]
@@ -70,5 +68,5 @@ async def _restarted() -> None:
         assert view.text == "from the second"
         now[0] = 100.2
         await view.finish()
-        await until(pilot, lambda: view._drawing is None, "the draw on screen")
+        await until(lambda: view._drawing is None, message="the draw on screen")
         assert view.text == "from the second"

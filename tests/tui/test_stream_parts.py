@@ -56,7 +56,7 @@ async def _streamed(pieces: list[str], reply: str = REPLY) -> tuple[str, str, li
             await view.flush(now=True)
         await view.finish(reply)
         parts = list(view.query_children(Markdown))
-        await until(pilot, lambda: view.outer_size.height > 100, "the reply laid out")
+        await until(lambda: view.outer_size.height > 100, message="the reply laid out")
         await pilot.pause()
         return _screen(app), view.text, parts
 
@@ -65,21 +65,21 @@ async def _whole(reply: str = REPLY) -> str:
     app = Host(reply)
     async with app.run_test(size=TALL) as pilot:
         view = app.query_one(MessageView)
-        await until(pilot, lambda: view.outer_size.height > 100, "the reply laid out")
+        await until(lambda: view.outer_size.height > 100, message="the reply laid out")
         await pilot.pause()
         return _screen(app)
 
 
-def test_a_long_streamed_reply_looks_as_the_whole_reply() -> None:
+async def test_a_long_streamed_reply_looks_as_the_whole_reply() -> None:
     pieces = [REPLY[i : i + 37] for i in range(0, len(REPLY), 37)]
-    lines, text, parts = asyncio.run(_streamed(pieces))
+    lines, text, parts = await _streamed(pieces)
     assert text == REPLY
     assert len(parts) > 2  # sealed as it grew
     assert all(len(part.children) < SEAL_BLOCKS + 2 for part in parts)
-    assert lines == asyncio.run(_whole())
+    assert lines == await _whole()
 
 
-def test_a_sealed_part_is_not_laid_out_again_as_the_reply_grows() -> None:
+async def test_a_sealed_part_is_not_laid_out_again_as_the_reply_grows() -> None:
     async def scenario() -> set[int]:
         app = Host()
         async with app.run_test(size=(70, 30)) as pilot:
@@ -89,9 +89,8 @@ def test_a_sealed_part_is_not_laid_out_again_as_the_reply_grows() -> None:
             await view.flush(now=True)
             sealed = view.query_children(Markdown).first()
             await until(
-                pilot,
                 lambda: "Paragraph 29" in sealed.source and sealed.size.height > 0,
-                "the first half laid out",
+                message="the first half laid out",
             )
             heights: set[int] = set()
             arrange = sealed.arrange
@@ -110,10 +109,10 @@ def test_a_sealed_part_is_not_laid_out_again_as_the_reply_grows() -> None:
             return heights - {0, sealed.size.height}
 
     # Before, a part was laid out again against the whole message's height at each frame.
-    assert asyncio.run(scenario()) == set()
+    assert await scenario() == set()
 
 
-def test_a_long_reply_restarted_or_corrected_leaves_no_part_behind() -> None:
+async def test_a_long_reply_restarted_or_corrected_leaves_no_part_behind() -> None:
     async def scenario() -> tuple[int, str, int, str]:
         app = Host()
         async with app.run_test(size=(70, 30)):
@@ -127,10 +126,10 @@ def test_a_long_reply_restarted_or_corrected_leaves_no_part_behind() -> None:
             parts = list(view.query_children(Markdown))
             return (*restarted, len(parts), parts[0].source)
 
-    assert asyncio.run(scenario()) == (1, "", 1, "The whole answer, as the journal has it.")
+    assert await scenario() == (1, "", 1, "The whole answer, as the journal has it.")
 
 
-def test_a_block_of_several_lines_open_when_its_part_is_sealed_is_kept_whole() -> None:
+async def test_a_block_of_several_lines_open_when_its_part_is_sealed_is_kept_whole() -> None:
     # Two lines at a time: when the part is sealed, the code block has begun and already
     # holds lines. Before, the new part went on from the block's last line only, and the
     # lines above it vanished from the screen (the code drawn as a paragraph).
@@ -138,13 +137,13 @@ def test_a_block_of_several_lines_open_when_its_part_is_sealed_is_kept_whole() -
     reply += "```python\n" + "".join(f"x{n} = {n}\n" for n in range(8)) + "```\n\nAfter.\n"
     lines = reply.splitlines(keepends=True)
     pieces = ["".join(lines[i : i + 2]) for i in range(0, len(lines), 2)]
-    screen, text, parts = asyncio.run(_streamed(pieces, reply))
+    screen, text, parts = await _streamed(pieces, reply)
     assert text == reply
     assert len(parts) > 1
-    assert screen == asyncio.run(_whole(reply))
+    assert screen == await _whole(reply)
 
 
-def test_a_wait_for_the_drawing_cancelled_midway_leaves_the_reply_to_finish() -> None:
+async def test_a_wait_for_the_drawing_cancelled_midway_leaves_the_reply_to_finish() -> None:
     # A failed attempt's pump is cancelled while it restarts the reply: the next finish
     # must still run (before, it raised CancelledError: no tokens counted, no notice).
     text = "".join(f"Paragraph {n} with some words.\n\n" for n in range(200))
@@ -171,4 +170,4 @@ def test_a_wait_for_the_drawing_cancelled_midway_leaves_the_reply_to_finish() ->
                     outcomes.append(view.markdown.source)
         return outcomes
 
-    assert asyncio.run(scenario()) == ["The answer, as the journal has it."] * 3
+    assert await scenario() == ["The answer, as the journal has it."] * 3

@@ -3,8 +3,8 @@ proposals reviewed with Ctrl+R, /tidy, and /memory's "where from" view."""
 
 from __future__ import annotations
 
-import asyncio
 import json
+from typing import TYPE_CHECKING
 
 from textual.widgets import OptionList, TextArea
 
@@ -16,18 +16,17 @@ from memory.settings import Review
 from tests.fakes.provider import FakeProvider, text, tool_call
 from tests.support import make_app, save_args, send, settle, until
 
+if TYPE_CHECKING:
+    from app.main import KeptApp
+
 MEMORY = "# About the user\n- Name: Ana\n"
 
 
-def run(scenario):
-    return asyncio.run(scenario())
-
-
-def notices(app) -> list[str]:
+def notices(app: KeptApp) -> list[str]:
     return app.notices
 
 
-def test_a_saved_change_is_announced_shown_and_undone(fake: FakeProvider) -> None:
+async def test_a_saved_change_is_announced_shown_and_undone(fake: FakeProvider) -> None:
     fake.default = text("Nice to meet you.")
     fake.set_default("llama-3.3-70b-versatile", tool_call("save_memory", save_args()))
 
@@ -36,9 +35,8 @@ def test_a_saved_change_is_announced_shown_and_undone(fake: FakeProvider) -> Non
         async with app.run_test(size=(130, 40)) as pilot:
             await pilot.press("ctrl+r")
             await until(
-                pilot,
                 lambda: "No memory change to review yet." in notices(app),
-                "the answer to Ctrl+R",
+                message="the answer to Ctrl+R",
             )
             await send(pilot, "I'm Ana")
             await pilot.press(*"/new", "enter")
@@ -48,23 +46,25 @@ def test_a_saved_change_is_announced_shown_and_undone(fake: FakeProvider) -> Non
                 in notices(app)
             )
             await pilot.press("ctrl+r")
-            await until(pilot, lambda: isinstance(app.screen, ChangeDialog), "the diff")
+            await until(lambda: isinstance(app.screen, ChangeDialog), message="the diff")
             assert "+- Name: Ana" in app.screen.diff
             assert app.screen.title_text.startswith(
                 "Memory updated: +2 −0 lines (version 1, session "
             )
             await pilot.click("#undo")
-            await until(pilot, lambda: any("Change undone" in n for n in notices(app)), "undo")
+            await until(lambda: any("Change undone" in n for n in notices(app)), message="undo")
             assert not isinstance(app.screen, ChangeDialog)
             return app.store
 
-    store = run(scenario)
+    store = await scenario()
     assert store.memory_path.read_text() == ""
     assert len(store.history_entries()) == 1  # the session's history entry stays
     assert [v.source for v in store.versions()] == ["consolidation", "undo of version 1"]
 
 
-def test_review_before_holds_the_change_until_accepted_with_an_edit(fake) -> None:
+async def test_review_before_holds_the_change_until_accepted_with_an_edit(
+    fake: FakeProvider,
+) -> None:
     fake.default = text("Nice to meet you.")
     fake.set_default("llama-3.3-70b-versatile", tool_call("save_memory", save_args()))
     settings = MemorySettings(attempt_deadline=5.0, review=Review.BEFORE)
@@ -79,23 +79,23 @@ def test_review_before_holds_the_change_until_accepted_with_an_edit(fake) -> Non
             assert str(app.memory_status) == "1 memory change to review (Ctrl+R)"
             assert any("waiting for your review" in n for n in notices(app))
             await pilot.press("ctrl+r")
-            await until(pilot, lambda: isinstance(app.screen, ChangeDialog), "the proposal")
+            await until(lambda: isinstance(app.screen, ChangeDialog), message="the proposal")
             await pilot.click("#edit")
             editor = app.screen.query_one("#change-editor", TextArea)
             assert editor.text == MEMORY
             editor.load_text("# About the user\n- Name: Ana (she/her)\n")
             await pilot.click("#accept")
-            await until(pilot, lambda: str(app.memory_status) == "Memory saved", "the save")
+            await until(lambda: str(app.memory_status) == "Memory saved", message="the save")
             assert "Memory change accepted and saved." in notices(app)
             return app.store
 
-    store = run(scenario)
+    store = await scenario()
     assert store.memory_path.read_text() == "# About the user\n- Name: Ana (she/her)\n"
     assert store.versions()[-1].source == "consolidation, edited by you"
     assert len(store.history_entries()) == 1
 
 
-def test_a_local_models_change_is_accepted_with_one_key(fake) -> None:
+async def test_a_local_models_change_is_accepted_with_one_key(fake: FakeProvider) -> None:
     """The newcomer with a local model: the change waits (review = "auto"), the status bar
     says so, Ctrl+R shows it and `a` accepts it."""
     from tests.support import local_catalog
@@ -103,30 +103,27 @@ def test_a_local_models_change_is_accepted_with_one_key(fake) -> None:
     fake.set_default("smollm2", text(json.dumps(save_args())))
     store = MemoryStore(settings=MemorySettings(attempt_deadline=5.0))
 
-    async def scenario():
-        from app.main import KeptApp
-        from app.settings import AppSettings, Settings
+    from app.main import KeptApp
+    from app.settings import AppSettings, Settings
 
-        settings = Settings(AppSettings(model="smollm2"), store.settings, ())
-        app = KeptApp(store=store, catalog=local_catalog(fake), settings=settings)
-        async with app.run_test(size=(100, 30)) as pilot:
-            fake.set_default("smollm2", text("Hello Ana."))
-            await send(pilot, "Hi, I'm Ana")
-            fake.set_default("smollm2", text(json.dumps(save_args())))
-            await pilot.press(*"/new", "enter")
-            await settle(pilot)
-            assert str(app.memory_status) == "1 memory change to review (Ctrl+R)"
-            assert any("from smollm2 is waiting for your review" in n for n in notices(app))
-            await pilot.press("ctrl+r")
-            await until(pilot, lambda: isinstance(app.screen, ChangeDialog), "the proposal")
-            await pilot.press("a")
-            await until(pilot, lambda: str(app.memory_status) == "Memory saved", "the save")
-
-    run(scenario)
+    settings = Settings(AppSettings(model="smollm2"), store.settings, ())
+    app = KeptApp(store=store, catalog=local_catalog(fake), settings=settings)
+    async with app.run_test(size=(100, 30)) as pilot:
+        fake.set_default("smollm2", text("Hello Ana."))
+        await send(pilot, "Hi, I'm Ana")
+        fake.set_default("smollm2", text(json.dumps(save_args())))
+        await pilot.press(*"/new", "enter")
+        await settle(pilot)
+        assert str(app.memory_status) == "1 memory change to review (Ctrl+R)"
+        assert any("from smollm2 is waiting for your review" in n for n in notices(app))
+        await pilot.press("ctrl+r")
+        await until(lambda: isinstance(app.screen, ChangeDialog), message="the proposal")
+        await pilot.press("a")
+        await until(lambda: str(app.memory_status) == "Memory saved", message="the save")
     assert store.memory_path.read_text() == MEMORY
 
 
-def test_tidy_command_offers_the_diff_and_writes_when_accepted(fake: FakeProvider) -> None:
+async def test_tidy_command_offers_the_diff_and_writes_when_accepted(fake: FakeProvider) -> None:
     tidy = "# About Ana\n- Drinks green tea every day\n"
     fake.default = tool_call("save_memory", save_args(entry="Merged.", memory=tidy))
 
@@ -137,18 +134,18 @@ def test_tidy_command_offers_the_diff_and_writes_when_accepted(fake: FakeProvide
         )
         async with app.run_test(size=(130, 40)) as pilot:
             await pilot.press(*"/tidy", "enter")
-            await until(pilot, lambda: isinstance(app.screen, ChangeDialog), "the tidy")
+            await until(lambda: isinstance(app.screen, ChangeDialog), message="the tidy")
             assert app.screen.title_text.startswith("Tidy MEMORY.md: +1 −2 lines")
             await pilot.click("#accept")
-            await until(pilot, lambda: "tidied" in " ".join(notices(app)), "the tidy saved")
+            await until(lambda: "tidied" in " ".join(notices(app)), message="the tidy saved")
             return app.store
 
-    store = run(scenario)
+    store = await scenario()
     assert store.memory_path.read_text() == tidy
     assert store.versions()[-1].source == "tidy"
 
 
-def test_memory_screen_says_where_a_line_came_from(fake: FakeProvider) -> None:
+async def test_memory_screen_says_where_a_line_came_from(fake: FakeProvider) -> None:
     fake.default = text("Nice to meet you.")
     fake.set_default(
         "llama-3.3-70b-versatile",
@@ -157,42 +154,37 @@ def test_memory_screen_says_where_a_line_came_from(fake: FakeProvider) -> None:
         ),
     )
 
-    async def scenario():
-        app = make_app(fake)
-        async with app.run_test(size=(130, 40)) as pilot:
-            await send(pilot, "Hi, I'm Ana and I live in Zürich.")
-            await send(pilot, "What is the weather like?")
-            session = app.session.id
-            await pilot.press(*"/new", "enter")
-            await settle(pilot)
-            app.store.memory_path.write_text(
-                app.store.memory_path.read_text() + "- Owns a sailboat\n"
-            )
-            await pilot.press(*"/memory", "enter")
-            await pilot.pause()
-            screen = app.screen
-            assert isinstance(screen, MemoryScreen)
-            await pilot.press("b")
-            await pilot.pause()
-            lines = screen.query_one("#blame", OptionList)
-            assert lines.option_count == 4
-            lines.highlighted = 2  # "- Lives in Zürich"
-            await pilot.pause()
-            detail = str(screen.query_one("#blame-detail").render())
-            assert f"session {session}" in detail and "llama-3.3-70b-versatile" in detail
-            assert "The user introduced themselves." in detail  # its history entry
-            assert "Hi, I'm Ana and I live in Zürich." in detail  # the message it came from
-            assert "What is the weather" not in detail
-            lines.highlighted = 3  # "- Owns a sailboat"
-            await pilot.pause()
-            detail = str(screen.query_one("#blame-detail").render())
-            assert "edited by you" in detail
-            lines.highlighted = 2
-            await pilot.press("enter")
-            await until(pilot, lambda: isinstance(app.screen, TranscriptScreen), "transcript")
-            assert app.screen.marked == [0]
-            marked = list(app.screen.query(".marked"))
-            assert len(marked) == 1 and marked[0].text == "Hi, I'm Ana and I live in Zürich."
-            assert "The user introduced themselves." in app.screen.title_text
-
-    run(scenario)
+    app = make_app(fake)
+    async with app.run_test(size=(130, 40)) as pilot:
+        await send(pilot, "Hi, I'm Ana and I live in Zürich.")
+        await send(pilot, "What is the weather like?")
+        session = app.session.id
+        await pilot.press(*"/new", "enter")
+        await settle(pilot)
+        app.store.memory_path.write_text(app.store.memory_path.read_text() + "- Owns a sailboat\n")
+        await pilot.press(*"/memory", "enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, MemoryScreen)
+        await pilot.press("b")
+        await pilot.pause()
+        lines = screen.query_one("#blame", OptionList)
+        assert lines.option_count == 4
+        lines.highlighted = 2  # "- Lives in Zürich"
+        await pilot.pause()
+        detail = str(screen.query_one("#blame-detail").render())
+        assert f"session {session}" in detail and "llama-3.3-70b-versatile" in detail
+        assert "The user introduced themselves." in detail  # its history entry
+        assert "Hi, I'm Ana and I live in Zürich." in detail  # the message it came from
+        assert "What is the weather" not in detail
+        lines.highlighted = 3  # "- Owns a sailboat"
+        await pilot.pause()
+        detail = str(screen.query_one("#blame-detail").render())
+        assert "edited by you" in detail
+        lines.highlighted = 2
+        await pilot.press("enter")
+        await until(lambda: isinstance(app.screen, TranscriptScreen), message="transcript")
+        assert app.screen.marked == [0]
+        marked = list(app.screen.query(".marked"))
+        assert len(marked) == 1 and marked[0].text == "Hi, I'm Ana and I live in Zürich."
+        assert "The user introduced themselves." in app.screen.title_text
