@@ -1,8 +1,9 @@
 """/memory: MEMORY.md and HISTORY.md as they are on disk, live; edit; versions and restore;
 where each line came from.
 
-The tabs are widgets of their own (app/widgets: history_pane, versions_pane, where_from);
-the two files the editor edits are documents behind one protocol (app/documents.py)."""
+The tabs are widgets of their own (app/widgets: memory_pane, history_pane, versions_pane,
+where_from); the two files the editor edits are documents behind one protocol
+(app/documents.py)."""
 
 from __future__ import annotations
 
@@ -20,12 +21,13 @@ from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList, Static, TabbedContent, TabPane, Tabs, TextArea
+from textual.widgets import Footer, OptionList, TabbedContent, TabPane, Tabs
 
 from app.documents import EditableDocument, InstructionsDocument, MemoryDocument
 from app.screens.conflict import ConflictDialog
 from app.widgets.document import Document, shown
 from app.widgets.history_pane import HISTORY_SHOWN, HistoryPane, HistoryReader, history_markdown
+from app.widgets.memory_pane import MemoryPane
 from app.widgets.versions_pane import VERSIONS_SHOWN, VersionReader, VersionsPane
 from app.widgets.where_from import WhereFromPane
 
@@ -93,10 +95,7 @@ class MemoryScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         with TabbedContent(id="tabs"):
             with TabPane("MEMORY.md", id="memory-tab"):
-                with VerticalScroll(id="memory-scroll"):
-                    yield Document(id="memory-view")
-                yield TextArea(id="editor", language="markdown", soft_wrap=True)
-                yield Static("", id="memory-status", markup=False)
+                yield MemoryPane()
             with (
                 TabPane("INSTRUCTIONS.md", id="instructions-tab"),
                 VerticalScroll(id="instructions-scroll"),
@@ -126,7 +125,6 @@ class MemoryScreen(Screen[None]):
         store = self.app.store
         self._documents = (MemoryDocument(store), InstructionsDocument(store))
         self.document = self._documents[0]
-        self.query_one("#editor").display = False
         # The files themselves at once (HISTORY.md is bounded: older entries roll out to
         # its archives); what grows with history follows from a thread.
         recent = history_markdown(store.history_entries())
@@ -182,11 +180,10 @@ class MemoryScreen(Screen[None]):
             # A file anyone can edit: its escapes never reach the terminal.
             text = shown(memory.text.strip()) or "*MEMORY.md is empty: nothing has been saved yet.*"
             status = memory.problem or f"MEMORY.md · {len(memory.raw):,} bytes"
-        self.query_one("#memory-view", Document).show(text)
+        pane = self.query_one(MemoryPane)
+        pane.show(text)
         if not self.editing:
-            self.query_one("#memory-status", Static).update(
-                f"{status} · e: edit here · ctrl+e: edit in $EDITOR · 1–5: tabs"
-            )
+            pane.say(f"{status} · e: edit here · ctrl+e: edit in $EDITOR · 1–5: tabs")
         instructions = shown(loaded.instructions.strip()) or (
             "*INSTRUCTIONS.md is empty. Press e to write what Kept should always do: tone, "
             "language, format. It goes into every prompt, above the memory.*"
@@ -225,7 +222,7 @@ class MemoryScreen(Screen[None]):
 
         async for changed in memory_changes(self.app.store, self._stop):
             if self.editing and self.document.path in changed:
-                self.query_one("#memory-status", Static).update(
+                self.query_one(MemoryPane).say(
                     f"{self.document.name} changed on disk while you edit: saving will show both."
                 )
             self.reload()
@@ -254,18 +251,16 @@ class MemoryScreen(Screen[None]):
             return
         self.document, self.base = document, base
         self.query_one(TabbedContent).active = EDITOR_TAB
-        editor = self.query_one("#editor", TextArea)
+        editor = self.query_one(MemoryPane).editor
         editor.load_text(base.text)
         self._set_editing(True)
         editor.focus()
 
     def _set_editing(self, editing: bool) -> None:
         self.editing = editing
-        self.query_one("#memory-scroll").display = not editing
-        self.query_one("#editor").display = editing
-        self.query_one("#memory-status", Static).update(
-            f"Editing {self.document.name}: ctrl+s saves · esc cancels" if editing else ""
-        )
+        pane = self.query_one(MemoryPane)
+        pane.edit(editing)
+        pane.say(f"Editing {self.document.name}: ctrl+s saves · esc cancels" if editing else "")
         if not editing:
             self.reload()
 
@@ -277,7 +272,7 @@ class MemoryScreen(Screen[None]):
 
     def action_save(self) -> None:
         if self.editing and self.base is not None:
-            self._save(self.query_one("#editor", TextArea).text, self.base)
+            self._save(self.query_one(MemoryPane).editor.text, self.base)
 
     def _save(self, text: str, base: MemoryText) -> None:
         self._write(self.document, text, base)
@@ -320,7 +315,7 @@ class MemoryScreen(Screen[None]):
             else:  # keep editing, now against what is on disk
                 self.base = on_disk
                 if not self.editing:
-                    self.query_one("#editor", TextArea).load_text(text)
+                    self.query_one(MemoryPane).editor.load_text(text)
                     self._set_editing(True)
 
         self.app.push_screen(ConflictDialog(text, on_disk.text, document.name), chosen)
