@@ -10,6 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from textual.widgets import Button, Input, Select
+
 from app.screens.chat import PAGE, ChatScreen
 from app.screens.help import HelpScreen
 from app.screens.keys import KeysScreen
@@ -163,7 +165,7 @@ async def test_quitting_while_memory_is_being_saved_leaves_the_session_pending(
     fake.default = text("ok")
     fake.set_default("llama-3.3-70b-versatile", hang())
 
-    async def scenario():
+    async def scenario() -> MemoryStore:
         app = make_app(fake)
         async with app.run_test() as pilot:
             await send(pilot, "remember this")
@@ -194,8 +196,11 @@ async def test_model_picker_lists_the_visible_models_and_persists_the_choice(
         ids = [options.get_option_at_index(i).id for i in range(options.option_count)]
         assert ids == [e.id for e in app.catalog.visible()]
         assert "llama-3.3-70b-versatile" not in ids and "qwen3-32b" not in ids
-        assert ids[options.highlighted] == "gpt-4.1-mini"
-        below = app.catalog.get(ids[options.highlighted + 1])
+        highlighted = options.highlighted
+        assert highlighted is not None and ids[highlighted] == "gpt-4.1-mini"
+        below_id = ids[highlighted + 1]
+        assert below_id is not None
+        below = app.catalog.get(below_id)
         await pilot.press("down", "enter")
         await pilot.pause()
         assert isinstance(app.screen, ChatScreen)
@@ -217,14 +222,14 @@ async def test_keys_screen_sets_and_deletes_a_key_in_the_keyring(
         await pilot.press(*"sk ant", "enter")
         status = str(app.screen.query_one("#key-status").render())
         assert "contains whitespace" in status
-        app.screen.query_one("#key").value = ""
+        app.screen.query_one("#key", Input).value = ""
         await pilot.press(*"sk-ant-123", "enter")  # tested against the fake, then saved
         saved = {("kept", "anthropic"): "sk-ant-123"}
         await until(lambda: memory_keyring.secrets == saved, message="the key saved")
-        app.screen.query_one("#delete").press()  # Delete asks first
+        app.screen.query_one("#delete", Button).press()  # Delete asks first
         await pilot.pause()
         assert memory_keyring.secrets
-        app.screen.query_one("#delete").press()
+        app.screen.query_one("#delete", Button).press()
         await until(lambda: not memory_keyring.secrets, message="the key deleted")
         await pilot.pause()
         assert "Deleted the Anthropic key" in str(app.screen.query_one("#key-status").render())
@@ -346,7 +351,7 @@ async def test_a_2000_message_session_opens_on_its_newest_page(fake: FakeProvide
         shown = views(app)
         assert len(shown) == PAGE
         assert shown[-1].text == "msg 1999"
-        app.screen.query_one("#earlier").press()
+        app.screen.query_one("#earlier", Button).press()
         await pilot.pause()
         assert len(views(app)) == 2 * PAGE
         assert views(app)[0].text == f"msg {2000 - 2 * PAGE}"
@@ -373,7 +378,7 @@ async def test_onboarding_stores_a_key(fake: FakeProvider, memory_keyring: Memor
     async with app.run_test() as pilot:
         await settle(pilot)
         assert isinstance(app.screen, OnboardingScreen)
-        app.screen.query_one("#gateway").value = "openai"
+        app.screen.query_one("#gateway", Select).value = "openai"
         app.screen.query_one("#key").focus()
         await pilot.press(*"sk-openai-1", "enter")  # tested against the fake first
         await until(lambda: isinstance(app.screen, ChatScreen), message="the chat")
@@ -421,9 +426,9 @@ async def test_onboarding_names_a_local_address_where_nothing_listens() -> None:
     app = make_app(None)
     async with app.run_test() as pilot:
         await settle(pilot)
-        app.screen.query_one("#base-url").value = f"http://127.0.0.1:{port}/v1"
-        app.screen.query_one("#local-model").value = "llama3.2"
-        app.screen.query_one("#use-local").press()
+        app.screen.query_one("#base-url", Input).value = f"http://127.0.0.1:{port}/v1"
+        app.screen.query_one("#local-model", Input).value = "llama3.2"
+        app.screen.query_one("#use-local", Button).press()
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert isinstance(app.screen, OnboardingScreen)  # nothing accepted silently
@@ -442,7 +447,7 @@ async def test_onboarding_does_not_save_a_model_that_does_not_answer(fake: FakeP
     app = make_app(None)
     async with app.run_test() as pilot:
         await settle(pilot)
-        app.screen.query_one("#base-url").value = fake.base_url("local")
+        app.screen.query_one("#base-url", Input).value = fake.base_url("local")
         app.screen.query_one("#local-model").focus()
         await pilot.press(*"llama3.2", "enter")
         await app.workers.wait_for_complete()

@@ -15,6 +15,7 @@ from textual.pilot import Pilot
 from app.background import SAVING, MemoryState, MemoryStatus
 from app.screens.chat import ChatScreen
 from app.widgets.composer import Composer
+from app.widgets.message import MessageView
 from app.widgets.status_bar import StatusBar
 from memory import LiveSession, MemorySettings, MemoryStore
 from tests.fakes.provider import FakeProvider, hang, text
@@ -157,7 +158,7 @@ async def test_a_new_session_is_drawn_because_it_is_live(fake: FakeProvider) -> 
         app.new_session(private=True)  # the app's state changes; the screen follows
         await pilot.pause()
         assert bar.private and bar.tokens == 0
-        shown = [v.text for v in screen.query("MessageView")]
+        shown = [v.text for v in screen.query(MessageView)]
         assert len(shown) == 1 and shown[0].startswith("Private session started")
 
 

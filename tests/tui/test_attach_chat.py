@@ -3,6 +3,7 @@ refused before sending (and kept), and the files a sent message carried, shown a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from app.screens.chat import WAIT_TO_ATTACH, ChatScreen
 from app.screens.transcript import TranscriptScreen
 from app.widgets.composer import Chips, Composer
 from app.widgets.message import MessageView
+from memory.chat.attachments import Attachment, AttachmentLimits
 from tests.attach_files import png
 from tests.fakes.provider import FakeProvider, hang, text
 from tests.support import SMALL, make_app, small_window_entries, until
@@ -47,7 +49,7 @@ def notices(app: KeptApp) -> list[str]:
     return [v.text for v in app.screen.query(MessageView) if v.kind in ("notice", "error")]
 
 
-def user_messages(app: KeptApp) -> list[dict]:
+def user_messages(app: KeptApp) -> list[dict[str, Any]]:
     return [m for m in app.session.messages if m.get("role") == "user"]
 
 
@@ -214,16 +216,20 @@ async def test_a_file_that_cannot_be_attached_is_one_sentence_and_loses_nothing(
     fine.write_text("fine\n")
 
     app = make_app(fake)
+
+    def grown(count: int) -> Callable[[], bool]:
+        return lambda: len(notices(app)) > count
+
     async with app.run_test() as pilot:
-        await chat_ready(pilot)
+        screen = await chat_ready(pilot)
         await type_line(pilot, f"/attach {fine}")
         chips = await attached(pilot, 1)
         composer = app.query_one(Composer)
         composer.insert("half a thought")
         for bad in (tmp_path / "folder", binary, tmp_path / "missing.txt"):
             before = len(notices(app))
-            app.screen.action_attach(str(bad))
-            await until(lambda b=before: len(notices(app)) > b, message="the notice")
+            screen.action_attach(str(bad))
+            await until(grown(before), message="the notice")
             await attached(pilot, 1)
             said = notices(app)[-1]
             assert "Traceback" not in said and "\n" not in said
@@ -244,6 +250,7 @@ async def test_attachments_wait_for_the_reply_to_end(fake: FakeProvider, tmp_pat
 
     app = make_app(fake)
     # The reply must still be waited for when Enter is pressed, however busy the machine.
+    assert app.policy is not None
     app.policy = replace(app.policy, attempt_deadline=600.0, stall_timeout=600.0)
     async with app.run_test() as pilot:
         screen = await chat_ready(pilot)
@@ -316,7 +323,7 @@ async def test_typing_goes_on_while_a_file_is_read(
     reading, release = threading.Event(), threading.Event()
     real = memory.chat.attachments.read_attachment
 
-    def slow_read(path, limits=None):
+    def slow_read(path: Path, limits: AttachmentLimits | None = None) -> Attachment:
         reading.set()
         assert release.wait(120), "the test never released the read"
         return real(path, limits)
@@ -365,7 +372,7 @@ async def test_a_reader_that_fails_its_own_way_is_one_sentence_and_no_stuck_chip
     broken = tmp_path / "broken.pdf"
     broken.write_bytes(b"%PDF-1.4\n")
 
-    def read(path, limits=None):
+    def read(path: Path, limits: AttachmentLimits | None = None) -> Attachment:
         if path.name == "broken.pdf":
             raise RuntimeError("the parser broke")
         return real(path, limits)
@@ -374,11 +381,11 @@ async def test_a_reader_that_fails_its_own_way_is_one_sentence_and_no_stuck_chip
 
     app = make_app(fake)
     async with app.run_test() as pilot:
-        await chat_ready(pilot)
-        app.screen.action_attach(paths.escape(str(odd)))
+        screen = await chat_ready(pilot)
+        screen.action_attach(paths.escape(str(odd)))
         chips = await attached(pilot, 1)
         assert str(chips.chips[0].render()).startswith("odd.txt · ")
-        app.screen.action_attach(str(broken))
+        screen.action_attach(str(broken))
         await until(lambda: bool(notices(app)), message="the notice")
         await attached(pilot, 1)
         assert notices(app) == ["broken.pdf could not be read (RuntimeError: the parser broke)."]

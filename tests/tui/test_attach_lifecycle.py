@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from app.cli.main import main as kept
 from memory import LiveSession, MemoryStore
 from memory.chat.attachments import FOLDER, PRIVATE, keep, read_attachment, stored_path
 from memory.data.files import data_dir
 from memory.sessions.browse import delete_session
+from tests.fakes.provider import FakeProvider
 
 
 def _file(tmp_path: Path, name: str, text: str) -> Path:
@@ -20,7 +22,7 @@ def _file(tmp_path: Path, name: str, text: str) -> Path:
     return path
 
 
-def _send(session: LiveSession, record: dict) -> None:
+def _send(session: LiveSession, record: dict[str, Any]) -> None:
     session.append({"role": "user", "content": "Read it", "attachments": [record]})
 
 
@@ -99,7 +101,7 @@ def test_ending_a_private_session_reads_only_the_open_journals(tmp_path: Path) -
 
 
 async def test_a_file_is_stored_while_it_is_read_not_when_enter_is_pressed(
-    fake: object, tmp_path: Path
+    fake: FakeProvider, tmp_path: Path
 ) -> None:
     """The copy into the data folder (fsynced, perhaps megabytes) is made in the reading
     worker: at Enter the journal is written and the file is already there."""

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
 from dataclasses import fields
+from typing import Any
 
 import pytest
 
@@ -56,7 +58,7 @@ def test_a_number_at_its_bounds_is_taken_and_past_them_is_one_sentence(
     for value in (low, high):
         _write(f"[{table}]\n{key} = {value!r}\n")
         assert load_settings().problems == (), value
-    shown = {int: str, float: lambda v: f"{v:g}"}[kind]
+    shown: Callable[[float], str] = str if kind is int else (lambda v: f"{v:g}")
     for value in (low - 1, high + 1):
         _write(f"[{table}]\n{key} = {value!r}\n")
         assert load_settings().problems == (
@@ -202,7 +204,7 @@ def test_config_toml_is_parsed_once_per_start(
     parsed: list[str] = []
     loads = tomllib.loads
 
-    def counting(text: str) -> dict:
+    def counting(text: str) -> dict[str, Any]:
         parsed.append(text)
         return loads(text)
 

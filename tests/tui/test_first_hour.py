@@ -9,8 +9,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from textual import events
 from textual.pilot import Pilot
+from textual.widget import Widget
+from textual.widgets import Button, OptionList, Static
 
 from app.widgets.composer import Composer
+from catalog import ModelEntry
 from tests.fakes.keyring_backend import MemoryKeyring
 from tests.fakes.provider import FakeProvider
 from tests.support import gateways_toml, make_app, settle, until
@@ -32,7 +35,9 @@ def read_at_once(app: KeptApp, *keys: str) -> None:
     for key in keys:
         event = events.Key(key, None)
         event.set_sender(app)
-        app._driver.send_message(event)
+        driver = app._driver
+        assert driver is not None
+        driver.send_message(event)
 
 
 # --- 1. keys --------------------------------------------------------------------------------
@@ -96,10 +101,11 @@ def free_port() -> int:
 
     with socket.socket() as sock:  # a port that was free a moment ago
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
-def local_app(base_url: str, env: dict[str, str] | None = None, model: str = "smollm2"):
+def local_app(base_url: str, env: dict[str, str] | None = None, model: str = "smollm2") -> KeptApp:
     """The app chatting with a user's model on the keyless local gateway at `base_url`."""
     import tomllib
 
@@ -171,7 +177,7 @@ async def test_a_resumed_session_counts_its_tokens_on(fake: FakeProvider) -> Non
     from app.widgets.status_bar import StatusBar
     from tests.support import send
 
-    async def first():
+    async def first() -> tuple[int, float]:
         app = make_app(fake)
         async with app.run_test() as pilot:
             await composer_ready(pilot)
@@ -179,7 +185,7 @@ async def test_a_resumed_session_counts_its_tokens_on(fake: FakeProvider) -> Non
             bar = app.screen.query_one(StatusBar)
             return bar.tokens, bar.cost
 
-    async def second():
+    async def second() -> tuple[int, float]:
         app = make_app(fake)
         async with app.run_test() as pilot:
             await composer_ready(pilot)
@@ -203,7 +209,7 @@ async def test_one_failing_memory_job_of_two_leaves_the_counter_right(
     failed = asyncio.Event()
     calls = []
 
-    async def first_fails(*args: Any, **kwargs: Any):
+    async def first_fails(*args: Any, **kwargs: Any) -> Any:
         calls.append(args)
         if len(calls) == 1:
             failed.set()
@@ -490,7 +496,9 @@ async def test_the_picker_shows_a_local_model_as_local_not_key(fake: FakeProvide
         await composer_ready(pilot)
         await pilot.press("ctrl+o")
         await until(lambda: isinstance(app.screen, ModelPicker), message="the model picker")
-        (option,) = [o for o in app.screen.query_one("#models").options if o.id == "smollm2"]
+        (option,) = [
+            o for o in app.screen.query_one("#models", OptionList).options if o.id == "smollm2"
+        ]
         assert "local" in str(option.prompt) and "key ✓" not in str(option.prompt)
 
 
@@ -503,8 +511,8 @@ def test_an_unknown_app_model_falls_back_to_one_that_can_answer(fake: FakeProvid
 # --- 9. onboarding --------------------------------------------------------------------------
 
 
-def status_text(screen, selector: str) -> str:
-    return str(screen.query_one(selector).content)
+def status_text(screen: Widget, selector: str) -> str:
+    return str(screen.query_one(selector, Static).content)
 
 
 async def test_onboarding_tests_a_key_before_saving_it_and_picks_the_balanced_tier(
@@ -522,7 +530,7 @@ async def test_onboarding_tests_a_key_before_saving_it_and_picks_the_balanced_ti
         await until(lambda: isinstance(app.screen, OnboardingScreen), message="onboarding")
         screen = app.screen
         await until(lambda: isinstance(app.focused, Input), message="a focused field")
-        assert app.focused.id == "key"  # the first keystroke is not lost
+        assert app.focused is not None and app.focused.id == "key"  # no keystroke lost
         screen.query_one("#gateway", Select).value = "openai"
         await pilot.press(*"sk-bad-0123456789", "enter")
         await until(
@@ -556,6 +564,7 @@ async def test_keys_opens_on_the_gateway_list_tests_cheaply_and_confirms_delete(
         await pilot.press(*"/keys", "enter")
         await until(lambda: isinstance(app.screen, KeysScreen), message="/keys")
         screen = app.screen
+        assert isinstance(screen, KeysScreen)
         assert isinstance(app.focused, OptionList)
         names = [g.name for g in screen.gateways]
         await pilot.press("down")
@@ -573,21 +582,19 @@ async def test_keys_opens_on_the_gateway_list_tests_cheaply_and_confirms_delete(
         said = status_text(screen, "#key-status")
         assert "check it with /keys" not in said
         model = fake.requests[-1].body["model"]
-        assert (
-            model != "o3"
-            and model
-            == min(
-                (e for e in app.catalog.entries if e.gateway == "openai"),
-                key=lambda e: (
-                    app.catalog.pricing(e).input_per_token + app.catalog.pricing(e).output_per_token
-                ),
-            ).id
-        )
-        screen.query_one("#delete").press()
+
+        def price(entry: ModelEntry) -> float:
+            pricing = app.catalog.pricing(entry)
+            assert pricing is not None
+            return pricing.input_per_token + pricing.output_per_token
+
+        openai = (e for e in app.catalog.entries if e.gateway == "openai")
+        assert model != "o3" and model == min(openai, key=price).id
+        screen.query_one("#delete", Button).press()
         await pilot.pause()
         assert ("kept", "openai") in memory_keyring.secrets
         assert "again" in status_text(screen, "#key-status")
-        screen.query_one("#delete").press()
+        screen.query_one("#delete", Button).press()
         await until(
             lambda: ("kept", "openai") not in memory_keyring.secrets, message="the deletion"
         )

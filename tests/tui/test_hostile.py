@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,12 @@ from typing import Any
 import pytest
 
 from app.cli.main import main
-from memory import MemorySettings, MemoryStore, consolidate_pending
+from app.screens.chat import ChatScreen
+from app.screens.memory import MemoryScreen
+from catalog import Catalog, Route
+from memory import Consolidation, MemorySettings, MemoryStore, consolidate_pending
+from memory.message import Message
+from memory.sessions.journal import Journal
 from tests.fakes.provider import FakeProvider, http_error, text, tool_call
 from tests.support import (
     FAST_POLICY,
@@ -47,11 +53,11 @@ def store() -> MemoryStore:
     return MemoryStore(settings=MemorySettings(attempt_deadline=5.0)).ensure()
 
 
-def run_pending(store: MemoryStore, fake: FakeProvider, **kwargs: Any):
+def run_pending(store: MemoryStore, fake: FakeProvider, **kwargs: Any) -> list[Consolidation]:
     return asyncio.run(pending(store, fake, **kwargs))
 
 
-async def pending(store: MemoryStore, fake: FakeProvider, **kwargs: Any):
+async def pending(store: MemoryStore, fake: FakeProvider, **kwargs: Any) -> list[Consolidation]:
     return await consolidate_pending(store, fake_catalog(fake), policy=POLICY, **kwargs)
 
 
@@ -210,6 +216,7 @@ async def test_a_full_disk_keeps_the_message_in_the_composer_and_tears_no_line(
         monkeypatch.setattr(memory.data.files, "write_all", real)  # space again
         await pilot.press("enter")
         await pilot.pause()
+        assert isinstance(app.screen, ChatScreen)
         await app.screen.reply_finished()
         assert app.session.messages[0]["content"] == message
 
@@ -329,9 +336,9 @@ def test_a_session_that_fails_to_consolidate_does_not_stop_the_next(
 
     first = pending_session(store, [{"role": "user", "content": "boom-session"}])
     second = pending_session(store, [{"role": "user", "content": "fine"}])
-    real = memory.consolidation.walk.transcript_lines
+    real = memory.consolidation.walk.transcript_lines  # type: ignore[attr-defined]
 
-    def transcript_lines(messages):
+    def transcript_lines(messages: list[Message]) -> list[str]:
         if any(m.get("content") == "boom-session" for m in messages):
             raise RuntimeError("cannot build this prompt")
         return real(messages)
@@ -375,9 +382,9 @@ async def test_a_wrong_typed_field_in_the_live_journal_does_not_stop_the_app(
 
 
 def test_the_command_exits_non_zero_when_the_app_crashed(fake: FakeProvider) -> None:
-    from app.main import run
+    from app.main import KeptApp, run
 
-    class Crashing(type(make_app(fake))):
+    class Crashing(KeptApp):
         def on_mount(self) -> None:
             raise RuntimeError("broken")
 
@@ -490,14 +497,14 @@ def test_a_key_echoed_by_another_gateway_is_redacted_everywhere(
 # --- 9. a broken gateway table never falls back to the public endpoint -------------------------
 
 
-def write_config(tmp_path: Path, body: str):
+def write_config(tmp_path: Path, body: str) -> Path:
     path = tmp_path / "config" / "config.toml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(body)
     return path
 
 
-def gateway_state(catalog, gateway: str):
+def gateway_state(catalog: Catalog, gateway: str) -> Route:
     entry = next(e for e in catalog.entries if e.gateway == gateway)
     return catalog.route(entry)
 
@@ -512,13 +519,13 @@ def gateway_state(catalog, gateway: str):
         '[gateways.groq]\nbase_url = "https://proxy.example/v1"\n[app\nmodel = 1\n',
     ],
 )
-def test_an_invalid_gateway_table_makes_that_gateway_unusable(tmp_path: Path, body) -> None:
+def test_an_invalid_gateway_table_makes_that_gateway_unusable(tmp_path: Path, body: str) -> None:
     from app.settings import load_settings
     from catalog import load_catalog
 
     catalog = load_catalog(load_settings(write_config(tmp_path, body)).catalog)
     groq = gateway_state(catalog, "groq")
-    assert not groq.key.usable and "gateways.groq" in groq.problem
+    assert not groq.key.usable and "gateways.groq" in (groq.problem or "")
     assert "https://api.groq.com" not in (groq.api_base or "") or not groq.key.usable
     assert catalog.problems
     assert gateway_state(catalog, "openai").problem != groq.problem
@@ -574,7 +581,7 @@ async def test_an_unreadable_memory_file_is_named_everywhere_and_costs_no_reques
         assert "MEMORY.md" in str(status.render())
         await pilot.press("e")
         await pilot.pause()
-        assert app.screen.editing is False
+        assert isinstance(app.screen, MemoryScreen) and app.screen.editing is False
 
 
 def test_a_read_only_memory_file_is_respected_and_said(
@@ -668,13 +675,13 @@ def on_loop() -> bool:
     return True
 
 
-def small_window_catalog(fake: FakeProvider):
+def small_window_catalog(fake: FakeProvider) -> Catalog:
     from tests.support import small_window_entries
 
     return fake_catalog(fake, entries=small_window_entries())
 
 
-def big_session(store: MemoryStore):
+def big_session(store: MemoryStore) -> Journal:
     words = " ".join(f"word{i}" for i in range(6000))
     return pending_session(store, [{"role": "user", "content": words}])
 
@@ -697,7 +704,7 @@ async def test_token_counting_and_journal_loading_run_off_the_event_loop(
     ):
         real = getattr(module, name)
 
-        def spy(*args: Any, real=real, name=name, **kwargs: Any):
+        def spy(*args: Any, real: Any = real, name: str = name, **kwargs: Any) -> Any:
             if on_loop():
                 on_the_loop.append(name)
             return real(*args, **kwargs)
@@ -735,7 +742,7 @@ async def test_the_app_checks_pending_sessions_off_the_event_loop(
     calls: list[bool] = []
     real = memory.sessions.pending.pending
 
-    def spy(store: MemoryStore):
+    def spy(store: MemoryStore) -> Any:
         calls.append(on_loop())
         return real(store)
 
@@ -874,10 +881,10 @@ async def test_two_overlapping_consolidations_both_see_the_session_saved(
 
     pending_session(store)
     busy = threading.Event()
-    real = memory.consolidation.run.locked
+    real = memory.consolidation.run.locked  # type: ignore[attr-defined]
 
     @contextlib.contextmanager
-    def spy(path, *, blocking=True):
+    def spy(path: Path, *, blocking: bool = True) -> Iterator[bool]:
         with real(path, blocking=blocking) as mine:
             if not mine:
                 busy.set()
@@ -888,7 +895,7 @@ async def test_two_overlapping_consolidations_both_see_the_session_saved(
     fake.default = tool_call("save_memory", save_args())
     catalog = fake_catalog(fake)
 
-    async def both():
+    async def both() -> tuple[list[Consolidation], list[Consolidation]]:
         first = asyncio.create_task(consolidate_pending(store, catalog, policy=POLICY))
         assert await asyncio.to_thread(fake.wait_for_requests, 1)
         second = asyncio.create_task(consolidate_pending(store, catalog, policy=POLICY))

@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import logging
 import time
+from typing import Any
 
 import pytest
 
 from app.cli.main import main
-from catalog import Attempt, Kind, Outcome
+from catalog import Attempt, Kind, ModelEntry, Outcome
+from catalog.config import CatalogConfig
 from catalog.health import MAX_COOLDOWN, HealthBook, State
 from memory import MemoryStore
 from tests.fakes.provider import FakeProvider, http_error, text
@@ -94,7 +96,10 @@ WRONG = {
 
 @pytest.mark.parametrize("record", WRONG.values(), ids=WRONG.keys())
 def test_a_wrong_typed_health_record_is_read_as_healthy_with_a_warning(
-    configured: FakeProvider, capsys: pytest.CaptureFixture[str], caplog, record
+    configured: FakeProvider,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+    record: dict[str, object],
 ) -> None:
     path = MemoryStore().health_path
     path.write_text(json.dumps({"version": 1, "models": {MODEL: record}}))
@@ -118,7 +123,7 @@ def test_a_wrong_typed_health_record_is_read_as_healthy_with_a_warning(
 # --- config.toml ---------------------------------------------------------------------------
 
 
-def parsed(toml: str):
+def parsed(toml: str) -> CatalogConfig:
     import tomllib
 
     from catalog.config import parse_catalog_config
@@ -153,7 +158,7 @@ INVISIBLE = {
 
 
 @pytest.mark.parametrize("model_id", INVISIBLE.values(), ids=INVISIBLE.keys())
-def test_a_model_id_with_invisible_characters_cannot_pose_as_a_built_in(model_id) -> None:
+def test_a_model_id_with_invisible_characters_cannot_pose_as_a_built_in(model_id: str) -> None:
     from catalog import load_catalog
     from catalog.keys import KeyStore
 
@@ -193,7 +198,7 @@ async def test_a_user_models_label_equal_to_a_built_ins_is_told_apart_in_the_pic
             await pilot.pause()
             options = app.screen.query_one(OptionList)
             found = (options.get_option_at_index(i) for i in range(options.option_count))
-            return {str(o.id): o.prompt.plain for o in found}
+            return {str(o.id): str(o.prompt) for o in found}
 
     rows = await scenario()
     built_in, yours = rows["gpt-5"].split("\n")[0], rows["my-gpt5"].split("\n")[0]
@@ -203,7 +208,7 @@ async def test_a_user_models_label_equal_to_a_built_ins_is_told_apart_in_the_pic
     assert "(yours)" not in rows["gpt-4.1"]
 
 
-def replace_entry(entry, **changes):
+def replace_entry(entry: ModelEntry, **changes: Any) -> ModelEntry:
     from dataclasses import replace
 
     return replace(entry, **changes)
@@ -263,7 +268,7 @@ def test_a_keyless_model_at_another_host_is_not_called_local(
 
 
 @pytest.mark.parametrize("said", [2**63 - 1, 12, True])
-def test_a_window_a_server_says_past_any_model_is_not_taken(fake: FakeProvider, said) -> None:
+def test_a_window_a_server_says_past_any_model_is_not_taken(fake: FakeProvider, said: int) -> None:
     from catalog.probe import probe_server
     from catalog.structured import learn_window, learned_window
 

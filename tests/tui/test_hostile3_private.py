@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,7 +46,7 @@ def configured(fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> FakeProvi
     return fake
 
 
-def wait_for(condition, what: str) -> None:
+def wait_for(condition: Callable[[], object], what: str) -> None:
     until_blocking(condition, deadline=DEADLINE, message=what)
 
 
@@ -66,7 +67,7 @@ def crashed_private(store: MemoryStore, text: str) -> Path:
 
 @pytest.mark.parametrize("stop", STOPS, ids=lambda s: s.name)
 def test_a_signal_during_a_private_ask_deletes_its_journal_and_says_so(
-    configured: FakeProvider, stop
+    configured: FakeProvider, stop: signal.Signals
 ) -> None:
     configured.script("gpt-4.1-mini", hold())
     child = subprocess.Popen(
@@ -114,7 +115,7 @@ sys.exit(run(Child(), headless=True))
 
 @pytest.mark.parametrize("stop", STOPS, ids=lambda s: s.name)
 def test_a_signal_to_the_app_in_a_private_session_deletes_its_journal(
-    configured: FakeProvider, tmp_path: Path, stop
+    configured: FakeProvider, tmp_path: Path, stop: signal.Signals
 ) -> None:
     marker = tmp_path / "private-journal"
     child = subprocess.Popen(
@@ -371,7 +372,12 @@ def test_orphans_are_looked_for_among_the_open_sessions_only(
     store.active_sessions()  # as any start does: the folder is now known to be all marked
     read: list[str] = []
     real = orphans._is_private
-    monkeypatch.setattr(orphans, "_is_private", lambda p: read.append(p.stem) or real(p))
+
+    def is_private(path: Path) -> bool:
+        read.append(path.stem)
+        return real(path)
+
+    monkeypatch.setattr(orphans, "_is_private", is_private)
     monkeypatch.setattr(orphans, "ORPHAN_GRACE", 0.0)
 
     assert orphans.discard_orphaned_private(store.sessions_dir) == 1

@@ -16,6 +16,7 @@ from app.cli.main import main
 from catalog import MODEL_CATALOG
 from catalog.sanitize import clean_text
 from memory import LiveSession, MemorySettings, MemoryStore, consolidate_pending
+from memory.sessions.journal import Journal
 from tests.factories import T0, chatgpt_simple, llm_db, node, write_json
 from tests.fakes.provider import FakeProvider, text, tool_call
 from tests.support import FAST_POLICY, configure_fake, fake_catalog, nothing_new, pending_session
@@ -29,7 +30,7 @@ def raw_json(path: Path, value: object) -> Path:
     return path
 
 
-def only_sessions(store: MemoryStore) -> list:
+def only_sessions(store: MemoryStore) -> list[Journal]:
     return store.pending_sessions()
 
 

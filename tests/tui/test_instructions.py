@@ -85,7 +85,7 @@ async def test_remember_adds_a_line_now_as_a_version_without_a_model(fake: FakeP
         on_loop.append(threading.current_thread() is threading.main_thread())
         return real(line)
 
-    app.store.remember = remember  # type: ignore[method-assign]
+    app.store.remember = remember  # type: ignore[method-assign,assignment]
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press(*"/remember I am vegetarian.", "enter")
         await until(

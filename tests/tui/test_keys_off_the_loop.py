@@ -7,6 +7,7 @@ import threading
 
 import keyring
 import pytest
+from textual.widgets import OptionList
 
 from app.screens.keys import KeysScreen
 from catalog import Catalog, KeyStore
@@ -91,5 +92,5 @@ async def test_saving_a_key_in_keys_reads_no_key_on_the_event_loop(
         assert counting_keyring.secrets == {("kept", "anthropic"): "sk-ant-123"}
         on_the_loop = [gateway for gateway, main in counting_keyring.reads if main]
         assert on_the_loop == [], f"read on the event loop: {on_the_loop}"
-        option = app.screen.query_one("#gateways").get_option("anthropic")
+        option = app.screen.query_one("#gateways", OptionList).get_option("anthropic")
         assert "key from keyring" in str(option.prompt)

@@ -4,7 +4,7 @@ empty or cut off says so instead of passing for a normal one."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -14,16 +14,16 @@ from app.screens.chat import QUEUED, ChatScreen
 from app.widgets.message import MessageView
 from memory import MemoryStore
 from memory.sessions.journal import load
-from tests.fakes.provider import FakeProvider, Step, text
+from tests.fakes.provider import FakeProvider, RecordedRequest, Step, text
 from tests.support import make_app, send, until
 
 
-def chats(fake: FakeProvider) -> list:
+def chats(fake: FakeProvider) -> list[RecordedRequest]:
     """The chat requests the fake received (streamed; background work is not)."""
     return [r for r in fake.requests if r.stream]
 
 
-def said(messages) -> list[tuple[str, str]]:
+def said(messages: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     return [(m["role"], m["content"]) for m in messages if m["role"] in ("user", "assistant")]
 
 
@@ -42,7 +42,7 @@ class Held:
         self.asked = 0
         fake.responder = self
 
-    def __call__(self, body: dict) -> Step | None:
+    def __call__(self, body: dict[str, Any]) -> Step | None:
         if not body.get("stream"):
             return None  # background work: the defaults
         self.asked += 1

@@ -4,6 +4,8 @@ form (app.widgets.local_server). The catalog's side is in tests/e2e/test_local_f
 
 from __future__ import annotations
 
+from textual.widgets import Button
+
 from app.settings import config_path
 from tests.fakes.provider import FakeProvider, text
 from tests.support import make_app, settle, until
@@ -30,7 +32,7 @@ async def test_onboarding_asks_the_window_of_a_server_that_does_not_say_it(
         await settle(pilot)
         screen = app.screen
         screen.query_one("#base-url", Input).value = fake.base_url("local")
-        screen.query_one("#probe").press()
+        screen.query_one("#probe", Button).press()
         await until(lambda: screen.query_one("#context-window").display, message="the ask")
         field = screen.query_one("#context-window", Input)
         assert field.value == "2048"  # llama-cpp-python's default, never 8,192
@@ -64,7 +66,7 @@ async def test_a_wrong_window_is_named_and_nothing_is_sent(fake: FakeProvider) -
         await settle(pilot)
         screen = app.screen
         screen.query_one("#base-url", Input).value = fake.base_url("local")
-        screen.query_one("#probe").press()
+        screen.query_one("#probe", Button).press()
         await until(lambda: screen.query_one("#context-window").display, message="the ask")
         screen.query_one("#context-window", Input).value = "12"
         screen.query_one("#server-models").focus()
@@ -119,7 +121,7 @@ async def test_the_local_server_can_be_changed_in_keys(fake: FakeProvider) -> No
         address = screen.query_one("#base-url", Input)
         assert address.value == fake.base_url("local")  # where the gateway points now
         await settle(pilot)
-        screen.query_one("#probe").press()
+        screen.query_one("#probe", Button).press()
         await until(lambda: screen.query_one("#context-window").display, message="the ask")
         screen.query_one("#context-window", Input).value = "3000"
         screen.query_one("#server-models").focus()
@@ -132,7 +134,7 @@ async def test_the_local_server_can_be_changed_in_keys(fake: FakeProvider) -> No
         assert app.screen is screen  # /keys stays open
         # The same model again with another window: its entry is updated, not doubled.
         screen.query_one("#context-window", Input).value = "4096"
-        screen.query_one("#use-local").press()
+        screen.query_one("#use-local", Button).press()
         await until(
             lambda: "4,096-token" in str(screen.query_one("#local-status").render()),
             message="the second save",

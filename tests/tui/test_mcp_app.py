@@ -12,6 +12,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 
+from app.main import KeptApp
 from app.mcp_settings import mcp_settings
 from app.settings import config_path
 from memory.chat.turn import DECLINED
@@ -22,7 +23,7 @@ SERVER = Path(__file__).parents[1] / "mcp_tool_server.py"
 MODEL = "gpt-4.1-mini"
 
 
-def app_with_server(fake: FakeProvider, *, enabled: bool = True):
+def app_with_server(fake: FakeProvider, *, enabled: bool = True) -> KeptApp:
     path = config_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
@@ -38,7 +39,9 @@ async def ask(pilot: Pilot[Any], words: str) -> None:
     from app.widgets.composer import Composer
 
     await until(lambda: isinstance(pilot.app.focused, Composer), message="the composer")
-    pilot.app.focused.insert(words)
+    composer = pilot.app.focused
+    assert isinstance(composer, Composer)
+    composer.insert(words)
     await pilot.press("enter")
 
 
@@ -94,7 +97,10 @@ async def test_always_is_kept_in_config_and_not_asked_again(fake: FakeProvider) 
     async with app.run_test(size=(100, 30)) as pilot:
         await ask(pilot, "Echo twice")
         await consent(pilot, "a")
-        asked = lambda: isinstance(app.screen, ConsentDialog)  # noqa: E731
+
+        def asked() -> bool:
+            return isinstance(app.screen, ConsentDialog)
+
         await until(lambda: asked() or fake.count(MODEL) == 3, message="the third request")
         assert not asked()
         await finished(pilot)

@@ -10,23 +10,26 @@ from app.documents import EditableDocument, InstructionsDocument, MemoryDocument
 from app.screens.conflict import ConflictDialog
 from app.screens.memory import MemoryScreen
 from memory import MemoryStore
+from memory.data.aio import AsyncStore
 from tests.support import make_app, until
 
 
-def test_each_file_is_a_document() -> None:
+@pytest.mark.asyncio
+async def test_each_file_is_a_document() -> None:
     store = MemoryStore().ensure()
-    documents: list[EditableDocument] = [MemoryDocument(store), InstructionsDocument(store)]
+    aio = AsyncStore(store)
+    documents: list[EditableDocument] = [MemoryDocument(aio), InstructionsDocument(aio)]
     assert [(d.name, d.tab, d.path) for d in documents] == [
         ("MEMORY.md", "memory-tab", store.memory_path),
         ("INSTRUCTIONS.md", "instructions-tab", store.instructions_path),
     ]
     store.instructions_path.write_text("Be brief.\n")
     instructions = documents[1]
-    base = instructions.read()
+    base = await instructions.read()
     store.instructions_path.write_text("Be very brief.\n")
-    on_disk = instructions.save("Be kind.\n", base)  # a stale base: nothing written
+    on_disk = await instructions.save("Be kind.\n", base)  # a stale base: nothing written
     assert on_disk is not None and on_disk.text == "Be very brief.\n"
-    instructions.keep("Be kind.\n")
+    await instructions.keep("Be kind.\n")
     assert [p.read_text() for p in store.instruction_versions()][-1] == "Be kind.\n"
 
 

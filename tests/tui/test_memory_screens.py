@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual.widgets import Markdown, OptionList, TabbedContent, TextArea
+from textual.widgets import Checkbox, Input, Markdown, OptionList, TabbedContent, TextArea
 
 from app.main import KeptApp
 from app.screens.conflict import ConflictDialog
@@ -151,12 +151,13 @@ async def test_versions_show_a_diff_and_restore() -> None:
     app = make_app(None, env={"OPENAI_API_KEY": "x"})
     async with app.run_test(size=(120, 32)) as pilot:
         await pilot.press(*"/memory", "enter")
-        app.screen.query_one("#tabs").active = "versions-tab"
+        app.screen.query_one("#tabs", TabbedContent).active = "versions-tab"
         await pilot.pause()
         versions = app.screen.query_one("#versions", OptionList)
         assert versions.option_count == 2
         versions.highlighted = 1  # the oldest: before the cake
         await pilot.pause()
+        assert isinstance(app.screen, MemoryScreen)
         assert "+- and cake" in app.screen.diff_text  # now has what the version lacks
         await pilot.click("#restore")
         await until(lambda: len(store.versions()) == 3, message="the restore")
@@ -252,7 +253,7 @@ async def test_where_from_offers_enter_only_on_lines_a_session_wrote(fake: FakeP
         assert offered == "Open its session"
         await pilot.press("enter")
         await until(lambda: isinstance(app.screen, TranscriptScreen), message="transcript")
-        assert app.screen.marked == [0]
+        assert isinstance(app.screen, TranscriptScreen) and app.screen.marked == [0]
 
 
 async def test_search_screen_finds_highlights_and_opens_the_entry() -> None:
@@ -267,11 +268,11 @@ async def test_search_screen_finds_highlights_and_opens_the_entry() -> None:
         await settle(pilot)
         assert shown(app, "#search-summary") == "1 line matches"
         assert screen.matches[0].stamp == "2026-11-01 09:00"
-        screen.query_one("#case").toggle()
+        screen.query_one("#case", Checkbox).toggle()
         await settle(pilot)
         assert shown(app, "#search-summary") == "No match."
-        screen.query_one("#pattern").value = "Zür|Lisbon"
-        screen.query_one("#regex").toggle()
+        screen.query_one("#pattern", Input).value = "Zür|Lisbon"
+        screen.query_one("#regex", Checkbox).toggle()
         await settle(pilot)
         assert {m.file.name for m in screen.matches} == {"HISTORY.md", f"{journal.id}.jsonl"}
         results = screen.query_one("#results", OptionList)
@@ -281,7 +282,7 @@ async def test_search_screen_finds_highlights_and_opens_the_entry() -> None:
         results.highlighted = 1
         await pilot.pause()
         assert "Planned a trip to Lisbon." in shown(app, "#entry")
-        screen.query_one("#pattern").value = "(broken"
+        screen.query_one("#pattern", Input).value = "(broken"
         screen.search()
         await settle(pilot)
         assert shown(app, "#search-summary").startswith("Bad regular expression")

@@ -45,7 +45,7 @@ async def test_private_command_shows_it_and_saves_nothing(fake: FakeProvider) ->
     fake.default = text("Noted.")
     fake.set_default("llama-3.3-70b-versatile", tool_call("save_memory", nothing_new()))
 
-    async def scenario():
+    async def scenario() -> MemoryStore:
         app = make_app(fake)
         async with app.run_test() as pilot:
             await pilot.press(*"/private", "enter")

@@ -13,11 +13,12 @@ from app.cli.main import main
 from app.screens.search import SearchScreen
 from app.screens.transcript import TranscriptScreen
 from memory import MemoryStore
+from memory.message import Message
 from memory.recall.search import Pattern, grep, run_search_tool
 from tests.support import make_app, pending_session
 
 
-def finished(store: MemoryStore, messages: list[dict], when: str) -> str:
+def finished(store: MemoryStore, messages: list[Message], when: str) -> str:
     """A consolidated session begun at `when` (YYYY-MM-DD), settled in sessions/done/."""
     journal = store.new_session("gpt-4.1-mini")
     for message in messages:

@@ -17,6 +17,7 @@ from app.main import KeptApp
 from app.screens.chat import ChatScreen
 from app.screens.sessions import DeleteDialog, SessionsScreen
 from app.screens.transcript import TranscriptScreen
+from app.widgets.message import MessageView
 from memory import MemoryStore
 from memory.consolidation.commit import commit
 from memory.consolidation.reply import SavedMemory
@@ -144,7 +145,7 @@ async def test_continue_makes_a_saved_session_live_and_new_words_a_new_segment(
             await pilot.press("c")
             await pilot.pause()
             assert isinstance(app.screen, ChatScreen) and app.session.id == lisbon
-            assert any("Lisbon is lovely." in v.text for v in app.screen.query("MessageView"))
+            assert any("Lisbon is lovely." in v.text for v in app.screen.query(MessageView))
             await send(pilot, "Should I go in May?")
             sent = [m["content"] for m in fake.requests[-1].body["messages"][1:]]
             assert sent == ["Tell me about Lisbon.", "Lisbon is lovely.", "Should I go in May?"]

@@ -82,7 +82,7 @@ async def test_a_filter_over_many_rows_is_matched_off_the_loop(
 
     def noted(self: SessionSummary, *args: Any, **kwargs: Any) -> bool:
         on_the_loop.append(threading.current_thread() is threading.main_thread())
-        return matches(self, *args, **kwargs)  # type: ignore[arg-type]
+        return matches(self, *args, **kwargs)
 
     monkeypatch.setattr(SessionSummary, "matches", noted)
     store = MemoryStore().ensure()

@@ -11,6 +11,7 @@ from textual.widgets import OptionList, TextArea
 from app.screens.change import ChangeDialog
 from app.screens.memory import MemoryScreen
 from app.screens.transcript import TranscriptScreen
+from app.widgets.message import MessageView
 from memory import MemorySettings, MemoryStore
 from memory.settings import Review
 from tests.fakes.provider import FakeProvider, text, tool_call
@@ -30,7 +31,7 @@ async def test_a_saved_change_is_announced_shown_and_undone(fake: FakeProvider) 
     fake.default = text("Nice to meet you.")
     fake.set_default("llama-3.3-70b-versatile", tool_call("save_memory", save_args()))
 
-    async def scenario():
+    async def scenario() -> MemoryStore:
         app = make_app(fake)
         async with app.run_test(size=(130, 40)) as pilot:
             await pilot.press("ctrl+r")
@@ -47,10 +48,10 @@ async def test_a_saved_change_is_announced_shown_and_undone(fake: FakeProvider) 
             )
             await pilot.press("ctrl+r")
             await until(lambda: isinstance(app.screen, ChangeDialog), message="the diff")
-            assert "+- Name: Ana" in app.screen.diff
-            assert app.screen.title_text.startswith(
-                "Memory updated: +2 −0 lines (version 1, session "
-            )
+            dialog = app.screen
+            assert isinstance(dialog, ChangeDialog)
+            assert "+- Name: Ana" in dialog.diff
+            assert dialog.title_text.startswith("Memory updated: +2 −0 lines (version 1, session ")
             await pilot.click("#undo")
             await until(lambda: any("Change undone" in n for n in notices(app)), message="undo")
             assert not isinstance(app.screen, ChangeDialog)
@@ -69,7 +70,7 @@ async def test_review_before_holds_the_change_until_accepted_with_an_edit(
     fake.set_default("llama-3.3-70b-versatile", tool_call("save_memory", save_args()))
     settings = MemorySettings(attempt_deadline=5.0, review=Review.BEFORE)
 
-    async def scenario():
+    async def scenario() -> MemoryStore:
         app = make_app(fake, memory_settings=settings)
         async with app.run_test(size=(130, 40)) as pilot:
             await send(pilot, "I'm Ana")
@@ -127,7 +128,7 @@ async def test_tidy_command_offers_the_diff_and_writes_when_accepted(fake: FakeP
     tidy = "# About Ana\n- Drinks green tea every day\n"
     fake.default = tool_call("save_memory", save_args(entry="Merged.", memory=tidy))
 
-    async def scenario():
+    async def scenario() -> MemoryStore:
         app = make_app(fake)
         app.store.ensure().write_memory(
             "# About Ana\n- Drinks green tea\n- drinks green tea every day\n"
@@ -135,7 +136,9 @@ async def test_tidy_command_offers_the_diff_and_writes_when_accepted(fake: FakeP
         async with app.run_test(size=(130, 40)) as pilot:
             await pilot.press(*"/tidy", "enter")
             await until(lambda: isinstance(app.screen, ChangeDialog), message="the tidy")
-            assert app.screen.title_text.startswith("Tidy MEMORY.md: +1 −2 lines")
+            dialog = app.screen
+            assert isinstance(dialog, ChangeDialog)
+            assert dialog.title_text.startswith("Tidy MEMORY.md: +1 −2 lines")
             await pilot.click("#accept")
             await until(lambda: "tidied" in " ".join(notices(app)), message="the tidy saved")
             return app.store
@@ -184,7 +187,9 @@ async def test_memory_screen_says_where_a_line_came_from(fake: FakeProvider) -> 
         lines.highlighted = 2
         await pilot.press("enter")
         await until(lambda: isinstance(app.screen, TranscriptScreen), message="transcript")
-        assert app.screen.marked == [0]
-        marked = list(app.screen.query(".marked"))
+        transcript = app.screen
+        assert isinstance(transcript, TranscriptScreen)
+        assert transcript.marked == [0]
+        marked = list(transcript.query(".marked").results(MessageView))
         assert len(marked) == 1 and marked[0].text == "Hi, I'm Ana and I live in Zürich."
-        assert "The user introduced themselves." in app.screen.title_text
+        assert "The user introduced themselves." in transcript.title_text
