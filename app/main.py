@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable
-from contextlib import suppress
 from dataclasses import replace
 from datetime import datetime
 from functools import partial
@@ -18,18 +16,25 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.worker import Worker
 
+from app import actions, startup
 from app.background import MemoryJobs, MemoryStatus
 from app.commands import SLASH_COMMANDS
+from app.messages import (
+    ContinueRequested,
+    MemoryChanged,
+    NewSessionRequested,
+    RetryRequested,
+    TurnEnded,
+)
+from app.reply import Replies
 from app.review import MemoryReview
-from app.settings import DEFAULT_THEME, Settings, load_settings, save_setting
+from app.settings import Settings, load_settings, save_setting
 from catalog import Catalog, KeyStore, UnknownModelError, load_catalog
 from memory import LiveSession, MemoryStore
 from themes import KEPT_THEMES, STYLES
 
 if TYPE_CHECKING:
     from catalog import RetryPolicy
-
-STARTED = time.perf_counter()
 
 
 class KeptApp(App[None]):
@@ -81,39 +86,20 @@ class KeptApp(App[None]):
             self.problems.append(app_model_problem(model))
             model = self._answerable_default()
         self.set_reactive(KeptApp.model, model)
-        for theme in KEPT_THEMES:
-            self.register_theme(theme)
-        wanted = self.settings.app.theme
-        if wanted not in self.available_themes:
-            self.problems.append(
-                f"config.toml: [app] theme '{wanted}' is unknown; using "
-                f"{DEFAULT_THEME}. Pick one with /theme."
-            )
-            wanted = DEFAULT_THEME
-        self._set_first_theme(wanted)
+        startup.first_theme(self, KEPT_THEMES)
         # Every notice shown this run, in order: what a notice said stays readable after
         # its toast has gone.
         self.notices: list[str] = []
         # Found after the first frame, in a thread (`_find_session`): start-up reads no
         # journal and makes no file. A message sent sooner waits for it.
         session = LiveSession.to_find(self.store, model)
-        session.on_found = self._session_found
+        session.on_found = partial(startup.session_found, self)
         self.set_reactive(KeptApp.session, session)
         self.jobs = MemoryJobs(self)
+        # The reply being written is the app's: /new and Ctrl+N stop it from any screen.
+        self.replies = Replies(self)
         self.review = MemoryReview(self)
         self.ready_at: float | None = None
-
-    def _set_first_theme(self, name: str) -> None:
-        """What setting `theme` does, before anything is parsed: its variables, classes
-        and colours. Set as usual, the change would parse and apply every rule a second
-        time before the first frame; and the theme read at start-up is not saved."""
-        self.set_reactive(App.theme, name)
-        dark = self.current_theme.dark
-        self.set_class(True, f"-theme-{name}", update=False)
-        self.set_class(dark, "-dark-mode", update=False)
-        self.set_class(not dark, "-light-mode", update=False)
-        self._refresh_truecolor_filter(self.ansi_theme)
-        self.stylesheet.set_variables(self.get_css_variables())
 
     def notify(
         self,
@@ -130,6 +116,7 @@ class KeptApp(App[None]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         self.jobs.on_worker_state_changed(event)
+        self.replies.on_worker_state_changed(event)
 
     def _answerable_default(self) -> str:
         """The default model if it can answer, else the first visible one that can (a
@@ -141,117 +128,27 @@ class KeptApp(App[None]):
         return default
 
     def on_mount(self) -> None:
-        self._catch_signals(install=True)
+        startup.catch_signals(self, install=True)
         self.call_after_refresh(self._first_frame)
-
-    STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")  # Ctrl+C, a logout, a closed terminal
-
-    def _catch_signals(self, *, install: bool) -> None:
-        """Quit cleanly on a stop signal rather than die with a private journal on disk."""
-        import asyncio
-        import signal
-
-        loop = asyncio.get_running_loop()
-        for name in self.STOP_SIGNALS:
-            signum = getattr(signal, name, None)
-            if signum is None:
-                continue
-            # Not the main thread, or a platform without them: the default stays.
-            with suppress(ValueError, RuntimeError, NotImplementedError):
-                if install:
-                    loop.add_signal_handler(signum, self._stop_signal, signum)
-                else:
-                    loop.remove_signal_handler(signum)
-
-    def _stop_signal(self, signum: int) -> None:
-        """A private session's journal is deleted at once (the terminal may be gone, and
-        quitting may not get far), then Kept quits as with Ctrl+Q."""
-        if self.session.private:
-            with suppress(OSError):  # if it cannot be, the next start of Kept deletes it
-                self.store.discard(self.session.journal)
-                _forget_private(self.store)
-        self.exit(return_code=128 + signum)
 
     def get_default_screen(self) -> Screen[None]:
         from app.screens.chat import ChatScreen
 
         return ChatScreen()
 
+    # Start-up's steps (app/startup.py), methods so that a test or a benchmark can hook one.
+
     def _first_frame(self) -> None:
-        self.ready_at = time.perf_counter()
-        self.log.info(f"first screen ready in {(self.ready_at - STARTED) * 1000:.0f} ms")
-        for problem in self.problems:
-            self.notify(problem, title="Settings", severity="warning", timeout=10, markup=False)
-        self.run_worker(self._find_session, thread=True, group="session", exit_on_error=False)
-        self.jobs.start()
-        self.run_worker(self._check_keys, thread=True, group="keys", exit_on_error=False)
-        self.run_worker(self._warm_up, thread=True, group="warm-up", exit_on_error=False)
+        startup.first_frame(self)
 
     def _warm_up(self) -> None:
-        """litellm takes seconds to import: load it now, off the loop, so that the first
-        reply is no slower than the next ones; once the session is found, which would
-        share the interpreter with it."""
-        from catalog.llm import litellm
-
-        self.session.find()  # waits for the thread finding it, or finds it
-        litellm()
+        startup.warm_up(self)
 
     def _find_session(self) -> None:
-        """The session to go on with: the one used last that no other window has open (or
-        a new one), made the live one on the loop."""
-        from memory.sessions.orphans import discard_orphaned_private
-
-        session = self.session
-        if session.is_found:
-            return
-        # Every private session a crash or a kill left behind, before resuming one.
-        with suppress(OSError):  # a folder Kept cannot list: finding the session says why
-            if discard_orphaned_private(self.store.sessions_dir):
-                _forget_private(self.store)  # and the files attached in them
-        session.find()
-        self.call_from_thread(self._bind_session, session)
-        from memory.recall.index import build_if_needed
-
-        build_if_needed(self.store.root)  # a process of its own, at low priority
-
-    def _bind_session(self, session: LiveSession) -> None:
-        try:
-            session.ready()
-        except OSError as exc:
-            from app.errors import os_error
-
-            self.notify(
-                f"No session could be opened: {os_error(exc)}. What you send is tried again.",
-                title="Session",
-                severity="error",
-                markup=False,
-            )
-
-    def _session_found(self, session: LiveSession) -> None:
-        """The session is found: a resumed one is drawn (a new one looks as it did)."""
-        for problem in self.store.skipped.values():
-            self.problems.append(problem)
-            self.notify(problem, title="Settings", severity="warning", timeout=10, markup=False)
-        if session is not self.session or not session.messages:
-            return
-        self.mutate_reactive(KeptApp.session)
-        from app.screens.chat import ChatScreen
-        from app.widgets.composer import Composer
-
-        said = [m["content"] for m in session.messages if m.get("role") == "user"]
-        for screen in self.screen_stack:  # Up recalls what was said in it, as at start
-            if isinstance(screen, ChatScreen):
-                for composer in screen.query(Composer):
-                    composer.prompts = [c for c in said if c][-200:] + composer.prompts
+        startup.find_session(self)
 
     def _check_keys(self) -> None:
-        """Onboarding when no model can be reached (keyring look-ups can be slow)."""
-        self.catalog.keys.read_deferred()
-        usable = any(self.catalog.route(e).key.usable for e in self.catalog.visible())
-        if not usable:
-            from app.screens.onboarding import OnboardingScreen
-
-            self.call_from_thread(self.push_screen, OnboardingScreen())
+        startup.check_keys(self)
 
     # --- settings that persist ---------------------------------------------------------------
 
@@ -329,6 +226,34 @@ class KeptApp(App[None]):
             self.action_review_memory,
         )
 
+    # --- what the screens ask (app/messages.py) -----------------------------------------------
+
+    async def on_new_session_requested(self, request: NewSessionRequested) -> None:
+        """Stop the reply being written (it journals what it showed), then start afresh."""
+        await self.replies.stop()
+        self.new_session(private=request.private)  # the new session is drawn when it is live
+
+    def on_continue_requested(self, request: ContinueRequested) -> None:
+        problem = self.continue_session(request.session_id)
+        if problem:
+            self.notify(problem, title="Sessions", severity="warning", markup=False)
+        elif request.screen is self.screen:
+            self.pop_screen()  # the screen that asked, back to the chat
+
+    def on_retry_requested(self, _: RetryRequested) -> None:
+        self.jobs.retry_now()
+        self.notify("Retrying pending sessions now.", title="Memory", markup=False)
+
+    def on_memory_changed(self, _: MemoryChanged) -> None:
+        self.jobs.refresh_status()
+
+    def on_turn_ended(self, _: TurnEnded) -> None:
+        """Memory decides whether the session has outgrown its window; what it hands back
+        is saved in the background."""
+        segment = self.session.after_turn()
+        if segment is not None:
+            self.jobs.save(self.session.journal, segment)
+
     def new_session(self, *, private: bool = False) -> None:
         """Close this session (it is saved in the background, or deleted if private) and
         start a fresh one, off the record if `private`."""
@@ -343,7 +268,7 @@ class KeptApp(App[None]):
         else the sentence that says why not."""
         if session_id == self.session.id:
             return ""
-        if any(w.group == "reply" and w.is_running for w in self.workers):
+        if self.replies.replying:
             return "Kept is still answering: wait for the reply, or press Esc to cancel it."
         try:
             live = LiveSession.reopen(self.store, session_id)
@@ -358,35 +283,18 @@ class KeptApp(App[None]):
             self.jobs.save(old.journal, segment)
         return ""
 
-    def on_log_screen_retry_requested(self) -> None:
-        self.jobs.retry_now()
-        self.notify("Retrying pending sessions now.", title="Memory", markup=False)
-
-    def on_chat_screen_turn_ended(self) -> None:
-        """Memory decides whether the session has outgrown its window; what it hands back
-        is saved in the background."""
-        segment = self.session.after_turn()
-        if segment is not None:
-            self.jobs.save(self.session.journal, segment)
-
     def on_unmount(self) -> None:
-        self._catch_signals(install=False)
+        startup.catch_signals(self, install=False)
         if self.session.private:  # a private session ends with the app
             self.session.close()
         else:
             self.session.release()  # the next start resumes it
 
-    async def action_new_session(self) -> None:
-        from app.screens.chat import ChatScreen
+    def action_new_session(self) -> None:
+        self.post_message(NewSessionRequested())
 
-        if isinstance(self.screen, ChatScreen):
-            await self.screen.action_new_session()
-
-    async def action_private_session(self) -> None:
-        from app.screens.chat import ChatScreen
-
-        if isinstance(self.screen, ChatScreen):
-            await self.screen.action_new_session(private=True)
+    def action_private_session(self) -> None:
+        self.post_message(NewSessionRequested(private=True))
 
     def action_change_theme(self, name: str = "") -> None:
         """/theme NAME switches at once; /theme alone opens the picker."""
@@ -440,20 +348,7 @@ class KeptApp(App[None]):
         self.push_screen(MemoryScreen())
 
     def action_remember(self, text: str = "") -> None:
-        self.run_worker(partial(self._remember, text), thread=True, group="remember")
-
-    def _remember(self, text: str) -> None:
-        """In a thread: the write is locked and fsynced, and may wait for a consolidation."""
-        try:
-            number = self.store.remember(text)
-        except (OSError, ValueError) as exc:
-            self.call_from_thread(
-                self.notify, str(exc), title="Not remembered", severity="warning", markup=False
-            )
-            return
-        self.call_from_thread(
-            self.notify, f"Remembered (MEMORY.md version {number}).", title="Memory", markup=False
-        )
+        actions.remember(self, text)
 
     def action_grep(self, pattern: str = "") -> None:
         from app.screens.search import SearchScreen
@@ -477,81 +372,10 @@ class KeptApp(App[None]):
         self.push_screen(HelpScreen())
 
     def action_export(self, argument: str = "") -> None:
-        self.run_worker(partial(self._export, argument), thread=True, group="export")
-
-    def _export(self, argument: str) -> None:
-        """In a thread: a session's attachments are copied beside its Markdown."""
-        from app.export import export_session
-
-        try:
-            path = export_session(
-                self.session, self.catalog, argument or None, self.store.root / "exports"
-            )
-        except OSError as exc:
-            where = argument or self.store.root / "exports"
-            self.call_from_thread(
-                self.notify,
-                f"Could not export to {where}: {exc.strerror or exc}.",
-                severity="error",
-                markup=False,
-            )
-            return
-        self.call_from_thread(self._exported, path)
-
-    def _exported(self, path: Path) -> None:
-        if self.session.private:
-            self.notify(
-                f"This private session is exported to {path}, outside Kept's private "
-                "clean-up: that file stays until you delete it.",
-                title="Export",
-                severity="warning",
-                markup=False,
-            )
-            return
-        self.notify(f"Session exported to {path}", title="Export", markup=False)
+        actions.export(self, argument)
 
     def action_copy(self, argument: str = "") -> None:
-        from app.export import last_code_block
-
-        replies = [
-            m["content"]
-            for m in self.session.messages
-            if m.get("role") == "assistant" and m.get("content")
-        ]
-        if not replies:
-            self.notify("There is no reply to copy yet.", severity="warning", markup=False)
-            return
-        text = replies[-1]
-        if argument.strip().lower() == "code":
-            text = last_code_block(text)
-            if text is None:
-                self.notify("The last reply has no code block.", severity="warning", markup=False)
-                return
-        # OSC 52 to the terminal, and Textual's own clipboard (what a paste in Kept reads);
-        # then the system's clipboard tool, off the loop: it may wait for its display.
-        self.copy_to_clipboard(text)
-        self.run_worker(
-            partial(self._copy_with_tool, text), thread=True, group="copy", exit_on_error=False
-        )
-
-    def _copy_with_tool(self, text: str) -> None:
-        """Say how `text` was copied: with the system's tool, or only through the terminal."""
-        from app.clipboard import copy_notice, copy_with_tool
-
-        copy = copy_with_tool(text)
-        self.call_from_thread(
-            self.notify,
-            copy_notice(len(text), copy),
-            title="Copy",
-            severity="warning" if copy.problem else "information",
-            markup=False,
-        )
-
-
-def _forget_private(store: MemoryStore) -> None:
-    from memory.chat.attachments import forget_private  # not imported before the first frame
-
-    forget_private(store)
+        actions.copy(self, argument)
 
 
 def run(app: KeptApp | None = None, *, headless: bool = False) -> int:
@@ -559,7 +383,7 @@ def run(app: KeptApp | None = None, *, headless: bool = False) -> int:
     if app is None:
         try:
             app = KeptApp()
-            _refuse_read_only(app.store)
+            startup.refuse_read_only(app.store)
         except OSError as exc:  # e.g. a data folder the user made read-only
             import sys
 
@@ -569,13 +393,3 @@ def run(app: KeptApp | None = None, *, headless: bool = False) -> int:
             return 2
     app.run(headless=headless)
     return app.return_code or 0
-
-
-def _refuse_read_only(store: MemoryStore) -> None:
-    """A data folder the user made read-only is said before the app starts (the session
-    is found after the first frame, too late to say it instead of starting)."""
-    from memory.data.files import ensure_dir
-
-    for folder in (store.root, store.sessions_dir):
-        if folder.is_dir():
-            ensure_dir(folder)  # raises, naming the folder, if it is read-only

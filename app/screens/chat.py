@@ -2,53 +2,43 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Button, Footer, Static
-from textual.worker import Worker, WorkerState
 
 from app import commands, paths
 from app.background import MemoryStatus
-from app.widgets.composer import ATTACH, Chip, Chips, Composer
+from app.messages import NewSessionRequested, TurnEnded
+from app.screens.chat_attachments import WAIT_TO_ATTACH, ChatAttachments
+from app.widgets.composer import ATTACH, Chips, Composer
 from app.widgets.message import MessageView
 from app.widgets.status_bar import StatusBar
 from catalog.llm import is_loaded, litellm
 from catalog.models import short_label
-from catalog.sanitize import clean_text
 
 if TYPE_CHECKING:
     from app.chat_tools import ChatTools
     from app.main import KeptApp
-    from catalog import Attempt
     from memory import LiveSession
     from memory.chat.attachments import Attachment
-    from memory.chat.turn import Turn
-    from memory.sessions.journal import Queued
+
+__all__ = ["PAGE", "QUEUED", "WAIT_TO_ATTACH", "ChatScreen"]
 
 PRIVATE_GREETING = (
     "Private session started: nothing of it is saved to memory, and its journal is "
     "deleted when it ends."
 )
 QUEUED = "You · queued until the reply ends (Esc: send now)"
-WAIT_TO_ATTACH = (
-    "A message with attachments is sent once the reply ends: it is back in the composer "
-    "with them; press Enter again then (Esc stops the reply now)."
-)
 MOST_CHOICES_SHOWN = 8
 ATTACH_HINT = "Type the path of a file to attach (Tab completes it), then Enter."
 PAGE = 40  # messages drawn at a time: the newest first, earlier ones on request
-FRAME = 1 / 30  # how often streamed text is drawn
 
 
 class ChatScreen(Screen[None]):
@@ -68,17 +58,13 @@ class ChatScreen(Screen[None]):
     cost: var[float] = var(0.0)
     private: var[bool] = var(False)
 
-    class TurnEnded(Message):
-        """A reply has finished (answered, cut off or failed): the session may have
-        outgrown its window; the app asks memory what to save."""
+    TurnEnded = TurnEnded  # the old name of the message its replies post
 
     def __init__(self) -> None:
         super().__init__()
         self._shown_from = 0
-        self._reply: Worker[Turn] | None = None
-        # Typed while a reply is written: journaled, drawn as queued, sent when it ends.
-        self._waiting: list[tuple[Queued, MessageView]] = []
         self._tool_servers: ChatTools | None = None
+        self.attachments = ChatAttachments(self)
 
     @property
     def tool_servers(self) -> ChatTools:
@@ -135,16 +121,12 @@ class ChatScreen(Screen[None]):
 
     @property
     def replying(self) -> bool:
-        """A reply is being written (Esc cancels it)."""
-        return self._reply is not None and self._reply.is_running
+        """A reply is being written (Esc cancels it): the app's, shown here."""
+        return self.app.replies.replying
 
     async def reply_finished(self) -> None:
         """Wait until the reply being written, if any, has ended, however it ended."""
-        from textual.worker import WorkerCancelled, WorkerFailed
-
-        if self._reply is not None:
-            with contextlib.suppress(WorkerCancelled, WorkerFailed):
-                await self._reply.wait()
+        await self.app.replies.finished()
 
     # --- drawing the session --------------------------------------------------------------
 
@@ -154,10 +136,10 @@ class ChatScreen(Screen[None]):
         if role == "user":
             return MessageView("You", content, kind="user", attachments=message.get("attachments"))
         if role == "assistant" and content:
-            return MessageView(self._label(message.get("model")), content, kind="assistant")
+            return MessageView(self.label(message.get("model")), content, kind="assistant")
         return None
 
-    def _label(self, model: str | None) -> str:
+    def label(self, model: str | None) -> str:
         if model and model in self.app.catalog:
             return self.app.catalog.get(model).label
         return short_label(model) if model else "Assistant"  # a model since removed
@@ -176,7 +158,7 @@ class ChatScreen(Screen[None]):
         log.mount_all(views)
         log.anchor()
         self.private = self.app.session.private
-        self._waiting.clear()  # a new or continued session: the queue went with the old one
+        self.app.replies.waiting.clear()  # a new or continued session: its queue went with it
 
     def _earlier_button(self) -> Button:
         return Button(
@@ -214,7 +196,7 @@ class ChatScreen(Screen[None]):
         self.memory = str(status)  # worded in one place: MemoryStatus
 
     def _model_changed(self, model: str) -> None:
-        self.model_label = self._label(model)
+        self.model_label = self.label(model)
 
     def _session_changed(self, session: LiveSession) -> None:
         """A new, private or continued session is the live one: draw it, count it."""
@@ -278,127 +260,19 @@ class ChatScreen(Screen[None]):
     @on(Composer.AttachPath)
     def attach_offered(self, event: Composer.AttachPath) -> None:
         self.query_one("#suggestions", Static).set_class(False, "visible")
-        self.attach(event.path)
+        self.attachments.attach(event.path)
 
     def action_attach(self, argument: str = "") -> None:
         """/attach PATH…: each file is read in a worker; its chip shows it meanwhile."""
-        try:
-            found = paths.split_paths(argument)
-        except ValueError as exc:
-            self.notice(f"{exc} Nothing was attached.")
-            return
-        if not found:  # from the palette, or /attach alone: the path is asked for
-            composer = self.query_one(Composer)
-            if not composer.text.strip():
-                composer.load_text(ATTACH)
-                composer.move_cursor(composer.document.end)
-            composer.focus()
-            return
-        for path in found:
-            self.attach(Path(path))
-
-    def attach(self, path: Path) -> None:
-        chip = self.query_one(Chips).add(path)
-        self._chips_changed()
-        self._read(chip)
-
-    @work(thread=True, group="attach", exit_on_error=False)
-    def _read(self, chip: Chip) -> None:
-        """Read the file off the event loop: a big PDF never stops the typing."""
-        from memory.chat.attachments import AttachmentError, can_take, keep, read_attachment
-
-        try:
-            attachment = read_attachment(chip.path, self.app.store.settings.attachments)
-        except AttachmentError as exc:
-            self.app.call_from_thread(self._not_attached, chip, str(exc))
-            return
-        except OSError as exc:  # said in one sentence, whatever the domain missed
-            why = exc.strerror or str(exc)
-            self.app.call_from_thread(
-                self._not_attached, chip, f"{chip.path.name} could not be read: {why}."
-            )
-            return
-        except Exception as exc:  # a reader's own failure: the chip must not wait for ever
-            self.app.call_from_thread(
-                self._not_attached,
-                chip,
-                f"{chip.path.name} could not be read ({type(exc).__name__}: {exc}).",
-            )
-            return
-        if not is_loaded():
-            litellm()  # what the model can take, and its window, are litellm's figures
-        if attachment.kind == "image":  # a local server is asked here, not at Enter
-            can_take(self.app.model, {"image"}, self.app.catalog)
-        with contextlib.suppress(OSError):  # stored and fsynced here: Enter finds it stored
-            keep(self.app.store, attachment, private=self.app.session.private)
-        self.app.call_from_thread(self._read_done, chip, attachment)
-
-    def _read_done(self, chip: Chip, attachment: Attachment) -> None:
-        if chip in self.query_one(Chips).chips:  # not detached while it was read
-            chip.ready(attachment)
-            for sentence in attachment.notices:  # a PDF page without text, say
-                self.notice(sentence)
-
-    def _not_attached(self, chip: Chip, sentence: str) -> None:
-        self.query_one(Chips).drop(chip)
-        self._chips_changed()
-        self.notice(clean_text(sentence), kind="error")
+        self.attachments.attach_paths(argument)
 
     def action_detach(self, name: str = "") -> None:
         """/detach NAME removes that attachment; /detach alone removes them all."""
-        chips = self.query_one(Chips)
-        if not name:
-            chips.clear()
-        else:
-            named = [c for c in chips.chips if c.name_shown == name] or [
-                c for c in chips.chips if str(c.path) == name
-            ]
-            if not named:
-                attached = ", ".join(c.name_shown for c in chips.chips) or "nothing"
-                self.notice(f"No attachment is named {name}; attached: {attached}.")
-                return
-            chips.drop(named[-1])
-        self._chips_changed()
+        self.attachments.detach(name)
 
     @on(Composer.DetachLast)
     def detach_last(self) -> None:
-        chips = self.query_one(Chips)
-        if chips.chips:
-            chips.drop(chips.chips[-1])
-            self._chips_changed()
-
-    def _chips_changed(self) -> None:
-        self.query_one(Composer).carrying = bool(self.query_one(Chips).chips)
-
-    def _window(self) -> int | None:
-        """The current model's context window; litellm's figures only once it is loaded
-        (loading it here would freeze the screen), the catalog's until then."""
-        catalog, model = self.app.catalog, self.app.model
-        if model not in catalog:
-            return None
-        entry = catalog.get(model)
-        pricing = catalog.pricing(entry) if is_loaded() else None
-        return (pricing.context_window if pricing else None) or entry.context_window
-
-    def _cannot_send(self, text: str, attachments: list[Attachment]) -> str | None:
-        """Why the message cannot go with these attachments, in one sentence (or None)."""
-        from memory.chat.attachments import can_take, does_not_fit, vision_model_sentence
-
-        reading = self.query_one(Chips).reading
-        if reading:
-            return (
-                f"{reading[0].path.name} is still being read: your message is back in the "
-                "composer; press Enter again once its chip shows its size."
-            )
-        if not attachments:
-            return None
-        if self.replying:
-            return WAIT_TO_ATTACH
-        kinds = {a.kind for a in attachments}
-        if not can_take(self.app.model, kinds, self.app.catalog):
-            return vision_model_sentence(self.app.catalog, self.app.model)
-        window = self._window()
-        return does_not_fit(attachments, text, window) if window else None
+        self.attachments.detach_last()
 
     def _give_back(self, text: str) -> None:
         """A message that was not sent goes back where the user wrote it."""
@@ -414,10 +288,10 @@ class ChatScreen(Screen[None]):
             hint = f" Did you mean {near}?" if near else ""
             self.notice(f"Unknown command `{text.split()[0]}`.{hint} Type /help for the list.")
             return
-        action = f"{command.action}({argument!r})" if command.takes_argument else command.action
         if command.action in ("new_session", "private_session"):
-            self.call_later(self.action_new_session, command.action == "private_session")
+            self.post_message(NewSessionRequested(private=command.action == "private_session"))
             return
+        action = f"{command.action}({argument!r})" if command.takes_argument else command.action
         self.run_action_on_app(action)
 
     def run_action_on_app(self, action: str) -> None:
@@ -426,42 +300,24 @@ class ChatScreen(Screen[None]):
     def action_focus_composer(self) -> None:
         self.query_one(Composer).focus()
 
-    async def action_new_session(self, private: bool = False) -> None:
-        # Queued messages stay in the closing session (it journals them as said): none is
-        # sent to a model once the session has ended.
-        self._waiting.clear()
-        if self._reply is not None and self._reply.is_running:
-            # Let the reply journal what it showed before the session closes.
-            self._reply.cancel()
-            await self.reply_finished()
-        self.app.new_session(private=private)  # the new session is drawn when it is live
-
     # --- a reply ----------------------------------------------------------------------------
 
     def send(self, text: str) -> None:
         chips = self.query_one(Chips)
         attachments = chips.attachments
-        problem = self._cannot_send(text, attachments)
+        problem = self.attachments.cannot_send(text, attachments)
         if problem:
             self._give_back(text)
             self.notice(problem, kind="error")
             return
         # Journaled (and fsynced) before anything else can happen, whatever the screen is
         # doing: quitting, /new or a crash a moment later still finds the message.
-        records: list[dict[str, Any]] = []
+        replies = self.app.replies
         try:
-            if self.replying:
+            if replies.replying:
                 waiting = self.app.session.queue(text)
             else:
-                if attachments:
-                    from memory.chat.attachments import keep
-
-                    session = self.app.session
-                    records = [keep(session.store, a, private=session.private) for a in attachments]
-                    message = {"role": "user", "content": text, "attachments": records}
-                else:
-                    message = {"role": "user", "content": text}
-                self.app.session.append(message)
+                records = self._journal(text, attachments)
         except OSError as exc:  # a full disk: the text goes back where the user wrote it
             self._give_back(text)
             self.notice(
@@ -471,21 +327,34 @@ class ChatScreen(Screen[None]):
                 kind="error",
             )
             return
-        if self.replying:
-            self._waiting.append((waiting, self.add(MessageView(QUEUED, text, kind="user"))))
+        if replies.replying:
+            replies.waiting.append((waiting, self.add(MessageView(QUEUED, text, kind="user"))))
             return
         self.add(MessageView("You", text, kind="user", attachments=records))
         chips.clear()
-        self._chips_changed()
+        self.attachments.changed()
         self._reply_now()
 
-    def _send_waiting(self) -> None:
+    def _journal(self, text: str, attachments: list[Attachment]) -> list[dict[str, Any]]:
+        """Append the user's message to the session; the records of what it attaches."""
+        session = self.app.session
+        if not attachments:
+            session.append({"role": "user", "content": text})
+            return []
+        from memory.chat.attachments import keep
+
+        records = [keep(session.store, a, private=session.private) for a in attachments]
+        session.append({"role": "user", "content": text, "attachments": records})
+        return records
+
+    def send_waiting(self) -> None:
         """The reply has ended, however it ended: what was typed meanwhile is sent now,
         in one turn, in the order typed."""
-        if not self._waiting or self.replying:
+        replies = self.app.replies
+        if not replies.waiting or replies.replying:
             return
-        views = [view for _, view in self._waiting]
-        self._waiting.clear()
+        views = [view for _, view in replies.waiting]
+        replies.waiting.clear()
         try:
             sent = self.app.session.send_queued()
         except (OSError, ValueError) as exc:  # still queued in the journal: resumed later
@@ -500,121 +369,8 @@ class ChatScreen(Screen[None]):
             self._reply_now()
 
     def _reply_now(self) -> None:
-        view = self.add(MessageView(f"{self._label(self.app.model)} …", kind="assistant"))
-        self._reply = self.run_worker(
-            self._answer(view), group="reply", exclusive=True, exit_on_error=False
-        )
-
-    async def _answer(self, view: MessageView) -> Turn:
-        from catalog import Outcome
-        from catalog.mcp import McpTool
-        from memory.chat.turn import Approval, answer
-
-        bar = self.query_one(StatusBar)
-        bar.activity = "thinking…"
-        restart = asyncio.Event()
-
-        def on_attempt(attempt: Attempt) -> None:
-            if attempt.outcome is not Outcome.OK:
-                restart.set()
-                if attempt.outcome is not Outcome.SKIPPED:
-                    bar.activity = f"{self._label(attempt.model)}: {attempt.kind}; trying again…"
-
-        async def pump() -> None:
-            while True:
-                await asyncio.sleep(FRAME)
-                if restart.is_set():
-                    restart.clear()
-                    await view.restart()
-                await view.flush()
-
-        tools = self.tool_servers
-
-        async def approve(tool: McpTool, arguments: str) -> Approval:
-            bar.activity = f"waiting for you: run {tool.name}?"
-            try:
-                return await tools.approve(tool, arguments)
-            finally:
-                bar.activity = "thinking…"
-
-        pumping = asyncio.create_task(pump())
-        try:
-            turn = await answer(
-                self.app.session,
-                self.app.catalog,
-                self.app.model,
-                on_delta=view.feed,
-                on_attempt=on_attempt,
-                policy=self.app.policy,
-                now=self.app.clock(),
-                tools=tools.toolbox,
-                approve=approve,
-                on_tool=lambda run: tools.show(run, view),
-            )
-        finally:
-            pumping.cancel()
-            bar.activity = ""
-        await view.finish(turn.text if turn.ok or turn.cut_off else None)
-        self._finish(turn, view)
-        return turn
-
-    def _finish(self, turn: Turn, view: MessageView) -> None:
-        from memory.chat.turn import describe_search
-
-        self.tokens += turn.prompt_tokens + turn.completion_tokens
-        self.cost += turn.cost
-        if turn.ok:
-            label = self._label(turn.model)
-            if turn.fell_back:
-                # Said at once: a model that is cooling down is not waited for.
-                why = f" ({turn.unavailable})" if turn.unavailable else ""
-                label = f"{self._label(turn.requested)} is unavailable — answered by {label}{why}"
-            if turn.searches:
-                label += (
-                    "  (searched history: "
-                    + ", ".join(repr(describe_search(s)) for s in turn.searches)
-                    + ")"
-                )
-            view.set_who(label)
-        elif turn.cut_off:
-            label = self._label(turn.model)
-            view.set_who(f"{label} — cut off")
-            self.notice(
-                f"The reply was cut off ({label}: {turn.reason}); what arrived is kept "
-                "above and in the session.\nNext: send your message again (or ask it to "
-                "go on), or pick another model with /model.",
-                kind="error",
-            )
-        else:
-            view.remove()
-            from memory.chat.turn import failure_notice
-
-            self.notice(
-                failure_notice(self.app.catalog, turn.requested, turn.attempts), kind="error"
-            )
-        for notice in self.tool_servers.unsaid(turn.notices):
-            self.notice(notice, kind="info")
-        self.post_message(self.TurnEnded())
+        view = self.add(MessageView(f"{self.label(self.app.model)} …", kind="assistant"))
+        self.app.replies.start(self, view)
 
     def action_cancel(self) -> None:
-        if self._reply is not None and self._reply.is_running:
-            self._reply.cancel()
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker is self._reply and event.state in (
-            WorkerState.SUCCESS,
-            WorkerState.CANCELLED,
-            WorkerState.ERROR,
-        ):
-            self.call_after_refresh(self._send_waiting)
-        if event.worker is self._reply and event.state is WorkerState.CANCELLED:
-            self.query_one(StatusBar).activity = ""
-            self.notice("Reply cancelled.", kind="info")
-        elif event.worker is self._reply and event.state is WorkerState.ERROR:
-            self.query_one(StatusBar).activity = ""
-            error = event.worker.error
-            self.notice(
-                f"Something went wrong: {type(error).__name__}: "
-                f"{clean_text(str(error))}. Your message is saved in the session.",
-                kind="error",
-            )
+        self.app.replies.cancel()

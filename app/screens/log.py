@@ -8,9 +8,10 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Button, DataTable, Footer, Label, Static
+
+from app.messages import RetryRequested
 
 if TYPE_CHECKING:
     from app.main import KeptApp
@@ -23,8 +24,7 @@ class LogScreen(Screen[None]):
 
     app: KeptApp
 
-    class RetryRequested(Message):
-        """The user asked to save every pending session now: the app runs memory work."""
+    RetryRequested = RetryRequested  # the old name of the message it posts
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="log-scroll"):
@@ -116,4 +116,4 @@ class LogScreen(Screen[None]):
 
     @on(Button.Pressed, "#retry")
     def action_retry(self) -> None:
-        self.post_message(self.RetryRequested())
+        self.post_message(RetryRequested())

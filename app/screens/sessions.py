@@ -16,6 +16,7 @@ from textual.timer import Timer
 from textual.widgets import Button, Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from app.messages import ContinueRequested, MemoryChanged
 from app.screens.dialog import Dialog
 from catalog.models import short_label
 
@@ -243,11 +244,7 @@ class SessionsScreen(Screen[None]):
         summary = self._current()
         if summary is None:
             return
-        problem = self.app.continue_session(summary.id)
-        if problem:
-            self.app.notify(problem, title="Sessions", severity="warning", markup=False)
-            return
-        self.app.pop_screen()
+        self.post_message(ContinueRequested(self, summary.id))  # closed once it is live
 
     def action_export(self) -> None:
         summary = self._current()
@@ -310,6 +307,7 @@ class SessionsScreen(Screen[None]):
             markup=False,
         )
         self.app.call_from_thread(self.load)
+        self.post_message(MemoryChanged())  # a pending session deleted is pending no more
 
 
 def _as_live(summary: SessionSummary) -> SessionSummary:
