@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import on, work
@@ -265,6 +266,10 @@ class ChatScreen(Screen[None]):
     def action_attach(self, argument: str = "") -> None:
         """/attach PATH…: each file is read in a worker; its chip shows it meanwhile."""
         self.attachments.attach_paths(argument)
+
+    def attach(self, path: Path) -> None:
+        """Attach the file at `path` to the next message, as /attach does."""
+        self.attachments.attach(path)
 
     def action_detach(self, name: str = "") -> None:
         """/detach NAME removes that attachment; /detach alone removes them all."""
