@@ -106,6 +106,7 @@ async def test_a_file_is_stored_while_it_is_read_not_when_enter_is_pressed(
     """The copy into the data folder (fsynced, perhaps megabytes) is made in the reading
     worker: at Enter the journal is written and the file is already there."""
 
+    from app.screens.chat import ChatScreen
     from app.widgets.composer import Chips
     from tests.support import make_app, until
 
@@ -115,7 +116,9 @@ async def test_a_file_is_stored_while_it_is_read_not_when_enter_is_pressed(
         app = make_app(fake)
         async with app.run_test():
             await until(lambda: app.session.is_found, message="the session")
-            app.screen.attach(path)  # as /attach does
+            screen = app.screen
+            assert isinstance(screen, ChatScreen)
+            screen.attach(path)  # as /attach does
             chips = app.screen.query_one(Chips)
             await until(lambda: bool(chips.attachments), message="the chip, read")
             (attachment,) = chips.attachments
