@@ -81,7 +81,7 @@ class KeptApp(App[None]):
         self.problems = list(dict.fromkeys([*self.catalog.problems, *self.settings.problems]))
         model = self.settings.app.model
         if model not in self.catalog:
-            from app.cli.inspect import app_model_problem
+            from app.words.models import app_model_problem
 
             self.problems.append(app_model_problem(model))
             model = self._answerable_default()

@@ -103,7 +103,7 @@ def parse_mcp_settings(data: dict[str, Any], where: str) -> McpSettings:
 
 def mcp_settings(config_path: Path) -> McpSettings:
     """[mcp] of the config file at `config_path` (defaults when it is missing)."""
-    from app.settings import read_toml
+    from app.config_file import read_toml
 
     data, problems, _ = read_toml(config_path)
     parsed = parse_mcp_settings(data, str(config_path))

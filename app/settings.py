@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+from app.config_file import read_toml
 from app.mcp_settings import McpSettings, parse_mcp_settings
 from catalog import DEFAULT_CHAT_MODEL
 from catalog.config import CONFIG_FILE, CatalogConfig, parse_catalog_config, parse_table
@@ -40,29 +41,6 @@ def config_dir() -> Path:
 
 def config_path() -> Path:
     return config_dir() / CONFIG_FILE
-
-
-def read_toml(path: Path) -> tuple[dict[str, Any], list[str], str | None]:
-    """The parsed file (empty when missing), any problem reading it, and its text when it
-    was read but does not parse (the catalog distrusts the gateways it names)."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return {}, [], None
-    except OSError as exc:
-        return {}, [f"{path} could not be read ({exc.strerror}); using the defaults."], None
-    import tomllib  # only when there is a file: not loaded before the first frame otherwise
-
-    text = raw.decode("utf-8", errors="replace")
-    try:
-        return tomllib.loads(raw.decode("utf-8")), [], None
-    except UnicodeDecodeError:
-        return {}, [f"{path} is not UTF-8 text; save it as UTF-8. Using the defaults."], text
-    except tomllib.TOMLDecodeError as exc:
-        return {}, [f"{path} is not valid TOML ({exc}); fix it. Using the defaults."], text
-    except RecursionError:
-        problem = f"{path} nests arrays or tables too deeply to read; fix it. Using the defaults."
-        return {}, [problem], text
 
 
 def _named(value: str) -> str:

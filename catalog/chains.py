@@ -7,7 +7,7 @@ server) join the end of every chain, and head it when no hosted gateway has a ke
 local-first user gets memory with no cloud key at all.
 
 When no model can save memory, the plan says why as a `Blocked` kind; the next step is
-the app's to word (app/advice.py), in the chat's words or the shell's.
+the app's to word (app/words/models.py), in the chat's words or the shell's.
 """
 
 from __future__ import annotations
@@ -48,13 +48,6 @@ class ChainPlan:
 
     members: tuple[Member, ...]
     blocked: Blocked = Blocked.NOT
-
-    @property
-    def fix(self) -> str:
-        """The chat's one-line fix when nothing can answer, "" otherwise. Transitional:
-        the app words it from `blocked` (app.advice.chain_fix); this goes once the last
-        reader of `fix` reads `blocked`."""
-        return _CHAT_FIX[self.blocked]
 
     @property
     def chain(self) -> Chain:
@@ -104,21 +97,6 @@ def check_servers(catalog: Catalog, plan: ChainPlan, timeout: float = 2.0) -> Ch
     if not blocked and not any(m.included and not m.unreachable for m in members):
         blocked = Blocked.UNREACHABLE
     return ChainPlan(tuple(members), blocked)
-
-
-# The chat's wording of each Blocked, until `ChainPlan.fix` has no reader left.
-_CHAT_FIX = {
-    Blocked.NOT: "",
-    Blocked.NO_MODEL: (
-        "No model can save memory: add a key with /keys (or `export GROQ_API_KEY=…`), "
-        "or point Kept at a local server from the welcome screen."
-    ),
-    Blocked.UNREACHABLE: (
-        "No model can save memory now: start your local server, add a key with "
-        "/keys, or fix [gateways.local] base_url in config.toml."
-    ),
-}
-NO_MODEL_FIX = _CHAT_FIX[Blocked.NO_MODEL]  # transitional, as `ChainPlan.fix`
 
 
 def _keyless(catalog: Catalog, entry: ModelEntry) -> bool:

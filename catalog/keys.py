@@ -35,7 +35,7 @@ class KeyLookup:
     source: str | None  # "keyring", "env", "not needed", or None
     problem: str | None = None
     missing: bool = False  # no key at all, in the keyring or the environment: the app words
-    # the next step (app.advice.missing_key); `problem` still says it the chat's way
+    # the next step (app.words.models.missing_key); `problem` says only the fact
 
     @property
     def usable(self) -> bool:

@@ -6,5 +6,5 @@ go on raises `CliError(message, code)`, which `main` alone prints. One module pe
 of verbs (`models`, `imports`, `consolidate`, `inspect`, `trust`, `ask`, `eval`,
 `mcp_server`); none imports Textual (`kept` with no command is the one way into the app),
 and none imports `main` back. The next step a sentence gives is the shell's: commands to
-type, never the chat's slash commands (`app.advice` words both).
+type, never the chat's slash commands (`app.words.models` words both).
 """

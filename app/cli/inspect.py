@@ -216,8 +216,8 @@ def _mode(path: Path) -> str:
 
 def app_model_problem(model: str) -> str:
     """The app's sentence for an [app] model Kept does not know. Transitional: app/main.py
-    reads it here; it is app.advice.app_model_problem."""
-    from app.advice import app_model_problem as worded
+    reads it here; it is app.words.models.app_model_problem."""
+    from app.words.models import app_model_problem as worded
 
     return worded(model)
 
@@ -226,8 +226,8 @@ def cmd_doctor(args: argparse.Namespace, ctx: Context) -> int:
     """What Kept sees: keyring, folders and permissions, keys, pending sessions, config."""
     import keyring
 
-    from app import advice
     from app.settings import config_path
+    from app.words import models as advice
 
     backend = keyring.get_keyring()
     print(f"keyring backend: {type(backend).__module__}.{type(backend).__name__}")
@@ -286,7 +286,7 @@ def _doctor_files(store: MemoryStore) -> int:
 
 def _doctor_gateways(catalog: Catalog) -> None:
     """Where each gateway's key comes from, or why it has none."""
-    from app import advice
+    from app.words import models as advice
     from catalog.config import remote_host
 
     for gateway in catalog.gateways.values():
@@ -313,7 +313,7 @@ def _doctor_chain(catalog: Catalog, settings: Settings) -> int:
     for line in plan.lines() if plan else [problem]:
         print(f"  {line}")
     if plan is None or not plan.can_answer:
-        from app.advice import chain_fix
+        from app.words.models import chain_fix
 
         print(f"  problem: {chain_fix(plan.blocked, shell=True) if plan else problem}")
         return 1

@@ -104,6 +104,7 @@ class LogScreen(Screen[None]):
         from dataclasses import replace
 
         from app.settings import consolidation_plan_of
+        from app.words.models import chain_fix
 
         settings = replace(
             self.app.settings, app=replace(self.app.settings.app, model=self.app.model)
@@ -111,7 +112,7 @@ class LogScreen(Screen[None]):
         plan, problem = consolidation_plan_of(self.app.catalog, settings, check=True)
         lines = plan.lines() if plan else [problem]
         if plan is not None and not plan.can_answer:
-            lines.append(plan.fix)
+            lines.append(chain_fix(plan.blocked))
         self.app.call_from_thread(self.query_one("#plan", Static).update, "\n".join(lines))
 
     @on(Button.Pressed, "#retry")

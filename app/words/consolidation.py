@@ -19,7 +19,7 @@ def next_step(cause: Cause | None, *, shell: bool = False) -> str:
             tidy = "`kept memory tidy`" if shell else "/tidy"
             return f"MEMORY.md is full: {tidy} it (or raise [memory] memory_max_chars)."
         case Cause.NO_MODEL | Cause.UNREACHABLE:
-            from app.advice import blocked_step
+            from app.words.models import blocked_step
 
             return blocked_step(
                 "no-model" if cause is Cause.NO_MODEL else "unreachable", shell=shell

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from app.advice import app_model_problem, chain_fix
 from app.cli.main import main
+from app.words.models import app_model_problem, chain_fix
 from catalog import Catalog
-from catalog.chains import Blocked, ChainPlan, consolidation_plan
+from catalog.chains import Blocked, consolidation_plan
 from catalog.config import CatalogConfig
 from catalog.keys import KeyStore
 from catalog.models import MODEL_CATALOG
@@ -23,9 +23,9 @@ CHAT_NO_MODEL = (
 def test_the_catalog_says_why_as_a_kind_and_the_chat_words_it_as_before() -> None:
     plan = consolidation_plan(Catalog(MODEL_CATALOG, CatalogConfig(), KeyStore(environ={})))
     assert plan.blocked is Blocked.NO_MODEL
-    assert chain_fix(plan.blocked) == CHAT_NO_MODEL == plan.fix  # the TUI's text, unchanged
-    for kind in Blocked:
-        assert chain_fix(kind) == ChainPlan((), kind).fix
+    assert chain_fix(plan.blocked) == CHAT_NO_MODEL  # the TUI's text, unchanged
+    for kind in (Blocked.NO_MODEL, Blocked.UNREACHABLE):
+        assert "/keys" in chain_fix(kind) and "/keys" not in chain_fix(kind, shell=True)
     assert chain_fix(Blocked.NOT) == chain_fix(Blocked.NOT, shell=True) == ""
 
 
@@ -50,7 +50,7 @@ def test_the_app_says_an_unknown_model_with_its_own_command() -> None:
 
 
 def test_a_missing_key_is_a_fact_the_app_words_for_the_chat_or_the_shell() -> None:
-    from app.advice import missing_key
+    from app.words.models import missing_key
     from catalog.gateways import GATEWAYS
 
     openai = GATEWAYS["openai"]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from app.words.models import chain_fix
 from catalog import Catalog, KeyStore, UnknownModelError
-from catalog.chains import NO_MODEL_FIX, ChainPlan, consolidation_plan
+from catalog.chains import Blocked, ChainPlan, consolidation_plan
 from catalog.config import parse_catalog_config
 
 LOCAL = """
@@ -40,7 +41,7 @@ def test_with_a_groq_key_the_hidden_groq_models_lead() -> None:
         "gpt-4.1-mini": "no key for OpenAI",
         "claude-haiku-4-5": "no key for Anthropic",
     }
-    assert plan.fix == ""
+    assert plan.blocked is Blocked.NOT
 
 
 def test_without_a_groq_key_the_chain_starts_at_the_first_model_with_a_key() -> None:
@@ -85,5 +86,5 @@ def test_a_key_the_builtin_chain_does_not_use_still_saves_memory() -> None:
 def test_no_key_and_no_local_model_is_a_chain_that_cannot_answer() -> None:
     plan = consolidation_plan(catalog())
     assert not plan.usable and plan.chain.models == ()
-    assert plan.fix == NO_MODEL_FIX
+    assert plan.blocked is Blocked.NO_MODEL and chain_fix(plan.blocked).startswith("No model")
     assert all(not m.included and m.why.startswith("no key for") for m in plan.members)
