@@ -1,15 +1,24 @@
 """The files /memory edits, MEMORY.md and INSTRUCTIONS.md, behind one protocol: the screen
 reads, saves and keeps an edit aside the same way for both, and asks the file for what
-differs (its name, its tab, how the store saves it)."""
+differs (its name, its tab, how the store saves it). Every call goes through the async
+store: it runs off the event loop."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from memory.data.aio import AsyncStore
+
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from memory import MemoryStore, MemoryText
+    from app.main import KeptApp
+    from memory import MemoryText
+
+
+def async_store(app: KeptApp) -> AsyncStore:
+    """The App's store for code on the event loop (a thin wrapper: made at each call)."""
+    return AsyncStore(app.store)
 
 
 class EditableDocument(Protocol):
@@ -30,16 +39,16 @@ class EditableDocument(Protocol):
         """Where it is: a change on disk there is a change under the edit."""
         ...
 
-    def read(self) -> MemoryText:
+    async def read(self) -> MemoryText:
         """The text as it is on disk; an OSError says why it cannot be read."""
         ...
 
-    def save(self, text: str, base: MemoryText) -> MemoryText | None:
+    async def save(self, text: str, base: MemoryText) -> MemoryText | None:
         """Save an edit of `base`: None when saved (the previous text kept as a version),
         else the text now on disk, nothing written (the user chooses)."""
         ...
 
-    def keep(self, text: str) -> None:
+    async def keep(self, text: str) -> None:
         """Keep an edit the user chose not to save as a version: nothing typed is lost."""
         ...
 
@@ -50,21 +59,21 @@ class MemoryDocument:
     name = "MEMORY.md"
     tab = "memory-tab"
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: AsyncStore) -> None:
         self._store = store
 
     @property
     def path(self) -> Path:
-        return self._store.memory_path
+        return self._store.layout.memory_path
 
-    def read(self) -> MemoryText:
-        return self._store.read_memory()
+    async def read(self) -> MemoryText:
+        return await self._store.read_memory()
 
-    def save(self, text: str, base: MemoryText) -> MemoryText | None:
-        return self._store.save_edit(text, base.digest)
+    async def save(self, text: str, base: MemoryText) -> MemoryText | None:
+        return await self._store.save_edit(text, base.digest)
 
-    def keep(self, text: str) -> None:
-        self._store.discard_edit(text)
+    async def keep(self, text: str) -> None:
+        await self._store.discard_edit(text)
 
 
 class InstructionsDocument:
@@ -73,18 +82,18 @@ class InstructionsDocument:
     name = "INSTRUCTIONS.md"
     tab = "instructions-tab"
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: AsyncStore) -> None:
         self._store = store
 
     @property
     def path(self) -> Path:
-        return self._store.instructions_path
+        return self._store.layout.instructions_path
 
-    def read(self) -> MemoryText:
-        return self._store.read_instructions()
+    async def read(self) -> MemoryText:
+        return await self._store.read_instructions()
 
-    def save(self, text: str, base: MemoryText) -> MemoryText | None:
-        return self._store.save_instructions(text, base.digest)
+    async def save(self, text: str, base: MemoryText) -> MemoryText | None:
+        return await self._store.save_instructions(text, base.digest)
 
-    def keep(self, text: str) -> None:
-        self._store.keep_instruction_version(text.encode("utf-8"))
+    async def keep(self, text: str) -> None:
+        await self._store.keep_instruction_version(text.encode("utf-8"))

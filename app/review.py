@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from app.words.memory import undo
+from app.documents import async_store
+from app.words.memory import not_written
 from catalog.models import short_label
 
 if TYPE_CHECKING:
@@ -74,19 +75,22 @@ class MemoryReview:
         if waiting:
             self._review(waiting[0], len(waiting) - 1)
             return
-        version = await asyncio.to_thread(self._last_version)
+        version = await self._last_version()
         if version is None:
             self._say("No memory change to review yet.")
             return
         await self._show(version)
 
-    def _last_version(self) -> Version | None:
+    async def _last_version(self) -> Version | None:
         """The version to review, its record read newest first (not every version's)."""
-        store = self.app.store
+        store = async_store(self.app)
         if self.last_version is not None:
-            return store.version(self.last_version)
-        found = (store.version(n) for n in reversed(store.version_numbers()))
-        return next((v for v in found if v is not None and v.session), None)
+            return await store.version(self.last_version)
+        for number in reversed(await store.version_numbers()):
+            version = await store.version(number)
+            if version is not None and version.session:
+                return version
+        return None
 
     async def _show(self, version: Version) -> None:
         from memory.consolidation.review import line_change, unified, version_texts
@@ -99,9 +103,9 @@ class MemoryReview:
             if decision is None or decision.choice != "undo":
                 return
             try:  # a write under the store's lock: off the event loop
-                number = await asyncio.to_thread(undo, self.app.store, version.number)
+                number = await async_store(self.app).undo(version.number)
             except (LookupError, ValueError) as exc:
-                self._say(str(exc), "warning")
+                self._say(not_written(exc), "warning")
                 return
             self._say(
                 f"Change undone: MEMORY.md is as it was before version "

@@ -12,7 +12,6 @@ import os
 import shlex
 import subprocess
 import tempfile
-import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,7 +22,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, OptionList, TabbedContent, TabPane, Tabs
 
-from app.documents import EditableDocument, InstructionsDocument, MemoryDocument
+from app.documents import EditableDocument, InstructionsDocument, MemoryDocument, async_store
 from app.screens.conflict import ConflictDialog
 from app.widgets.document import Document, shown
 from app.widgets.history_pane import HISTORY_SHOWN, HistoryPane, HistoryReader, history_markdown
@@ -81,7 +80,7 @@ class MemoryScreen(Screen[None]):
         self.blamed = False  # "Where from" opened: it follows MEMORY.md from then on
         self._stop = asyncio.Event()
         # What the last look found, so that the next reads only what changed.
-        self._loading = threading.Lock()
+        self._loading = asyncio.Lock()
         self._history = HistoryReader()
         self._versions = VersionReader()
         self._documents: tuple[EditableDocument, ...] = ()
@@ -121,14 +120,14 @@ class MemoryScreen(Screen[None]):
         tabs.query_one(Tabs).focus()
         tabs.active = tab
 
-    def on_mount(self) -> None:
-        store = self.app.store
+    async def on_mount(self) -> None:
+        store = async_store(self.app)
         self._documents = (MemoryDocument(store), InstructionsDocument(store))
         self.document = self._documents[0]
-        # The files themselves at once (HISTORY.md is bounded: older entries roll out to
-        # its archives); what grows with history follows from a thread.
-        recent = history_markdown(store.history_entries())
-        self._show(_Loaded(*self._files(), recent, None, None))
+        # The files themselves first (HISTORY.md is bounded: older entries roll out to its
+        # archives); what grows with history follows. Every read is off the event loop.
+        recent = history_markdown(await store.history_entries())
+        self._show(_Loaded(*await self._files(), recent, None, None))
         self.reload()
         self.watch_files()
 
@@ -139,34 +138,33 @@ class MemoryScreen(Screen[None]):
 
     def reload(self) -> None:
         """Show what is on disk now. What grows with history (versions, archives, blame)
-        is read in a thread, and only where it changed since the last look."""
+        is read off the event loop, and only where it changed since the last look."""
         self._load()
 
-    @work(thread=True, group="memory-load", exit_on_error=False)
-    def _load(self) -> None:
-        with self._loading:  # one look at a time, each shown in the order it was made
-            loaded = self._look()
-            self.app.call_from_thread(self._show, loaded)
+    @work(group="memory-load", exit_on_error=False)
+    async def _load(self) -> None:
+        async with self._loading:  # one look at a time, each shown in the order it was made
+            self._show(await self._look())
 
-    def _files(self) -> tuple[MemoryText | None, str | None, str]:
+    async def _files(self) -> tuple[MemoryText | None, str | None, str]:
         """MEMORY.md (or why it cannot be read) and INSTRUCTIONS.md: two files of bounded
         size, read again at every look."""
         memory, instructions = self._documents
         try:
-            return memory.read(), None, instructions.read().text
+            return await memory.read(), None, (await instructions.read()).text
         except OSError as exc:  # another owner, or a folder: say so, never crash
-            return None, str(exc), instructions.read().text
+            return None, str(exc), (await instructions.read()).text
 
-    def _look(self) -> _Loaded:
-        store = self.app.store
-        memory, problem, instructions = self._files()
-        history = self._history.look(store)
-        versions = self._versions.look(store)
+    async def _look(self) -> _Loaded:
+        store = async_store(self.app)
+        memory, problem, instructions = await self._files()
+        history = await self._history.look(store)
+        versions = await self._versions.look(store)
         lines = None
         if self.blamed:
             from memory.recall.provenance import blame
 
-            lines = blame(store)
+            lines = await asyncio.to_thread(blame, store.store)
         older = self._versions.older
         return _Loaded(memory, problem, instructions, history, versions, lines, older)
 
@@ -234,20 +232,20 @@ class MemoryScreen(Screen[None]):
         active = self.query_one(TabbedContent).active
         return next((d for d in self._documents if d.tab == active), self._documents[0])
 
-    def _read(self, document: EditableDocument) -> MemoryText | None:
+    async def _read(self, document: EditableDocument) -> MemoryText | None:
         """The file's text, or None, the reason shown, when it cannot be read."""
         try:
-            return document.read()
+            return await document.read()
         except OSError as exc:
             self.app.notify(str(exc), title="Memory", severity="error", markup=False)
             return None
 
-    def action_edit(self) -> None:
+    async def action_edit(self) -> None:
         if self.editing:
             return
         document = self._chosen()
-        base = self._read(document)
-        if base is None:
+        base = await self._read(document)
+        if base is None or self.editing:  # unreadable, or an edit began meanwhile
             return
         self.document, self.base = document, base
         self.query_one(TabbedContent).active = EDITOR_TAB
@@ -277,21 +275,18 @@ class MemoryScreen(Screen[None]):
     def _save(self, text: str, base: MemoryText) -> None:
         self._write(self.document, text, base)
 
-    @work(thread=True, group="memory-files", exit_on_error=False)
-    def _write(self, document: EditableDocument, text: str, base: MemoryText) -> None:
-        """Off the event loop: the store's lock waits while another Kept process writes."""
+    @work(group="memory-files", exit_on_error=False)
+    async def _write(self, document: EditableDocument, text: str, base: MemoryText) -> None:
+        """Through the async store: its lock waits, off the loop, while another Kept process
+        writes."""
         try:
-            on_disk = document.save(text, base)
+            on_disk = await document.save(text, base)
         except OSError as exc:  # the edit stays in the editor
-            self.app.call_from_thread(
-                self.app.notify,
-                f"{document.name} not saved: {exc}",
-                title="Memory",
-                severity="error",
-                markup=False,
+            self.app.notify(
+                f"{document.name} not saved: {exc}", title="Memory", severity="error", markup=False
             )
             return
-        self.app.call_from_thread(self._written, document, text, on_disk)
+        self._written(document, text, on_disk)
 
     def _written(self, document: EditableDocument, text: str, on_disk: MemoryText | None) -> None:
         if on_disk is None:
@@ -320,26 +315,25 @@ class MemoryScreen(Screen[None]):
 
         self.app.push_screen(ConflictDialog(text, on_disk.text, document.name), chosen)
 
-    @work(thread=True, group="memory-files", exit_on_error=False)
-    def _discard(self, document: EditableDocument, text: str) -> None:
+    @work(group="memory-files", exit_on_error=False)
+    async def _discard(self, document: EditableDocument, text: str) -> None:
         """The user kept what is on disk: their edit is still kept, as a version."""
         try:
-            document.keep(text)
+            await document.keep(text)
         except OSError as exc:  # the edit stays in the editor
-            self.app.call_from_thread(
-                self.app.notify,
+            self.app.notify(
                 f"Your edit could not be kept as a version: {exc}",
                 title="Memory",
                 severity="error",
                 markup=False,
             )
             return
-        self.app.call_from_thread(self._set_editing, False)
+        self._set_editing(False)
 
-    def action_external_edit(self) -> None:
+    async def action_external_edit(self) -> None:
         """Edit in $EDITOR (or $VISUAL, else vi); the save is checked like an edit here."""
         document = self._chosen()
-        base = self._read(document)
+        base = await self._read(document)
         if base is None:
             return
         self.document = document

@@ -1,9 +1,10 @@
 """/memory's History tab: the newest entries of HISTORY.md and its archives, newest first.
 
-`HistoryReader` reads them (in the screen's thread); `HistoryPane` draws what it found."""
+`HistoryReader` reads them (off the event loop); `HistoryPane` draws what it found."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from textual.containers import VerticalScroll
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
     from textual.app import ComposeResult
 
-    from memory import MemoryStore
+    from memory.data.aio import AsyncStore
     from memory.data.history import HistoryEntry
 
 HISTORY_SHOWN = 200  # entries drawn, newest first; /grep searches every one
@@ -41,13 +42,28 @@ class HistoryReader:
         self._archives: dict[Path, tuple[tuple[int, int], list[HistoryEntry]]] = {}
         self._read = False
 
-    def look(self, store: MemoryStore) -> str | None:
+    async def look(self, store: AsyncStore) -> str | None:
         """The newest history entries as Markdown, or None when no history file changed."""
+        paths = [*await store.archive_files(), store.layout.history_path]
+        fresh = await asyncio.to_thread(self._read_changed, paths)
+        if (
+            self._read
+            and fresh.keys() == self._archives.keys()
+            and all(fresh[p][0] == self._archives[p][0] for p in fresh)
+        ):
+            return None
+        self._archives, self._read = fresh, True
+        return history_markdown([e for _, found in fresh.values() for e in found])
+
+    def _read_changed(
+        self, paths: list[Path]
+    ) -> dict[Path, tuple[tuple[int, int], list[HistoryEntry]]]:
+        """Each file's size and time, and its entries: parsed again only where they changed."""
         from memory.data.files import read_text
         from memory.data.history import parse_entries
 
         fresh: dict[Path, tuple[tuple[int, int], list[HistoryEntry]]] = {}
-        for path in [*store.archive_files(), store.history_path]:
+        for path in paths:
             try:
                 stat = path.stat()
             except OSError:
@@ -58,14 +74,7 @@ class HistoryReader:
                 fresh[path] = known
             else:
                 fresh[path] = (key, parse_entries(read_text(path)[0], path))
-        if (
-            self._read
-            and fresh.keys() == self._archives.keys()
-            and all(fresh[p][0] == self._archives[p][0] for p in fresh)
-        ):
-            return None
-        self._archives, self._read = fresh, True
-        return history_markdown([e for _, found in fresh.values() for e in found])
+        return fresh
 
 
 class HistoryPane(VerticalScroll):

@@ -1,7 +1,7 @@
 """/memory's Versions tab: the versions of MEMORY.md, newest first, the highlighted one
 beside MEMORY.md as a diff, and a button that restores it.
 
-`VersionReader` reads the records (in the screen's thread); `VersionsPane` lists them."""
+`VersionReader` reads the records (off the event loop); `VersionsPane` lists them."""
 
 from __future__ import annotations
 
@@ -15,13 +15,15 @@ from textual.message import Message
 from textual.widgets import Button, OptionList, Static
 from textual.widgets.option_list import Option
 
+from app.documents import async_store
+from app.words.memory import not_written
 from catalog.sanitize import clean_text
 
 if TYPE_CHECKING:
     from textual.app import ComposeResult
 
     from app.main import KeptApp
-    from memory import MemoryStore
+    from memory.data.aio import AsyncStore
     from memory.data.store import Version
 
 # Versions listed at first, newest first; Enter on the last row lists as many more. Each is
@@ -38,16 +40,16 @@ class VersionReader:
         self.older = 0  # versions not listed yet
         self._versions: dict[int, Version] = {}
 
-    def look(self, store: MemoryStore) -> list[Version] | None:
+    async def look(self, store: AsyncStore) -> list[Version] | None:
         """The newest versions, newest first, or None when none came or went since the
         last look: only the records of new versions are read."""
-        every = store.version_numbers()
+        every = await store.version_numbers()
         self.older = max(len(every) - self.shown, 0)
         numbers = every[self.older :]
         if numbers == list(self._versions):
             return None
         fresh = {n: self._versions[n] for n in numbers if n in self._versions}
-        for version in store.versions([n for n in numbers if n not in fresh]):
+        for version in await store.versions([n for n in numbers if n not in fresh]):
             fresh[version.number] = version
         # A record that cannot be read is not listed (and is read again at the next look).
         self._versions = {n: fresh[n] for n in numbers if n in fresh}
@@ -118,7 +120,8 @@ class VersionsPane(Horizontal):
         if event.option.id == OLDER_VERSIONS:
             self.post_message(self.LookAgain(more=True))
 
-    def _refresh_diff(self) -> None:
+    @work(exclusive=True, group="versions-diff", exit_on_error=False)
+    async def _refresh_diff(self) -> None:
         """The highlighted version beside MEMORY.md as last read: a version's text is read
         once (versions never change), MEMORY.md only when it changes on disk."""
         number = self._diffed
@@ -127,9 +130,9 @@ class VersionsPane(Horizontal):
         old = self._version_lines.get(number)
         if old is None:
             try:
-                raw = self.app.store.version_text(number)
+                raw = await async_store(self.app).version_text(number)
             except (LookupError, OSError) as exc:
-                self.query_one("#diff", Static).update(str(exc))
+                self.query_one("#diff", Static).update(not_written(exc))
                 return
             old = self._version_lines[number] = raw.decode("utf-8", errors="replace").splitlines()
             while len(self._version_lines) > 64:  # the last few looked at
@@ -157,19 +160,15 @@ class VersionsPane(Horizontal):
         if chosen != OLDER_VERSIONS:
             self._restore(int(str(chosen)))
 
-    @work(thread=True, group="memory-files", exit_on_error=False)
-    def _restore(self, number: int) -> None:
-        """Off the event loop: the store's lock waits while another Kept process writes."""
+    @work(group="memory-files", exit_on_error=False)
+    async def _restore(self, number: int) -> None:
+        """Through the async store: its lock waits, off the loop, while another Kept
+        process writes."""
         try:
-            saved = self.app.store.restore(number)
-        except (LookupError, OSError) as exc:
-            self.app.call_from_thread(
-                self.app.notify, str(exc), title="Memory", severity="error", markup=False
-            )
+            saved = await async_store(self.app).restore(number)
+        except (LookupError, OSError, ValueError) as exc:
+            self.app.notify(not_written(exc), title="Memory", severity="error", markup=False)
             return
-        self.app.call_from_thread(self._restored, number, saved)
-
-    def _restored(self, number: int, saved: int) -> None:
         self.app.notify(
             f"Restored version {number} (saved as version {saved}).", title="Memory", markup=False
         )

@@ -4,15 +4,17 @@ line, and is offered only where a session did."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from app.documents import async_store
 from memory.data.versions import VersionKind
 
 if TYPE_CHECKING:
@@ -29,7 +31,8 @@ def opens_a_session(line: BlameLine) -> bool:
 
 
 def described(store: MemoryStore, line: BlameLine) -> str:
-    """Who wrote `line`, for the pane beside the list, with Enter only where it works."""
+    """Who wrote `line`, for the pane beside the list, with Enter only where it works
+    (it reads the store: the pane calls it off the event loop)."""
     from memory.recall.provenance import explain
 
     if opens_a_session(line):
@@ -115,11 +118,16 @@ class WhereFromPane(Horizontal):
     def explain_line(self, event: OptionList.OptionHighlighted) -> None:
         lines = self.query_one(WhereFrom)
         lines.refresh_bindings()  # Enter is offered on a line a session wrote, only
-        line = lines.lines[event.option_index]
-        self.query_one("#blame-detail", Static).update(described(self.app.store, line))
+        self._explain(lines.lines[event.option_index])
+
+    @work(exclusive=True, group="where-from", exit_on_error=False)
+    async def _explain(self, line: BlameLine) -> None:
+        """Who wrote the highlighted line, read off the loop; a newer highlight cancels it."""
+        detail = await asyncio.to_thread(described, self.app.store, line)
+        self.query_one("#blame-detail", Static).update(detail)
 
     @on(OptionList.OptionSelected, "#blame")
-    def open_transcript(self, event: OptionList.OptionSelected) -> None:
+    async def open_transcript(self, event: OptionList.OptionSelected) -> None:
         """The session that wrote the line, at the messages it most likely came from."""
         from app.screens.transcript import TranscriptScreen
         from memory.recall.provenance import history_entry_for, likely_messages
@@ -128,8 +136,9 @@ class WhereFromPane(Horizontal):
         session = line.version.session if line.version else None
         if session is None:  # a click, not Enter: the pane says who wrote the line
             return
+        store = async_store(self.app)
         try:
-            journal = self.app.store.find_session(session)
+            journal = await store.find_session(session)
         except LookupError:
             self.app.notify(
                 f"Session {session}'s journal is no longer on disk.",
@@ -139,7 +148,7 @@ class WhereFromPane(Horizontal):
             )
             return
         marked = likely_messages(journal.messages, line.text)
-        entry = history_entry_for(self.app.store, session, line.version)
+        entry = await asyncio.to_thread(history_entry_for, store.store, session, line.version)
         title = f"Session {session} · {line.version.model if line.version else ''}\n" + (
             entry.text if entry else "(its history entry was not found)"
         )

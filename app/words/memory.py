@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memory.data.memory_file import MemoryRefused, Refusal
+from memory.data.versions import NoSuchVersion
 
 if TYPE_CHECKING:
     from memory.data.store import MemoryStore
@@ -32,6 +33,21 @@ def refused(exc: MemoryRefused, *, shell: bool = False) -> str:
                 f"MEMORY.md changed after version {exc.version}, so it cannot be "
                 f"undone here; {versions} lists every version to restore."
             )
+
+
+def no_such_version(exc: NoSuchVersion, *, shell: bool = False) -> str:
+    """There is no such version, and where the versions are listed, in one sentence."""
+    where = "`kept memory versions`" if shell else "/memory's Versions tab"
+    return f"There is no version {exc.number}; {where} lists them."
+
+
+def not_written(exc: Exception, *, shell: bool = False) -> str:
+    """A store call's refusal, worded for the surface: the kinds above, else the OS's words."""
+    if isinstance(exc, MemoryRefused):
+        return refused(exc, shell=shell)
+    if isinstance(exc, NoSuchVersion):
+        return no_such_version(exc, shell=shell)
+    return str(exc)
 
 
 def undo(store: MemoryStore, number: int, *, shell: bool = False) -> int:
