@@ -81,7 +81,7 @@ def bind_session(app: KeptApp, session: LiveSession) -> None:
 
 def session_found(app: KeptApp, session: LiveSession) -> None:
     """The session is found: a resumed one is drawn (a new one looks as it did)."""
-    for problem in app.store.skipped.values():
+    for problem in session.unreadable.values():
         app.problems.append(problem)
         app.notify(problem, title="Settings", severity="warning", timeout=10, markup=False)
     if session is not app.session or not session.messages:

@@ -55,10 +55,6 @@ class MemoryStore:
         )
         self.history = HistoryFiles(self.layout)
         self.sessions = SessionFiles(self.layout)
-        # The old side channel, kept until its last readers (app/ and the command line)
-        # read the `unreadable` of the SessionScan that found them: what the latest look
-        # at sessions/ could not read.
-        self.skipped: dict[Path, str] = {}
 
     # --- where things are (memory.data.layout) ------------------------------------------------
 
@@ -268,18 +264,14 @@ class MemoryStore:
 
     def scan_active(self) -> SessionScan:
         """The active sessions, and the journals with an open mark that could not be read."""
-        scan = self.sessions.active()
-        self.skipped = scan.unreadable
-        return scan
+        return self.sessions.active()
 
     def active_sessions(self) -> list[Journal]:
         return self.scan_active().journals
 
     def scan_sessions(self) -> SessionScan:
         """Active and pending sessions, oldest first, and the journals that could not be read."""
-        scan = self.sessions.scan()
-        self.skipped = scan.unreadable
-        return scan
+        return self.sessions.scan()
 
     def open_sessions(self) -> list[Journal]:
         return self.scan_sessions().journals

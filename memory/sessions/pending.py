@@ -166,11 +166,8 @@ def scan_pending(store: MemoryStore) -> PendingScan:
 
 
 def pending(store: MemoryStore) -> list[PendingSession]:
-    """The sessions of `scan_pending`; its unreadable journals go to the store's old side
-    channel (`store.skipped`) until its readers take them from `scan_pending`."""
-    scan = scan_pending(store)
-    store.skipped = scan.unreadable
-    return scan.sessions
+    """The sessions of `scan_pending`, for a caller that does not report unreadable journals."""
+    return scan_pending(store).sessions
 
 
 def _save(index_path: Path, fresh: dict[str, Any]) -> None:

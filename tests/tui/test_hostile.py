@@ -256,7 +256,7 @@ async def test_an_unreadable_file_in_sessions_is_skipped_with_a_warning(
     assert "x.jsonl" in captured.out + captured.err
     (result,) = await pending(store, fake)
     assert result.saved and result.session == journal.id
-    assert any("x.jsonl" in w for w in store.skipped.values())
+    assert any("x.jsonl" in w for w in store.scan_sessions().unreadable.values())
 
     app = make_app(fake)
     async with app.run_test() as pilot:
@@ -439,8 +439,9 @@ def test_a_symlinked_journal_is_not_written_through(store: MemoryStore, tmp_path
         journal.append({"role": "user", "content": "hello"})
     assert "symbolic link" in str(caught.value) and journal.path.name in str(caught.value)
     assert victim.read_text() == "precious\n"
-    assert store.open_sessions() == []  # not read through either
-    assert any("symbolic link" in s for s in store.skipped.values())
+    scan = store.scan_sessions()
+    assert scan.journals == []  # not read through either
+    assert any("symbolic link" in s for s in scan.unreadable.values())
 
 
 def test_a_symlinked_memory_file_is_refused_and_left_alone(
