@@ -106,6 +106,7 @@ def _print_matches(
     since: str,
     until: str,
 ) -> bool:
+    from memory.recall.pattern import Scope
     from memory.recall.search import grep
 
     if colour:
@@ -116,7 +117,8 @@ def _print_matches(
     # A regular expression is matched only in the search's child process (one can run for
     # ever): its spans come back with the match instead of being searched for again here.
     in_child = colour and pattern.regex
-    for match in grep(store, pattern, details=in_child, errors=errors, since=since, until=until):
+    scope = Scope(details=in_child, since=since, until=until)
+    for match in grep(store, pattern, scope, errors=errors):
         found = True
         name = names.get(match.file)
         if name is None:

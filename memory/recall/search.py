@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, TypedDict, Unpack
+from typing import TYPE_CHECKING
 
 from memory.recall.child import grep_in_child
 from memory.recall.pattern import Match as Match  # re-exported: callers know them from here
@@ -31,16 +31,6 @@ if TYPE_CHECKING:  # not imported at run time: `kept memory grep` loads only wha
 REGEX_SECONDS = 30.0  # a regular expression's whole search, at most
 
 
-class ScopeWords(TypedDict, total=False):
-    """A Scope's fields as grep's keywords (as its callers passed them before Scope)."""
-
-    details: bool
-    since: str
-    until: str
-    exclude: tuple[str, ...]
-    private: bool
-
-
 def grep(
     store: MemoryStore | Places,
     pattern: Pattern,
@@ -50,11 +40,9 @@ def grep(
     seconds: float | None = None,
     cancelled: Callable[[], bool] | None = None,
     route: Route | None = None,
-    **words: Unpack[ScopeWords],
 ) -> Iterator[Match]:
     """Every line of history, and every message of a session, that matches: newest first
-    (files by date, the last line of each first), within `scope` (its fields may be given
-    as keywords instead).
+    (files by date, the last line of each first), within `scope`.
 
     A regular expression is searched in a child process, stopped after `seconds`
     (REGEX_SECONDS by default) or as soon as `cancelled()` says so; a search stopped for
@@ -63,7 +51,7 @@ def grep(
     A literal asks the search index (memory.recall.index) which files cannot hold it, and reads
     only the others; `route` is told how that went once every file is searched. When many
     files are not in the index, a background process is started to index them."""
-    scope = replace(scope or Scope(), **words)
+    scope = scope or Scope()
     if pattern.regex:
         limit = REGEX_SECONDS if seconds is None else seconds
         yield from grep_in_child(

@@ -56,11 +56,12 @@ def said_in(store: MemoryStore, words: str) -> dict[str, set[str]]:
     the transcript search of /grep and `kept memory grep`, one pass over the journals per
     word (a literal is found in the raw bytes; only matching lines are decoded). A private
     session is never searched."""
-    from memory.recall.search import Pattern, grep
+    from memory.recall.pattern import Pattern, Scope
+    from memory.recall.search import grep
 
     found: dict[str, set[str]] = {}
     for word in dict.fromkeys(words.lower().split()):
-        matches = grep(store, Pattern(word, ignore_case=True), details=False, private=False)
+        matches = grep(store, Pattern(word, ignore_case=True), Scope(details=False))
         found[word] = {m.session for m in matches if m.session is not None}
     return found
 

@@ -154,7 +154,7 @@ def same_as_the_scan(store: MemoryStore) -> int:
                 {"private": True},
             ):
                 route = Route()
-                found = list(grep(store, pattern, route=route, **options))
+                found = list(grep(store, pattern, Scope(**options), route=route))
                 assert found == scanned(store, pattern, **options), (text, ignore_case, options)
                 skipped += route.skipped
     return skipped

@@ -14,7 +14,7 @@ from app.screens.search import SearchScreen
 from app.screens.transcript import TranscriptScreen
 from memory import MemoryStore
 from memory.message import Message
-from memory.recall.search import Pattern, grep, run_search_tool
+from memory.recall.search import Pattern, Scope, grep, run_search_tool
 from tests.support import make_app, pending_session
 
 
@@ -167,4 +167,6 @@ def test_the_search_history_tool_never_quotes_a_private_session(store: MemorySto
     answer = run_search_tool(store, json.dumps({"pattern": "secret quokka"}))
     assert answer == "No earlier session mentions 'secret quokka'."
     assert list(grep(store, Pattern("secret quokka"))) == []  # nor the user's own search
-    assert [m.session for m in grep(store, Pattern("secret quokka"), private=True)] == [private.id]
+    assert [m.session for m in grep(store, Pattern("secret quokka"), Scope(private=True))] == [
+        private.id
+    ]
