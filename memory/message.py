@@ -8,7 +8,7 @@ read from disk before it becomes a `Message`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, Required, TypedDict, get_args
+from typing import Any, Literal, Required, TypedDict, cast, get_args
 
 from catalog.sanitize import clean_text
 
@@ -54,7 +54,7 @@ ROLES: frozenset[str] = frozenset(get_args(Role))
 TEXT_KEYS = ("time", "name", "model", "tool_call_id", "queued")
 
 
-def clean_message(message: Mapping[str, Any]) -> dict[str, Any]:
+def clean_message(message: Mapping[str, Any]) -> Message:
     """The message's known fields, checked: raises ValueError naming what is wrong."""
     role = message.get("role")
     if role not in ROLES:
@@ -76,7 +76,7 @@ def clean_message(message: Mapping[str, Any]) -> dict[str, Any]:
             record[key] = clean_text(record[key])
     if "tool_calls" in record:
         record["tool_calls"] = _clean_tool_calls(record["tool_calls"])
-    return record
+    return cast("Message", record)
 
 
 def _clean_tool_calls(calls: object) -> list[dict[str, Any]]:

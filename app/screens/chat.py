@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from app.main import KeptApp
     from memory import LiveSession
     from memory.chat.attachments import Attachment
+    from memory.message import Message
 
 __all__ = ["PAGE", "QUEUED", "WAIT_TO_ATTACH", "ChatScreen"]
 
@@ -98,9 +99,9 @@ class ChatScreen(Screen[None]):
         composer = Composer(id="composer", placeholder="Message Kept — / for commands")
         composer.commands = [c.name for c in commands.SLASH_COMMANDS]
         composer.prompts = [
-            m["content"]
+            text
             for m in self.app.session.messages
-            if m.get("role") == "user" and m.get("content")
+            if m.get("role") == "user" and (text := m.get("content"))
         ][-200:]
         yield composer
         yield StatusBar().data_bind(
@@ -131,7 +132,7 @@ class ChatScreen(Screen[None]):
 
     # --- drawing the session --------------------------------------------------------------
 
-    def _view_for(self, message: dict[str, Any]) -> MessageView | None:
+    def _view_for(self, message: Message) -> MessageView | None:
         role = message.get("role")
         content = message.get("content") or ""
         if role == "user":

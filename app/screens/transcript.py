@@ -3,7 +3,7 @@ from (they are marked), below the history entry that session left."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -14,7 +14,10 @@ from textual.widgets import Footer, Static
 from app.widgets.message import MessageView
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from app.main import KeptApp
+    from memory.message import Message
 
 
 class TranscriptScreen(Screen[None]):
@@ -22,7 +25,7 @@ class TranscriptScreen(Screen[None]):
 
     app: KeptApp
 
-    def __init__(self, title: str, messages: list[dict[str, Any]], marked: list[int]) -> None:
+    def __init__(self, title: str, messages: Sequence[Message], marked: list[int]) -> None:
         super().__init__()
         self.title_text, self.messages, self.marked = title, messages, marked
 

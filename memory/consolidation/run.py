@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Unpack, cast
+from typing import Unpack
 
 from catalog import Catalog
 from memory.consolidation.chain import consolidation_chain, consolidation_policy
@@ -31,7 +31,6 @@ from memory.consolidation.walk import EDIT_ROUNDS, MAX_SHRINK, Asking, Job, cons
 from memory.data.files import locked
 from memory.data.layout import claim_lock
 from memory.data.store import MemoryStore
-from memory.message import Message
 from memory.sanitize import clean_text
 from memory.sessions.journal import Journal, Segment, session_started
 
@@ -112,7 +111,7 @@ def _prepare(
     if problem is not None:  # nothing could be saved: no model is asked
         return _not_asked(journal, segment, problem)
     # The journal checks each message as it reads it (memory.message.clean_message).
-    said = cast("list[Message]", journal.segment_messages(segment))
+    said = journal.segment_messages(segment)
     when = _segment_time(journal, segment)
     return Job(
         store,

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -36,7 +36,7 @@ from typing import Any
 
 from catalog.sanitize import clean_text
 from memory.data.files import append_line, ensure_dir, fsync_dir
-from memory.message import clean_message
+from memory.message import Message, clean_message
 from memory.sessions.marks import (
     HEADER_KIND,
     mark_open,
@@ -110,7 +110,7 @@ class Journal:
     id: str
     created: str
     model: str | None = None
-    messages: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
     pending: list[Segment] = field(default_factory=list)
     consolidated: list[Segment] = field(default_factory=list)
     failures: dict[Segment, list[Failure]] = field(default_factory=dict)
@@ -131,19 +131,19 @@ class Journal:
         ends = [s.end for s in (*self.pending, *self.consolidated)]
         return max(ends, default=0)
 
-    def segment_messages(self, segment: Segment) -> list[dict[str, Any]]:
+    def segment_messages(self, segment: Segment) -> list[Message]:
         return self.messages[segment.start : segment.end]
 
     # --- writing ---------------------------------------------------------------------------
 
-    def _write(self, record: dict[str, Any]) -> None:
+    def _write(self, record: Mapping[str, Any]) -> None:
         """Append to the journal, which must exist: a journal another process moved to
         done/ (or deleted) meanwhile raises FileNotFoundError, and the caller finds it
         again, rather than a new one-line file taking its place."""
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
         append_line(self.path, line, create=False)
 
-    def append(self, message: dict[str, Any]) -> dict[str, Any]:
+    def append(self, message: Mapping[str, Any]) -> Message:
         """Add one message to the journal (fsynced before this returns)."""
         if self.closed:
             raise ValueError(f"session {self.id} is closed")
@@ -170,7 +170,7 @@ class Journal:
         self.queued.append(waiting)
         return waiting
 
-    def _sent(self, message: dict[str, Any]) -> None:
+    def _sent(self, message: Message) -> None:
         if message.get("queued"):
             self.queued = [q for q in self.queued if q.id != message["queued"]]
 

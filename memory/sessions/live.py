@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 from memory.data.files import HeldLock
 from memory.data.store import MemoryStore
+from memory.message import Message
 from memory.sessions.journal import Journal, Queued, Segment
 
 CONTEXT_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 
 
-def estimate_tokens(messages: list[dict[str, Any]]) -> int:
+def estimate_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
     """A cheap estimate (about 4 characters a token) for deciding when to compact; an
     attached file counts what its record says it costs."""
     return (
@@ -28,7 +29,7 @@ def estimate_tokens(messages: list[dict[str, Any]]) -> int:
     )
 
 
-def _attached_tokens(message: dict[str, Any]) -> int:
+def _attached_tokens(message: Mapping[str, Any]) -> int:
     found = message.get("attachments")
     if not isinstance(found, list):
         return 0
@@ -221,11 +222,11 @@ class LiveSession:
         return self.journal.id
 
     @property
-    def messages(self) -> list[dict[str, Any]]:
+    def messages(self) -> list[Message]:
         """What was said (nothing yet, before the session is found: never waits)."""
         return self._journal.messages
 
-    def live_messages(self) -> list[dict[str, Any]]:
+    def live_messages(self) -> list[Message]:
         messages = self._journal.messages
         if self._context_start is not None:
             return messages[self._context_start :]
@@ -236,12 +237,12 @@ class LiveSession:
         journal (an import from before they were left out, a hand edit) is not sent: the
         only system message is Kept's own prompt."""
         return [
-            {k: m[k] for k in CONTEXT_KEYS if m.get(k) is not None or k == "content"}
+            {k: v for k in CONTEXT_KEYS if (v := m.get(k)) is not None or k == "content"}
             for m in self.live_messages()
             if m.get("role") != "system"
         ]
 
-    def append(self, message: dict[str, Any]) -> dict[str, Any]:
+    def append(self, message: Mapping[str, Any]) -> Message:
         return self.journal.append(message)
 
     def queue(self, text: str) -> Queued:
@@ -253,7 +254,7 @@ class LiveSession:
     def queued(self) -> list[Queued]:
         return list(self._journal.queued)
 
-    def send_queued(self) -> list[dict[str, Any]]:
+    def send_queued(self) -> list[Message]:
         """Every queued message, appended in the order typed, after the reply they waited
         for: the user messages the next reply answers."""
         return [
@@ -261,7 +262,7 @@ class LiveSession:
             for q in list(self.journal.queued)
         ]
 
-    def settle_queue(self) -> list[dict[str, Any]]:
+    def settle_queue(self) -> list[Message]:
         """Queued messages that will not be sent by a reply's end (the session is closing,
         or Kept closed before) join the conversation as they are: nothing typed is lost."""
         if self._journal.closed or not self._journal.queued:

@@ -265,7 +265,7 @@ def _streaming() -> None:
             await screen.reply_finished()
             elapsed = time.perf_counter() - started
             typing.cancel()
-            return elapsed, latencies, len(app.session.messages[-1]["content"])
+            return elapsed, latencies, len(app.session.messages[-1]["content"] or "")
 
     with FakeProvider() as fake:
         fake.default = text(reply, chunks=chunks)

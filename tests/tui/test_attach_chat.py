@@ -18,6 +18,7 @@ from app.screens.transcript import TranscriptScreen
 from app.widgets.composer import Chips, Composer
 from app.widgets.message import MessageView
 from memory.chat.attachments import Attachment, AttachmentLimits
+from memory.message import Message
 from tests.attach_files import png
 from tests.fakes.provider import FakeProvider, hang, text
 from tests.support import SMALL, make_app, small_window_entries, until
@@ -49,7 +50,7 @@ def notices(app: KeptApp) -> list[str]:
     return [v.text for v in app.screen.query(MessageView) if v.kind in ("notice", "error")]
 
 
-def user_messages(app: KeptApp) -> list[dict[str, Any]]:
+def user_messages(app: KeptApp) -> list[Message]:
     return [m for m in app.session.messages if m.get("role") == "user"]
 
 

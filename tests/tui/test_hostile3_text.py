@@ -53,7 +53,7 @@ def test_an_export_holding_half_an_emoji_is_imported_whole(
     assert main(["import", "--from", "chatgpt", str(export)]) == 0
     out, err = capsys.readouterr()
     assert "Imported 2 ChatGPT conversations" in out and "Traceback" not in err
-    tea = next(s for s in only_sessions(MemoryStore()) if "tea" in s.messages[0]["content"])
+    tea = next(s for s in only_sessions(MemoryStore()) if "tea" in (s.messages[0]["content"] or ""))
     assert tea.messages[0]["content"] == f"tea \ufffd and {SMILE}"
     claude = [
         {
@@ -190,7 +190,7 @@ def test_hostile_chatgpt_trees_are_skipped_by_name_and_the_rest_imported(
     out, err = capsys.readouterr()
     assert "Traceback" not in err
     assert "conversation 4 was not imported: it is nested too deeply" in err
-    contents = sorted(s.messages[0]["content"] for s in only_sessions(MemoryStore()))
+    contents = sorted(s.messages[0]["content"] or "" for s in only_sessions(MemoryStore()))
     assert contents == ["jam", "round", "tea"]  # the loop is imported once, its branch only
     assert "conversation 2 ('object children') was not imported" in err
     assert "Imported 3 ChatGPT conversations" in out
