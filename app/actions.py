@@ -20,8 +20,10 @@ def _remember(app: KeptApp, text: str) -> None:
     try:
         number = app.store.remember(text)
     except (OSError, ValueError) as exc:
+        from app.words.memory import not_written
+
         app.call_from_thread(
-            app.notify, str(exc), title="Not remembered", severity="warning", markup=False
+            app.notify, not_written(exc), title="Not remembered", severity="warning", markup=False
         )
         return
     app.call_from_thread(

@@ -159,7 +159,9 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
     try:
         number = ctx.store.restore(args.number)
     except (LookupError, OSError) as exc:
-        raise CliError(f"kept memory restore: {exc}", USAGE) from None
+        from app.words.memory import not_written
+
+        raise CliError(f"kept memory restore: {not_written(exc, shell=True)}", USAGE) from None
     print(f"MEMORY.md is now version {args.number} again (saved as version {number}).")
     return 0
 

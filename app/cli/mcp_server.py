@@ -127,7 +127,12 @@ def remember_line(store: "MemoryStore", line: str, client: str) -> str:
             f"Proposed: the line waits for the user's review in Kept (session {session}); "
             "it is not in MEMORY.md until they accept it."
         )
-    number = store.remember(line, via=client)
+    from app.words.memory import not_written
+
+    try:
+        number = store.remember(line, via=client)
+    except ValueError as exc:  # a refusal, said in the words of someone outside the chat
+        raise ValueError(not_written(exc, shell=True)) from None
     return f"Remembered: MEMORY.md version {number}."
 
 

@@ -54,12 +54,12 @@ def cmd_blame(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_undo(args: argparse.Namespace, ctx: Context) -> int:
-    from app.words.memory import undo
+    from app.words.memory import not_written
 
     try:
-        number = undo(ctx.store, args.number, shell=True)
+        number = ctx.store.undo(args.number)
     except (LookupError, ValueError) as exc:
-        raise CliError(f"kept memory undo: {exc}", USAGE) from None
+        raise CliError(f"kept memory undo: {not_written(exc, shell=True)}", USAGE) from None
     print(
         f"Version {args.number} undone: MEMORY.md is as it was before it (saved as "
         f"version {number}). The history entry stays."

@@ -10,7 +10,7 @@ from memory.data.memory_file import MemoryRefused, Refusal
 from memory.data.versions import NoSuchVersion
 
 if TYPE_CHECKING:
-    from memory.data.store import MemoryStore
+    pass
 
 
 def refused(exc: MemoryRefused, *, shell: bool = False) -> str:
@@ -48,11 +48,3 @@ def not_written(exc: Exception, *, shell: bool = False) -> str:
     if isinstance(exc, NoSuchVersion):
         return no_such_version(exc, shell=shell)
     return str(exc)
-
-
-def undo(store: MemoryStore, number: int, *, shell: bool = False) -> int:
-    """`store.undo`, a refusal raised as a ValueError worded for the surface."""
-    try:
-        return store.undo(number)
-    except MemoryRefused as exc:
-        raise ValueError(refused(exc, shell=shell)) from None

@@ -41,7 +41,7 @@ class Refusal(StrEnum):
 class MemoryRefused(ValueError):
     """MEMORY.md was not written, and nothing else was: the kind and the facts a sentence
     needs (`chars` MEMORY.md would have, its `budget`, the `version` to undo). Its str()
-    is the sentence shown today, until each caller words the kind itself."""
+    is the fact alone; the app words the next step (app.words.memory)."""
 
     def __init__(self, kind: Refusal, *, chars: int = 0, budget: int = 0, version: int = 0) -> None:
         self.kind, self.chars, self.budget, self.version = kind, chars, budget, version
@@ -49,19 +49,10 @@ class MemoryRefused(ValueError):
 
     def __str__(self) -> str:
         if self.kind is Refusal.EMPTY:
-            return (
-                "Nothing to remember: write it after the command, e.g. "
-                "/remember I prefer metric units."
-            )
+            return "Nothing to remember: the line is empty."
         if self.kind is Refusal.OVER_BUDGET:
-            return (
-                f"MEMORY.md would be {self.chars:,} characters, over its "
-                f"{self.budget:,} budget; /tidy it first."
-            )
-        return (
-            f"MEMORY.md changed after version {self.version}, so it cannot be "
-            "undone here; /memory lists every version to restore."
-        )
+            return f"MEMORY.md would be {self.chars:,} characters, over its {self.budget:,} budget."
+        return f"MEMORY.md changed after version {self.version}, so it cannot be undone."
 
 
 @dataclass(frozen=True)
@@ -106,8 +97,8 @@ class MemoryFile:
             raise MemoryUnreadable(
                 exc.errno,
                 f"{self.path} cannot be read "
-                f"({exc.strerror or exc}); check its owner and mode "
-                "(`kept doctor`). Kept will not write over it.",
+                f"({exc.strerror or exc}); check its owner and mode. "
+                "Kept will not write over it.",
                 str(self.path),
             ) from None
         try:

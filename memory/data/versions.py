@@ -74,14 +74,14 @@ def parse_source(stored: str) -> tuple[VersionKind, int | None, str | None]:
 
 
 class NoSuchVersion(LookupError):
-    """There is no version `number`. Its str() is the sentence shown today."""
+    """There is no version `number` (the app says where the versions are listed)."""
 
     def __init__(self, number: int) -> None:
         self.number = number
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        return f"There is no version {self.number}; `kept memory versions` lists them."
+        return f"There is no version {self.number}."
 
 
 @dataclass(frozen=True)

@@ -211,7 +211,7 @@ async def test_remember_obeys_the_budget_and_says_so_in_one_sentence() -> None:
     result = await call("remember", {"line": "one more fact that does not fit"})
     assert result.is_error
     assert text(result) == (
-        "MEMORY.md would be 517 characters, over its 500 budget; /tidy it first."
+        "MEMORY.md would be 517 characters, over its 500 budget; `kept memory tidy` it first."
     )
     assert "one more fact" not in store.read_memory().text
 

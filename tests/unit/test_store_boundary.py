@@ -140,7 +140,5 @@ def test_a_refused_write_carries_its_kind_and_facts(store: MemoryStore) -> None:
         store.version_text(9)
     assert missing.value.number == 9
     # Until every caller words the kind itself, each says what it said before.
-    assert (
-        str(over.value) == "MEMORY.md would be 43 characters, over its 20 budget; /tidy it first."
-    )
+    assert str(over.value) == "MEMORY.md would be 43 characters, over its 20 budget."
     assert isinstance(changed.value, ValueError) and isinstance(missing.value, LookupError)
