@@ -19,49 +19,10 @@ from app.screens.sessions import DeleteDialog, SessionsScreen
 from app.screens.transcript import TranscriptScreen
 from app.widgets.message import MessageView
 from memory import MemoryStore
-from memory.consolidation.commit import commit
-from memory.consolidation.reply import SavedMemory
 from memory.sessions.browse import INDEX, list_sessions
+from tests.factories import saved_session
 from tests.fakes.provider import FakeProvider, text, tool_call
 from tests.support import make_app, nothing_new, send, settle, until
-
-
-def saved_session(store: MemoryStore, words: str, day: int) -> str:
-    """A session consolidated on 2026-11-`day`, with its history entry and version."""
-    journal = store.new_session("gpt-4.1-mini")
-    when = f"2026-11-{day:02d}T09:00:00+00:00"
-    journal.append({"role": "user", "content": f"Tell me about {words}.", "time": when})
-    journal.append(
-        {
-            "role": "assistant",
-            "content": f"{words} is lovely.",
-            "time": when,
-            "model": "gpt-4.1-mini",
-        }
-    )
-    segment = journal.mark_pending(close=True)
-    assert segment is not None
-    base = store.read_memory()
-    memory = base.text + f"- Likes {words}\n"
-    stamp = datetime(2026, 11, day, 9, 0, tzinfo=UTC).astimezone()
-    assert commit(
-        store,
-        journal,
-        segment,
-        SavedMemory(f"Ana asked about {words}. She liked it.", memory),
-        base,
-        "gpt-4.1-mini",
-        stamp,
-    )
-    # Named as a journal started that day would be, so the order is the days' order.
-    done = store.done_dir / journal.path.name
-    header, *rest = done.read_text().splitlines()
-    record = json.loads(header)
-    record["created"] = when
-    done.chmod(0o600)
-    done.write_text("\n".join([json.dumps(record), *rest]) + "\n")
-    done.chmod(0o400)
-    return journal.id
 
 
 def seeded() -> tuple[MemoryStore, str, str, str]:

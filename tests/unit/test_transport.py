@@ -25,6 +25,7 @@ from catalog import (
 from catalog.config import CatalogConfig
 from catalog.gateways import GATEWAYS
 from catalog.keys import KeyStore
+from tests.factories import entry
 from tests.fakes.provider import (
     FakeProvider,
     Step,
@@ -59,20 +60,6 @@ SAVE_TOOL = [
         },
     }
 ]
-
-
-def entry(model_id: str, gateway: str, fallback: str | None = None) -> ModelEntry:
-    return ModelEntry(
-        model_id,
-        model_id,
-        "fast",
-        "",
-        gateway,
-        fallback=fallback,
-        context_window=100_000,
-        input_per_mtok=1.0,
-        output_per_mtok=2.0,
-    )
 
 
 def pair(fmt: str) -> tuple[ModelEntry, ...]:
