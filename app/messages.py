@@ -1,6 +1,7 @@
 """What a screen asks of the app: each request is a message posted by the screen (it
 bubbles up to the App) and handled by the App, which decides and changes its state; the
-screens follow that state. No screen calls the App's methods or reaches into another."""
+screens follow that state: a new session, continuing one, a retry, memory changed, a turn
+ended. (Choosing a model from onboarding or the local-server form still calls the App.)"""
 
 from __future__ import annotations
 

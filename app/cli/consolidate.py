@@ -117,7 +117,9 @@ def cmd_consolidate(args: argparse.Namespace, ctx: Context) -> int:
             "stay pending.",
             USAGE,
         ) from None
-    for sentence in store.scan_sessions().unreadable.values():  # said after, not lost
+    from memory.sessions.pending import scan_pending
+
+    for sentence in scan_pending(store).unreadable.values():  # read from the cache it keeps
         print(f"warning: {sentence}", file=sys.stderr)
     if not results:
         print("Nothing to consolidate: no session is pending.")

@@ -8,6 +8,7 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from catalog import Catalog
     from memory import MemoryStore
     from memory.recall.search import Pattern, Places
+    from memory.sessions.pending import PendingPart, PendingSession
 
 RED, MAGENTA, GREEN, DIM, RESET = "\033[1;31m", "\033[35m", "\033[32m", "\033[2m", "\033[0m"
 
@@ -167,9 +169,8 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
+    from app.words.models import health_line
     from memory.consolidation.log import figures, model_health, sessions
-    from memory.consolidation.review import proposals
-    from memory.consolidation.schedule import held, retry_note
     from memory.sessions.pending import scan_pending
 
     store = ctx.store
@@ -185,19 +186,7 @@ def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
     for sentence in scan.unreadable.values():
         print(f"warning: {sentence}", file=sys.stderr)
     if waiting:
-        proposed = {(p.session, p.segment) for p in proposals(store)}
-        print("\nPending:")
-        for session, part in waiting:
-            segment, journal = part.segment, session.marks
-            when = retry_note(journal, segment)
-            if (session.id, segment) in proposed:
-                when = "awaiting your review (`kept memory review`)"
-            elif held(journal, segment):
-                when = "refused by every model again and again: retried only by hand"
-            failures = journal.failures.get(segment, [])
-            last = f"; last failure: {failures[-1].reason}" if failures else ""
-            out(f"  {session.id} [{segment}] {part.messages} messages, {when}{last}\n")
-        print("  (`kept consolidate` retries them now)")
+        _print_pending(store, waiting, out)
     rows = figures(store)
     if rows:
         print(f"\n{'MODEL':32} {'ATTEMPTS':>8} {'SAVED':>6} {'MEDIAN':>8} {'COST':>9}")
@@ -210,20 +199,41 @@ def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
     if states:
         print("\nModels now:")
         for state in states:
-            print(f"  {state.model}: {state.describe()}")
+            print(f"  {state.model}: {health_line(state, shell=True)}")
     return 0
+
+
+def _print_pending(
+    store: MemoryStore,
+    waiting: list[tuple[PendingSession, PendingPart]],
+    out: Callable[[str], object],
+) -> None:
+    """Each pending part: when it is tried again, and its last failure with the next step."""
+    from app.words.consolidation import last_failure
+    from memory.consolidation.review import proposals
+    from memory.consolidation.schedule import held, retry_note
+
+    proposed = {(p.session, p.segment) for p in proposals(store)}
+    print("\nPending:")
+    for session, part in waiting:
+        segment, journal = part.segment, session.marks
+        when = retry_note(journal, segment)
+        if (session.id, segment) in proposed:
+            when = "awaiting your review (`kept memory review`)"
+        elif held(journal, segment):
+            when = "refused by every model again and again: retried only by hand"
+        failures = journal.failures.get(segment, [])
+        last = ""
+        if failures:
+            last = "; last failure: " + last_failure(
+                failures[-1].reason, failures[-1].cause, shell=True
+            )
+        out(f"  {session.id} [{segment}] {part.messages} messages, {when}{last}\n")
+    print("  (`kept consolidate` retries them now)")
 
 
 def _mode(path: Path) -> str:
     return f"{stat.S_IMODE(path.stat().st_mode):o}"
-
-
-def app_model_problem(model: str) -> str:
-    """The app's sentence for an [app] model Kept does not know. Transitional: app/main.py
-    reads it here; it is app.words.models.app_model_problem."""
-    from app.words.models import app_model_problem as worded
-
-    return worded(model)
 
 
 def cmd_doctor(args: argparse.Namespace, ctx: Context) -> int:

@@ -16,7 +16,7 @@ from textual.widgets import Button, Footer, Static
 
 from app import commands, paths
 from app.background import MemoryStatus
-from app.messages import NewSessionRequested, TurnEnded
+from app.messages import NewSessionRequested
 from app.screens.chat_attachments import WAIT_TO_ATTACH, ChatAttachments
 from app.widgets.composer import ATTACH, Chips, Composer
 from app.widgets.message import MessageView
@@ -59,8 +59,6 @@ class ChatScreen(Screen[None]):
     tokens: var[int] = var(0)
     cost: var[float] = var(0.0)
     private: var[bool] = var(False)
-
-    TurnEnded = TurnEnded  # the old name of the message its replies post
 
     def __init__(self) -> None:
         super().__init__()

@@ -24,8 +24,6 @@ class LogScreen(Screen[None]):
 
     app: KeptApp
 
-    RetryRequested = RetryRequested  # the old name of the message it posts
-
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="log-scroll"):
             yield Label("Consolidation chain", classes="section")
@@ -53,6 +51,8 @@ class LogScreen(Screen[None]):
     def refresh_log(self) -> None:
         """Read the logs, journals and health book in a thread (they grow with every
         session), then draw them on the screen's loop."""
+        from app.words.consolidation import last_failure
+        from app.words.models import health_line
         from memory.consolidation.log import figures, model_health, sessions
         from memory.consolidation.run import retry_note
         from memory.sessions.pending import pending as pending_sessions
@@ -67,7 +67,7 @@ class LogScreen(Screen[None]):
         # The oldest first, as they are saved; a screen of them, not 10,000 lines to lay out.
         for session, segment in parts[:SHOWN]:
             failures = session.failures.get(segment, [])
-            last = f" — {failures[-1].reason}" if failures else ""
+            last = f" — {last_failure(failures[-1].reason, failures[-1].cause)}" if failures else ""
             note = retry_note(session.marks, segment)
             pending.append(f"{session.id} [{segment}]: {note}{last}")
         if len(parts) > SHOWN:
@@ -82,7 +82,7 @@ class LogScreen(Screen[None]):
             )
             for row in figures(store)
         ]
-        health = "\n".join(f"{state.model}: {state.describe()}" for state in model_health(store))
+        health = "\n".join(f"{state.model}: {health_line(state)}" for state in model_health(store))
         self.app.call_from_thread(self._draw, chains, pending, rows, health)
 
     def _draw(

@@ -18,6 +18,13 @@ def next_step(cause: Cause | None, *, shell: bool = False) -> str:
         case Cause.MEMORY_FULL:
             tidy = "`kept memory tidy`" if shell else "/tidy"
             return f"MEMORY.md is full: {tidy} it (or raise [memory] memory_max_chars)."
+        case Cause.KEY_REFUSED:
+            fix = (
+                "store a new one with `keyring set kept <gateway>`"
+                if shell
+                else "fix it with /keys"
+            )
+            return f"A key was refused: {fix}."
         case Cause.NO_MODEL | Cause.UNREACHABLE:
             from app.words.models import blocked_step
 
@@ -34,3 +41,10 @@ def not_saved(result: Consolidation) -> str:
     if not step:
         return f"Memory not saved yet — will retry. {result.reason}"
     return f"Memory not saved yet — will retry. {result.reason.rstrip('.')}. {step}"
+
+
+def last_failure(reason: str, cause: str, *, shell: bool = False) -> str:
+    """A pending session's last failure as /log and `kept log` show it: the reason, then the
+    next step its cause calls for (a cause read back from the journal: a Cause value)."""
+    step = next_step(Cause(cause) if cause in Cause.__members__.values() else None, shell=shell)
+    return f"{reason.rstrip('.')}. {step}" if step else reason

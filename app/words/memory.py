@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 def refused(exc: MemoryRefused, *, shell: bool = False) -> str:
     """Why MEMORY.md was not written, and what to do, in one sentence."""
     match exc.kind:
+        case Refusal.EMPTY if shell:
+            return "Nothing to remember: the line is empty."
         case Refusal.EMPTY:
             return (
                 "Nothing to remember: write it after the command, e.g. "

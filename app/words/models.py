@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from catalog.chains import Blocked
     from catalog.gateways import Gateway
+    from catalog.health import ModelHealth
 
 # What to do when no model can save memory, after "No model can save memory: ".
 _STEPS = {
@@ -53,3 +54,14 @@ def missing_key(gateway: Gateway, *, shell: bool = False) -> str:
         return f"No key for {gateway.label}: add one with /keys{env}."
     env = f" or set {gateway.env_var}" if gateway.env_var else ""
     return f"No key for {gateway.label}: store one with `keyring set kept {gateway.name}`{env}."
+
+
+def health_line(state: ModelHealth, *, shell: bool = False) -> str:
+    """A model's health as /log and `kept log` show it: a written-off key says how to fix it."""
+    from catalog.health import State
+
+    said = state.describe()
+    if state.state is not State.REFUSED:
+        return said
+    fix = "store a new one with `keyring set kept <gateway>`" if shell else "fix it with /keys"
+    return f"{said} ({fix})"

@@ -31,6 +31,7 @@ class Cause(StrEnum):
     """Why no result could be kept, when the user has a next step (the app words it)."""
 
     MEMORY_FULL = "memory full"  # the edits would take MEMORY.md past its budget
+    KEY_REFUSED = "key refused"  # a gateway refused its key
     NO_MODEL = "no model"  # no hosted gateway has a key and no local model is declared
     UNREACHABLE = "unreachable"  # every model left is on a server that did not answer
 
@@ -112,8 +113,8 @@ class Consolidation:
     ) -> Consolidation:
         return cls(session, segment, Status.FAILED, None, attempts, reason, elapsed, cause=cause)
 
-    # The fields consumers read before there was a status (app/cli, memory/eval): kept
-    # as views of it.
+    # Views of the status for readers that ask one question of it (memory/eval, the
+    # benchmarks, `estimate` for the command line's go-ahead).
     @property
     def saved(self) -> bool:
         return self.status in (Status.SAVED, Status.SAVED_BEFORE)

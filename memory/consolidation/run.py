@@ -132,7 +132,7 @@ def _prepare(
 def _not_asked(
     journal: Journal, segment: Segment, reason: str, cause: Cause | None = None
 ) -> Consolidation:
-    journal.mark_failed(segment, reason)
+    journal.mark_failed(segment, reason, cause=cause or "")
     return Consolidation.failed(journal.id, segment, reason, cause=cause)
 
 

@@ -281,8 +281,11 @@ def _give_up(job: Job, base: MemoryText, reason: str) -> Consolidation:
     rejected = bool(asked) and all(a.outcome is Outcome.REJECTED for a in asked)
     if rejected and base.problem:  # the same refusals, and a file Kept cannot read well
         reason += f". MEMORY.md may be the cause: {base.problem}"
-    job.journal.mark_failed(job.segment, reason, rejected=rejected)
-    cause = min(job.causes, default=None)
+    causes = set(job.causes)
+    if any(a.kind is Kind.AUTH for a in job.attempts):
+        causes.add(Cause.KEY_REFUSED)
+    cause = min(causes, default=None)
+    job.journal.mark_failed(job.segment, reason, rejected=rejected, cause=cause or "")
     return Consolidation.failed(
         job.journal.id, job.segment, reason, tuple(job.attempts), job.elapsed(), cause
     )

@@ -41,8 +41,6 @@ class VersionKind(StrEnum):
             return f"{self.value} via {via}"
         return _WORDING.get(self, self.value)
 
-    prose = describe  # the old name
-
     @classmethod
     def of(cls, stored: str) -> VersionKind:
         """The kind a stored token, or an older record's wording, names."""

@@ -91,6 +91,7 @@ class Failure:
     time: str
     reason: str
     rejected: bool = False  # every model answered, and every answer was refused
+    cause: str = ""  # what the user can do about it (a consolidation Cause), for the app to word
 
 
 @dataclass(frozen=True)
@@ -196,8 +197,10 @@ class Journal:
         self.closed = self.closed or close
         return segment
 
-    def mark_failed(self, segment: Segment, reason: str, *, rejected: bool = False) -> None:
-        failure = Failure(now_iso(), reason, rejected)
+    def mark_failed(
+        self, segment: Segment, reason: str, *, rejected: bool = False, cause: str = ""
+    ) -> None:
+        failure = Failure(now_iso(), reason, rejected, cause)
         record: dict[str, Any] = {
             "mark": "failed",
             "start": segment.start,
@@ -207,6 +210,8 @@ class Journal:
         }
         if rejected:
             record["rejected"] = True
+        if cause:
+            record["cause"] = cause
         self._write(record)
         self.failures.setdefault(segment, []).append(failure)
 
@@ -344,6 +349,7 @@ def _apply_mark(journal: Journal, record: dict[str, Any], where: str) -> None:
                 str(record.get("time", "")),
                 clean_text(str(record.get("reason", ""))),
                 record.get("rejected") is True,
+                str(record.get("cause") or ""),
             )
         )
     elif kind == "consolidated" and segment is not None:

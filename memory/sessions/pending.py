@@ -67,7 +67,9 @@ def _row(journal: Journal) -> list[Any]:
     parts = []
     for segment in [] if journal.private else journal.pending:
         said = journal.segment_messages(segment)
-        failures = [[f.time, f.reason, f.rejected] for f in journal.failures.get(segment, [])]
+        failures = [
+            [f.time, f.reason, f.rejected, f.cause] for f in journal.failures.get(segment, [])
+        ]
         chars = sum(len(str(m.get("content") or "")) for m in said)
         parts.append([segment.start, segment.end, len(said), chars, failures])
     return [journal.id, parts]
@@ -84,7 +86,11 @@ def _session(path: str, row: list[Any]) -> PendingSession | None:
         segment = Segment(int(start), int(end))
         parts.append(PendingPart(segment, int(messages), int(chars)))
         if failed:
-            failures[segment] = [Failure(str(t), str(r), bool(x)) for t, r, x in failed]
+            # A row cached before failures had a cause has three fields.
+            failures[segment] = [
+                Failure(str(row[0]), str(row[1]), bool(row[2]), str(row[3]) if row[3:] else "")
+                for row in failed
+            ]
     return PendingSession(path, str(session_id), parts, failures)
 
 

@@ -331,10 +331,10 @@ async def test_two_processes_writing_at_once_lose_no_line() -> None:
 def test_a_version_remembered_via_a_client_is_still_a_remembered_line() -> None:
     from memory.data.versions import VersionKind
 
-    prose = VersionKind.REMEMBERED.prose(via="Claude Code")
+    prose = VersionKind.REMEMBERED.describe(via="Claude Code")
     assert prose == "remembered via Claude Code"
     assert VersionKind.of(prose) is VersionKind.REMEMBERED
-    assert VersionKind.REMEMBERED.prose() == "remembered"
+    assert VersionKind.REMEMBERED.describe() == "remembered"
 
 
 async def test_http_serves_the_same_tools_on_loopback() -> None:
