@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 
 
 async def set_key(value: str) -> None:
@@ -22,17 +23,20 @@ async def set_key(value: str) -> None:
         if isinstance(app.screen, OnboardingScreen):  # no key yet
             await pilot.press("escape")
         await pilot.press(*"/keys", "enter")
-        await pilot.pause()
+        # /keys reads the keys off the loop before its screen is pushed: wait for it.
+        deadline = time.monotonic() + 120
+        while not isinstance(app.screen, KeysScreen):
+            assert time.monotonic() < deadline, f"/keys did not open: {app.screen!r}"
+            await pilot.pause(0.05)
         keys = app.screen
-        assert isinstance(keys, KeysScreen), keys
         names = [g.name for g in keys.gateways]
         from textual.widgets import OptionList
 
         keys.query_one(OptionList).highlighted = names.index("groq")
         keys.query_one("#key").focus()
         await pilot.press(*value, "enter")  # tested first (the fake answers), then saved
-        status = ""
-        for _ in range(1200):
+        status, deadline = "", time.monotonic() + 120
+        while time.monotonic() < deadline:  # tested, then kept: said on the status line
             status = str(keys.query_one("#key-status").render())
             if "Saved" in status or "not saved" in status or "refused" in status:
                 break
