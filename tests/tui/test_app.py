@@ -216,8 +216,7 @@ async def test_keys_screen_sets_and_deletes_a_key_in_the_keyring(
     app = make_app(fake)
     async with app.run_test() as pilot:
         await pilot.press(*"/keys", "enter")
-        await pilot.pause()
-        assert isinstance(app.screen, KeysScreen)
+        await until(lambda: isinstance(app.screen, KeysScreen), message="/keys to open")
         await pilot.press("enter")  # Anthropic is highlighted first: to its key field
         await pilot.press(*"sk ant", "enter")
         status = str(app.screen.query_one("#key-status").render())
