@@ -1,0 +1,1 @@
+"""Sync: one memory on every machine."""
