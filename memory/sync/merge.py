@@ -57,8 +57,13 @@ def merge_lines(base: str, ours: str, theirs: str) -> LineMerge:
             conflicts.append(conflict)
         merged.extend(b[b0:b1])
         i, j, k = b1, o1, t1
-    # The final newline merges like a line: the side that changed it wins.
-    ends = t_end if o_end == b_end else o_end
+    # A final newline if either side has one; a side left as it was gives the other exactly.
+    if (o, o_end) == (b, b_end):
+        ends = t_end
+    elif (t, t_end) == (b, b_end):
+        ends = o_end
+    else:
+        ends = o_end or t_end
     text = "\n".join(merged) + ("\n" if ends and merged else "")
     return LineMerge(text, tuple(conflicts))
 

@@ -79,7 +79,10 @@ def test_the_final_newline_and_windows_line_endings() -> None:
     assert merge_lines("a\n", "a\nb\n", "a\n").text == "a\nb\n"
     assert merge_lines("a\r\nb\r\n", "a\r\nb\r\nc\r\n", "a\nb\n").text == "a\nb\nc\n"
     assert merge_lines("", "x\n", "").text == "x\n"
-    # One side dropping the last newline is a change like any other.
+    # Both changed: a final newline if either has one (a hand edit often drops it).
+    assert merge_lines("a\n", "a\nx", "a\ny\n").text == "a\nx\ny\n"
+    assert merge_lines("a", "a\nx", "a\ny").text == "a\nx\ny"
+    # One side left as it was: the other side, last newline or not.
     assert merge_lines("a\n", "a\n", "a").text == "a"
 
 
