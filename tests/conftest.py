@@ -19,6 +19,8 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Temporary data and config dirs; provider keys come only from what a test sets."""
     monkeypatch.setenv("KEPT_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("KEPT_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("KEPT_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("KEPT_DEVICE", "this-machine")
     for name in PROVIDER_ENV:
         monkeypatch.delenv(name, raising=False)
     for name in ("DISPLAY", "WAYLAND_DISPLAY"):  # /copy must never reach a real clipboard

@@ -299,6 +299,7 @@ def terminal_env(home: Path, *, keys: bool = True) -> dict[str, str]:
     return {
         "KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
         "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"],
+        "KEPT_DEVICE": os.environ["KEPT_DEVICE"],
         "HOME": str(home),
         "TERM": "xterm-256color",
         "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",

@@ -29,7 +29,7 @@ def last_ask(store: MemoryStore) -> str | None:
     from memory.data.files import read_text
 
     try:
-        found = read_text(store.root / LAST_ASK)[0].strip()
+        found = read_text(store.layout.local_dir / LAST_ASK)[0].strip()
     except OSError:
         return None
     return found if re.fullmatch(r"[0-9]{8}-[0-9]{6}-[0-9a-f]+", found) else None
@@ -39,7 +39,8 @@ def _remember_ask(store: MemoryStore, session_id: str) -> None:
     from memory.data.files import atomic_write
 
     try:
-        atomic_write(store.root / LAST_ASK, session_id + "\n")
+        store.layout.local_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write(store.layout.local_dir / LAST_ASK, session_id + "\n")
     except OSError as exc:  # only --continue needs it; the exchange itself is safe
         print(
             f"kept ask: {exc.strerror or exc}; `kept ask --continue` will not find this "
@@ -214,7 +215,7 @@ def _answered(session: LiveSession) -> bool:
 def _forget(session: LiveSession) -> bool:
     """Delete a session no model answered: there is nothing in it to remember, and the
     question is in the user's shell. False (it is kept) if it cannot be deleted."""
-    from memory.sessions.browse import delete_session
+    from memory.sessions.delete import delete_session
 
     session.release()
     try:

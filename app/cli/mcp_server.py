@@ -82,7 +82,7 @@ def search_text(store: "MemoryStore", query: str, limit: int) -> str:
     used = sum(len(p) for p in parts)
     shown = 0
     for entry in result.entries:
-        text = redact(entry.text)
+        text = redact(entry.body)
         if used + len(text) > SEARCH_MAX_CHARS // 2:
             break
         parts.append(text)

@@ -162,7 +162,7 @@ class SearchScreen(Screen[None]):
         try:
             journal = journals.load(match.file)
         except FileNotFoundError:  # finished meanwhile: moved to done/
-            journal = journals.load(self.app.store.done_dir / match.file.name)
+            journal = journals.load(match.file.parent / "done" / match.file.name)
         index = message_index(match.file, match.line)
         title = f"Session {journal.id} · {match.stamp or ''} · {match.role}"
         self.app.push_screen(
@@ -173,7 +173,7 @@ class SearchScreen(Screen[None]):
     def open_entry(self, event: OptionList.OptionHighlighted) -> None:
         match = self.matches[int(str(event.option.id))]
         entry = match.entry(self.app.store)
-        body = entry.text if entry else match.text
+        body = entry.body if entry else match.text
         if match.session:
             body = (
                 f"Session {match.session} · {match.stamp} · {match.role}\n\n{match.text}"

@@ -292,7 +292,7 @@ class SessionsScreen(Screen[None]):
     @work(thread=True, group="sessions-delete", exit_on_error=False)
     def delete(self, summary: SessionSummary, *, forget: bool) -> None:
         """In a thread: the files it attached are looked for in every journal."""
-        from memory.sessions.browse import delete_session
+        from memory.sessions.delete import delete_session
 
         try:
             delete_session(self.app.store, summary.id, forget=forget)

@@ -26,7 +26,7 @@ def history_markdown(entries: list[HistoryEntry]) -> str:
     """The newest HISTORY_SHOWN entries, newest first by date, not by file order (an
     imported session has an older date)."""
     entries = sorted(entries, key=lambda e: e.stamp, reverse=True)
-    text = "\n\n".join(shown(e.text) for e in entries[:HISTORY_SHOWN])
+    text = "\n\n".join(shown(e.body) for e in entries[:HISTORY_SHOWN])
     if len(entries) > HISTORY_SHOWN:
         text += (
             f"\n\n*… and {len(entries) - HISTORY_SHOWN:,} older entries: /grep searches them all.*"

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory.consolidation.reply import SavedMemory
 from memory.data.files import atomic_write, digest, read_text, remove_leftovers
-from memory.data.history import format_entry
+from memory.data.history import entry_key, format_entry
 from memory.data.versions import VersionKind
 from memory.sessions.journal import Journal, Segment
 
@@ -81,7 +81,9 @@ def commit(
             "time": datetime.now(UTC).isoformat(timespec="seconds"),
             "previous_digest": base.digest,
             "memory_update": saved.memory_update,
-            "history_entry": format_entry(when, saved.history_entry),
+            "history_entry": format_entry(
+                when, saved.history_entry, entry_key(journal.id, segment.start, segment.end)
+            ),
         }
         if source is not VersionKind.CONSOLIDATION:
             intent["source"] = source
@@ -111,7 +113,14 @@ def recover_locked(store: MemoryStore) -> str | None:
 def recover(store: MemoryStore) -> str | None:
     """Complete a commit a crash interrupted, and remove the temporary copies crashes left.
     Returns what was done, if anything."""
-    for folder in (store.root, store.versions_dir, store.archive_dir, store.sessions_dir):
+    for folder in (
+        store.root,
+        store.versions_dir,
+        store.archive_dir,
+        store.sessions_dir,
+        store.layout.local_dir,
+        store.layout.device_dir,
+    ):
         remove_leftovers(folder)
     if not store.commit_path.exists():
         return None

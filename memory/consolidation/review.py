@@ -102,7 +102,7 @@ class Proposal:
 
 
 def _folder(store: MemoryStore) -> Path:
-    return store.root / "proposals"
+    return store.layout.proposals_dir
 
 
 def _path(store: MemoryStore, session: str, segment: Segment) -> Path:

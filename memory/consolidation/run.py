@@ -196,7 +196,15 @@ def _pending_journals(store: MemoryStore, ids: list[str] | None) -> list[Journal
     recover(store)
     for journal in store.open_sessions():
         store.settle(journal)  # closed with nothing left to save
-    return [store.find_session(i) for i in ids] if ids else store.pending_sessions()
+    if not ids:
+        return store.pending_sessions()
+    found = [store.find_session(i) for i in ids]
+    for journal in found:  # another device's session is saved to memory by that device
+        try:
+            store.sessions.refuse_others(journal, "consolidate")
+        except ValueError as exc:
+            raise LookupError(f"session {journal.id}: {exc}") from None
+    return found
 
 
 async def _one(

@@ -1,4 +1,9 @@
-"""HISTORY.md's paragraphs: each begins with "[YYYY-MM-DD HH:MM] ", defined here once."""
+"""HISTORY.md's paragraphs: each begins with "[YYYY-MM-DD HH:MM] ", defined here once.
+
+A paragraph a consolidation wrote ends with its key, `<!-- kept:SESSION.START-END -->` (the
+session and the part of it the paragraph tells): two devices' histories merge as a union on
+it, each entry once. Older paragraphs have no key; their text is their key.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,8 @@ ENTRY_START = re.compile("^" + STAMP)
 STAMP_AT = re.compile(STAMP)
 STAMP_AT_BYTES = re.compile(STAMP.encode("ascii"))
 STAMP_FORMAT = "%Y-%m-%d %H:%M"
+# The key that ends a paragraph a consolidation wrote; group 1 is "SESSION.START-END".
+KEY_AT_END = re.compile(r"\s*<!-- kept:([A-Za-z0-9_.-]+) -->\s*\Z")
 
 
 @dataclass(frozen=True)
@@ -23,10 +30,28 @@ class HistoryEntry:
     file: Path
     line: int
 
+    @property
+    def key(self) -> str:
+        """What names this entry in a merge: its session and part, else its text."""
+        found = KEY_AT_END.search(self.text)
+        return found.group(1) if found else self.text
 
-def format_entry(when: datetime, text: str) -> str:
-    """One history paragraph: "[YYYY-MM-DD HH:MM] text", on a single line."""
-    return f"[{when.strftime(STAMP_FORMAT)}] {' '.join(text.split())}"
+    @property
+    def body(self) -> str:
+        """The paragraph as a reader sees it: without its key."""
+        return KEY_AT_END.sub("", self.text)
+
+
+def entry_key(session: str, start: int, end: int) -> str:
+    """The key of the paragraph that tells messages [start, end) of a session."""
+    return f"{session}.{start}-{end}"
+
+
+def format_entry(when: datetime, text: str, key: str | None = None) -> str:
+    """One history paragraph: "[YYYY-MM-DD HH:MM] text", on a single line, ending with
+    its key when it has one."""
+    paragraph = f"[{when.strftime(STAMP_FORMAT)}] {' '.join(text.split())}"
+    return f"{paragraph} <!-- kept:{key} -->" if key else paragraph
 
 
 def parse_entries(text: str, file: Path) -> list[HistoryEntry]:

@@ -160,7 +160,13 @@ class MemoryFile:
             self.versions.save(current.raw, Written(VersionKind.EDIT, now))
 
     def save_edit(
-        self, text: str, base_digest: str, source: VersionKind, model: str | None
+        self,
+        text: str,
+        base_digest: str,
+        source: VersionKind,
+        model: str | None,
+        *,
+        via: str | None = None,
     ) -> MemoryText | None:
         """Save the user's edit of MEMORY.md (or a tidy they accepted), made from the text
         whose digest is `base_digest`. Returns None when saved, or the text now on disk
@@ -174,7 +180,7 @@ class MemoryFile:
                 return current
             self.keep_unversioned(current, now)
             self.write(text)
-            self.versions.save(text.encode("utf-8"), Written(source, now, model=model))
+            self.versions.save(text.encode("utf-8"), Written(source, now, model=model, via=via))
         return None
 
     def discard_edit(self, text: str) -> int:

@@ -99,14 +99,27 @@ class SessionFiles:
         return scan
 
     def find(self, session_id: str) -> Journal:
-        # sessions/ before done/: a journal only ever moves from the first to the second,
-        # so looking in that order cannot miss one that moves while we look.
-        for folder in (self.layout.sessions_dir, self.layout.done_dir):
-            try:
-                return journals.load(folder / f"{session_id}.jsonl")
-            except FileNotFoundError:
-                continue
-        raise LookupError(f"No session '{session_id}' in {self.layout.sessions_dir}.")
+        # This device's first, then the others' (read-only here). Open before done/: a
+        # journal only ever moves from the first to the second, so looking in that order
+        # cannot miss one that moves while we look.
+        for pair in self.layout.session_folders():
+            for folder in pair:
+                try:
+                    return journals.load(folder / f"{session_id}.jsonl")
+                except FileNotFoundError:
+                    continue
+        raise LookupError(f"No session '{session_id}' in {self.layout.sessions_root}.")
+
+    def mine(self, journal: Journal) -> bool:
+        """Whether this device wrote the journal (and so may consolidate, continue or
+        delete it): another device's is only read here."""
+        return journal.path.parent in (self.layout.sessions_dir, self.layout.done_dir)
+
+    def refuse_others(self, journal: Journal, doing: str) -> None:
+        """Raise ValueError when another device wrote the journal: only it may change it."""
+        if not self.mine(journal):
+            device = self.layout.device_of(journal.path)
+            raise ValueError(f"it was written on {device}, so only {device} can {doing} it")
 
     def sweep_locks(self) -> None:
         """Delete the lock files (.ID.live, .ID.claim) of sessions that left sessions/: no

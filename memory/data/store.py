@@ -43,8 +43,16 @@ __all__ = [
 class MemoryStore:
     """Everything Kept keeps on disk, laid out as memory.data.layout says."""
 
-    def __init__(self, root: Path | None = None, settings: MemorySettings | None = None) -> None:
-        self.layout = Layout(root or data_dir())
+    def __init__(
+        self,
+        root: Path | None = None,
+        settings: MemorySettings | None = None,
+        *,
+        device: str | None = None,
+    ) -> None:
+        root = root or data_dir()
+        self.layout = Layout(root, device) if device else Layout(root)
+        self._upgraded = False
         self.settings = settings or MemorySettings()
         self.book = VersionBook(self.layout.versions_dir)
         self.memory = MemoryFile(
@@ -77,6 +85,10 @@ class MemoryStore:
     @property
     def archive_dir(self) -> Path:
         return self.layout.archive_dir
+
+    @property
+    def device(self) -> str:
+        return self.layout.device
 
     @property
     def sessions_dir(self) -> Path:
@@ -118,12 +130,18 @@ class MemoryStore:
 
     def ensure(self) -> MemoryStore:
         layout = self.layout
+        if not self._upgraded:  # once per store: a folder made by an older Kept is moved first
+            from memory.data.upgrade import upgrade
+
+            upgrade(layout)
+            self._upgraded = True
         for folder in (
             layout.root,
             layout.archive_dir,
             layout.sessions_dir,
             layout.done_dir,
             layout.versions_dir,
+            layout.local_dir,
         ):
             ensure_dir(folder)
         return self
@@ -162,8 +180,9 @@ class MemoryStore:
         *,
         source: VersionKind = VersionKind.EDIT,
         model: str | None = None,
+        via: str | None = None,
     ) -> MemoryText | None:
-        return self.memory.save_edit(text, base_digest, source, model)
+        return self.memory.save_edit(text, base_digest, source, model, via=via)
 
     def discard_edit(self, text: str) -> int:
         return self.memory.discard_edit(text)

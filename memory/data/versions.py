@@ -30,6 +30,7 @@ class VersionKind(StrEnum):
     UNDO = "undo"
     REMEMBERED = "remembered"
     TIDY = "tidy"
+    SYNCED = "synced"  # another device's change merged in (`via` names the device)
     OTHER = "other"  # a kind from a newer Kept, or a hand edit
 
     def describe(self, of: int | None = None, via: str | None = None) -> str:
@@ -39,6 +40,8 @@ class VersionKind(StrEnum):
             return f"{self.value} of version {of}"
         if self is VersionKind.REMEMBERED and via:
             return f"{self.value} via {via}"
+        if self is VersionKind.SYNCED:
+            return f"merged from {via}" if via else "merged from another device"
         return _WORDING.get(self, self.value)
 
     @classmethod

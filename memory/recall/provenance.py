@@ -295,7 +295,7 @@ def explain(store: MemoryStore, line: BlameLine, *, excerpt: int = 400) -> str:
     ]
     entry = history_entry_for(store, version.session, version)
     parts.append(
-        f"History entry:\n{entry.text}"
+        f"History entry:\n{entry.body}"
         if entry
         else "History entry: not found in HISTORY.md or its archives."
     )

@@ -61,8 +61,8 @@ def _read_searched(
     try:
         return path, _read(path)
     except FileNotFoundError:
-        if path.suffix == ".jsonl" and path.parent == store.sessions_dir:  # moved to done/
-            moved = store.done_dir / path.name
+        if path.suffix == ".jsonl" and path.parent.name != "done":  # moved to done/
+            moved = path.parent / "done" / path.name
             with contextlib.suppress(OSError):
                 return moved, _read(moved)
         return None

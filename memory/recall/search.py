@@ -172,7 +172,7 @@ def run_search_tool(
     # each text is redacted whole, before it is cut to fit.
     lines, used = [], 0
     for entry in result.entries:
-        text = redact(entry.text)
+        text = redact(entry.body)
         if used + len(text) > max_chars // 2:
             break
         lines.append(text)

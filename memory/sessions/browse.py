@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memory.data.files import NOFOLLOW, atomic_write, fsync_dir, read_text
-from memory.data.history import ENTRY_START, HistoryEntry, join_entries, parse_entries
+from memory.data.files import NOFOLLOW, atomic_write, ensure_dir, read_text
+from memory.data.history import ENTRY_START, HistoryEntry
 from memory.data.store import MemoryStore
 from memory.sessions import journal as journals
 
@@ -66,7 +66,8 @@ def said_in(store: MemoryStore, words: str) -> dict[str, set[str]]:
     return found
 
 
-def _local(value: str) -> str:
+def local_stamp(value: str) -> str:
+    """An ISO time as HISTORY.md dates it: "YYYY-MM-DD HH:MM", local time."""
     try:
         when = datetime.fromisoformat(value)
     except ValueError:
@@ -106,7 +107,7 @@ class _Titles:
             return self._by_entry[journal.id]
         # A consolidation that left MEMORY.md as it was wrote no version: match the date.
         first = journal.messages[0].get("time") if journal.messages else None
-        found = self._by_stamp.get(_local(str(first))) if first else None
+        found = self._by_stamp.get(local_stamp(str(first))) if first else None
         return found.text if found else None
 
 
@@ -131,9 +132,9 @@ def _summary(
     count = sum(
         1 for m in journal.messages if m.get("role") in ("user", "assistant") and m.get("content")
     )
-    started = _local(journal.created)
+    started = local_stamp(journal.created)
     if not started and journal.messages:
-        started = _local(str(journal.messages[0].get("time")))
+        started = local_stamp(str(journal.messages[0].get("time")))
     return SessionSummary(journal.id, started, title, answered_by(journal), count, shown)
 
 
@@ -247,7 +248,7 @@ def _read_row(
     except FileNotFoundError:
         return False
     except OSError:
-        if path.parent == store.done_dir:
+        if path.parent.name == "done":
             raise  # the list says it cannot be read
         return False  # an open one, as open_sessions skips it: the status and /log say why
     row: dict[str, Any] = {"mtime": stat.st_mtime_ns, "size": stat.st_size}
@@ -286,12 +287,13 @@ def read_sessions(store: MemoryStore) -> tuple[list[SessionSummary], Callable[[]
     3 MB of JSON to write)."""
     titles = _Titles(store)
     found: dict[str, SessionSummary] = {}
-    index_path = store.root / INDEX
+    index_path = store.layout.local_dir / INDEX
     cached = _cached_rows(index_path)
     fresh: dict[str, dict[str, Any]] = {}
     changed = False
     # Directory entries, not Paths: at 10,000 sessions Path objects cost most of the time.
-    for folder in (store.done_dir, store.sessions_dir):
+    folders = [f for pair in store.layout.session_folders() for f in reversed(pair)]
+    for folder in folders:  # every device's: done/, then open
         for entry in _journals(folder):
             name = entry.name
             try:
@@ -319,6 +321,7 @@ def read_sessions(store: MemoryStore) -> tuple[list[SessionSummary], Callable[[]
 
     def save() -> None:
         try:
+            ensure_dir(index_path.parent)
             atomic_write(
                 index_path,
                 json.dumps({"version": INDEX_VERSION, "sessions": fresh}, ensure_ascii=False),
@@ -336,65 +339,3 @@ def read_sessions(store: MemoryStore) -> tuple[list[SessionSummary], Callable[[]
 
 def _nothing_to_save() -> None:
     """The list's cache is as it should be."""
-
-
-def _entry_of(store: MemoryStore, session_id: str) -> HistoryEntry | None:
-    """The history entry a session wrote: the one its version recorded, else the only entry
-    dated like its first message (never a guess between two: forgetting deletes it)."""
-    written = {v.entry for v in store.versions_of(session_id) if v.entry}
-    entries = store.all_history_entries()
-    found = [e for e in entries if e.text in written]
-    if found:
-        return found[-1]
-    try:
-        journal = store.find_session(session_id)
-    except LookupError:
-        return None
-    first = journal.messages[0].get("time") if journal.messages else None
-    dated = [e for e in entries if first and e.stamp == _local(str(first))]
-    return dated[0] if len(dated) == 1 else None
-
-
-def forget_entry(store: MemoryStore, session_id: str) -> bool:
-    """Remove the history entry a session left (HISTORY.md or its archive). MEMORY.md is
-    kept as a version first if it is not one already. False when there was none."""
-    with store.lock():
-        store.keep_unversioned(store.read_memory(), datetime.now(UTC).isoformat(timespec="seconds"))
-        entry = _entry_of(store, session_id)
-        if entry is None:
-            return False
-        text, _ = read_text(entry.file)
-        lines = text.splitlines(keepends=True)
-        first = next((i for i, line in enumerate(lines) if ENTRY_START.match(line)), len(lines))
-        preamble = "".join(lines[:first]).rstrip()
-        kept = [e.text for e in parse_entries(text, entry.file) if e.line != entry.line]
-        atomic_write(entry.file, (preamble + "\n\n" if preamble else "") + join_entries(kept))
-        # The version records name the entry their consolidation wrote: forgotten there too.
-        store.forget_version_entry(entry.text)
-    return True
-
-
-def delete_session(store: MemoryStore, session_id: str, *, forget: bool = False) -> None:
-    """Delete a session's transcript (and, with `forget`, its history entry). What MEMORY.md
-    learned from it stays. Raises ValueError for a session that is open somewhere."""
-    from memory.data.files import HeldLock
-
-    journal = store.find_session(session_id)
-    lock = HeldLock(store.layout.live_lock(session_id))
-    if journal.state is journals.JournalState.ACTIVE and not lock.acquire():
-        raise ValueError(f"Session {session_id} is open in a Kept window; end it first.")
-    try:
-        if forget:
-            forget_entry(store, session_id)
-        journal.path.unlink(missing_ok=True)
-        fsync_dir(journal.path.parent)
-        for leftover in (store.layout.live_lock(session_id), store.layout.claim_lock(session_id)):
-            leftover.unlink(missing_ok=True)
-        from memory.chat.attachments import collect
-
-        collect(store)  # the files it had attached, unless another session names them too
-    finally:
-        lock.release()
-    from memory.recall.index import forget_deleted
-
-    forget_deleted(store.root)  # what it said leaves the search index too

@@ -160,7 +160,7 @@ def session_id_for(source: Source, conversation: Conversation, digest: str = "")
 def _header(store: MemoryStore, session_id: str) -> dict[str, Any] | None:
     """The first line of the session's journal; None when there is no such session (a
     journal whose header cannot be read counts as there: never imported twice)."""
-    for folder in (store.sessions_dir, store.done_dir):
+    for folder in [f for pair in store.layout.session_folders() for f in pair]:
         try:
             with open(folder / f"{session_id}.jsonl", encoding="utf-8", errors="replace") as f:
                 first = json.loads(f.readline())

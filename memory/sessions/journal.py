@@ -53,10 +53,16 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def new_session_id() -> str:
+# In a private session's id: its journal never leaves the machine, and every sync tool is
+# told so by its name (memory.data.layout.PER_MACHINE).
+PRIVATE_MARK = "private-"
+
+
+def new_session_id(*, private: bool = False) -> str:
     import secrets  # not needed before the first frame (ids are made after it)
 
-    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S-")
+    return stamp + (PRIVATE_MARK if private else "") + secrets.token_hex(3)
 
 
 def session_started(session_id: str) -> datetime | None:
@@ -249,7 +255,7 @@ def create(
 ) -> Journal:
     """Start a new journal file in `folder`."""
     ensure_dir(folder)
-    session_id = session_id or new_session_id()
+    session_id = session_id or new_session_id(private=private)
     path = folder / f"{session_id}.jsonl"
     header: dict[str, Any] = {
         "kept": HEADER_KIND,

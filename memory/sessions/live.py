@@ -185,6 +185,7 @@ class LiveSession:
             return None
         try:
             journal = store.find_session(session_id)
+            store.sessions.refuse_others(journal, "continue")
             if journal.path.parent == store.done_dir:
                 os.chmod(journal.path, 0o600)
                 target = store.sessions_dir / journal.path.name

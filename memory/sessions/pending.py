@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from memory.data.files import atomic_write, read_text
+from memory.data.files import atomic_write, ensure_dir, read_text
 from memory.data.session_files import unreadable
 from memory.data.store import MemoryStore
 from memory.sessions import journal as journals
@@ -138,7 +138,7 @@ def _from_cache(
 def scan_pending(store: MemoryStore) -> PendingScan:
     """Every pending session that is not private, oldest first, as `store.pending_sessions`
     finds them: journals changed since the cache was written are read, the rest are not."""
-    index_path = store.root / INDEX
+    index_path = store.layout.local_dir / INDEX
     cached = _cached_rows(index_path)
     fresh: dict[str, Any] = {}
     scan = PendingScan([], {})
@@ -178,6 +178,7 @@ def pending(store: MemoryStore) -> list[PendingSession]:
 
 def _save(index_path: Path, fresh: dict[str, Any]) -> None:
     try:
+        ensure_dir(index_path.parent)
         atomic_write(
             index_path,
             json.dumps({"version": INDEX_VERSION, "journals": fresh}, ensure_ascii=False),

@@ -45,7 +45,7 @@ def test_chat_new_session_and_quit_write_memory(
     store = MemoryStore()
     assert store.memory_path.read_text() == save_args()["memory_update"]
     (entry,) = store.history_entries()
-    assert entry.text.endswith("Ana said hello from a real terminal.")
+    assert entry.body.endswith("Ana said hello from a real terminal.")
     sent = fake.requests[0].body["messages"]
     assert sent[-1] == {"role": "user", "content": "Hello, I'm Ana, from a real terminal"}
 

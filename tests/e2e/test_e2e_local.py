@@ -125,7 +125,7 @@ def test_a_local_only_user_gets_memory_saved_and_nothing_leaves_the_machine(
     store = MemoryStore()
     assert store.memory_path.read_text() == save_args()["memory_update"]
     (entry,) = store.history_entries()
-    assert entry.text.endswith("Ana from Zurich said hello locally.")
+    assert entry.body.endswith("Ana from Zurich said hello locally.")
     assert connections and set(connections) == {"127.0.0.1"}, connections
     consolidation = fake.requests[-1].body
     assert consolidation["response_format"]["type"] == "json_schema"

@@ -231,7 +231,7 @@ async def test_a_raw_line_break_inside_a_json_string_is_accepted(
     assert result.saved, result.reason
     assert store.memory_path.read_text() == "# Ana\n- Zurich\n"
     (entry,) = store.history_entries()
-    assert entry.text.endswith("Ana said hello. She lives in Zurich.")
+    assert entry.body.endswith("Ana said hello. She lives in Zurich.")
 
 
 def test_a_model_on_a_keyless_gateway_has_a_deadline_for_a_busy_cpu() -> None:

@@ -37,6 +37,7 @@ def in_keyring_session(tmp_path: Path, *commands: list[str]) -> list[str]:
         "XDG_RUNTIME_DIR": str(tmp_path / "run"),
         "KEPT_DATA_DIR": os.environ["KEPT_DATA_DIR"],
         "KEPT_CONFIG_DIR": os.environ["KEPT_CONFIG_DIR"],
+        "KEPT_DEVICE": os.environ["KEPT_DEVICE"],
         "PYTHONPATH": str(ROOT),
     }
     (tmp_path / "run").mkdir(mode=0o700)

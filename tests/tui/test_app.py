@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 from dataclasses import replace
@@ -132,7 +133,7 @@ async def test_new_session_saves_memory_in_the_background(fake: FakeProvider) ->
         assert status.startswith("Memory saved (llama-3.3-70b-versatile, ")
         store = app.store
         assert store.memory_path.read_text() == "# About the user\n- Name: Ana\n"
-        assert store.history_entries()[0].text.endswith("The user introduced themselves.")
+        assert store.history_entries()[0].body.endswith("The user introduced themselves.")
 
 
 async def test_memory_not_saved_yet_is_shown_and_the_session_stays_pending(
@@ -515,6 +516,7 @@ asyncio.run(main())
     env = {
         "KEPT_DATA_DIR": str(tmp_path / "d"),
         "KEPT_CONFIG_DIR": str(tmp_path / "c"),
+        "KEPT_DEVICE": os.environ["KEPT_DEVICE"],
         "OPENAI_API_KEY": "sk-test",
         "PATH": "/usr/bin:/bin",
         "HOME": str(tmp_path),

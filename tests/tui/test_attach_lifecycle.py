@@ -12,7 +12,7 @@ from app.cli.main import main as kept
 from memory import LiveSession, MemoryStore
 from memory.chat.attachments import FOLDER, PRIVATE, keep, read_attachment, stored_path
 from memory.data.files import data_dir
-from memory.sessions.browse import delete_session
+from memory.sessions.delete import delete_session
 from tests.fakes.provider import FakeProvider
 
 

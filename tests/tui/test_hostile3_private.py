@@ -300,7 +300,7 @@ async def test_a_wrong_typed_sessions_cache_is_rebuilt_and_f2_ends_loading(
         {**same, "summary": {**row, "messages": "1"}},
         {**same, "summary": {**row, "extra": 1}},
     ]
-    index = store.root / INDEX
+    index = store.layout.local_dir / INDEX
     for entry in wrong:
         index.write_text(json.dumps({"version": INDEX_VERSION, "sessions": {done.name: entry}}))
         assert [s.title for s in list_sessions(store)] == ["About quokkas."], entry
@@ -337,7 +337,7 @@ async def test_f2_ends_loading_with_a_sentence_when_the_list_cannot_be_read(
 def test_forget_removes_the_history_entry_from_the_version_records_too(
     configured: FakeProvider,
 ) -> None:
-    from memory.sessions.browse import delete_session
+    from memory.sessions.delete import delete_session
     from tests.factories import saved_session
 
     store = MemoryStore().ensure()

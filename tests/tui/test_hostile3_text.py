@@ -151,7 +151,7 @@ async def test_a_save_memory_reply_with_half_an_emoji_is_saved_once(fake: FakePr
     policy = replace(FAST_POLICY, attempt_deadline=60.0)
     (result,) = await consolidate_pending(store, catalog, policy=policy)
     assert result.saved
-    assert store.history_entries()[0].text.endswith("Ana introduced herself \ufffd.")
+    assert store.history_entries()[0].body.endswith("Ana introduced herself \ufffd.")
     assert "Name: Ana \ufffd" in store.memory_path.read_text()
     assert fake.count() == 1  # saved by the first model: not retried
 

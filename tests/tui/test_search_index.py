@@ -208,7 +208,7 @@ def test_nothing_of_a_private_or_deleted_session_stays_in_the_index(
 def test_a_deleted_session_s_words_leave_the_index_at_once(
     store: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memory.sessions.browse import delete_session
+    from memory.sessions.delete import delete_session
 
     monkeypatch.setattr(index, "_builders", [])
     session = "20250401-100000-dddddd"
@@ -357,7 +357,7 @@ def test_a_session_deleted_while_a_builder_works_is_forgotten_by_that_builder(
     """The builder may have listed the files before the transcript went: it is told to look
     again, and does, so the deleted words do not wait for the next start."""
     from memory.data.files import locked
-    from memory.sessions.browse import delete_session
+    from memory.sessions.delete import delete_session
 
     monkeypatch.setattr(index, "_builders", [])
     session = "20250401-100000-cccccc"

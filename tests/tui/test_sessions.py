@@ -73,15 +73,15 @@ async def test_every_session_newest_first_with_title_model_count_state_and_a_fil
         await pilot.press("down", "down", "down", "enter")  # to the list, then Lisbon
         assert isinstance(app.screen, TranscriptScreen)
         assert "Ana asked about Lisbon." in app.screen.title_text
-    assert (store.root / INDEX).exists()
+    assert (store.layout.local_dir / INDEX).exists()
 
 
 def test_the_list_cache_is_derived_and_mended(tmp_path: Path) -> None:
     store, _tea, _lisbon, _pending = seeded()
     first = list_sessions(store)
-    (store.root / INDEX).write_text("{not json")
+    (store.layout.local_dir / INDEX).write_text("{not json")
     assert list_sessions(store) == first  # rebuilt from the journals
-    cached = json.loads((store.root / INDEX).read_text())
+    cached = json.loads((store.layout.local_dir / INDEX).read_text())
     assert len(cached["sessions"]) == 3  # every session, the pending one too
     assert list_sessions(store) == first
 
@@ -169,7 +169,7 @@ async def test_export_and_delete_saying_what_stays(
 
 
 def test_forgetting_never_guesses_between_two_entries_of_the_same_minute() -> None:
-    from memory.sessions.browse import forget_entry
+    from memory.sessions.delete import forget_entry
 
     store = MemoryStore().ensure()
     journal = store.new_session("gpt-4.1-mini")

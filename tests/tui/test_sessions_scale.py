@@ -65,7 +65,7 @@ def test_a_private_session_leaves_nothing_of_itself_in_the_index() -> None:
     pending_session(store, [{"role": "user", "content": "an open plan"}])
     for _ in range(2):  # written, then read from the index
         assert [s.title for s in list_sessions(store)] == ["an open plan"]
-    assert "secret" not in (store.root / INDEX).read_text()
+    assert "secret" not in (store.layout.local_dir / INDEX).read_text()
     private.close()
 
 

@@ -54,7 +54,7 @@ def test_grep_searches_pending_sessions_too(
     journal = pending_session(store)
     assert main(["memory", "grep", "Enchantée"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"sessions/{journal.id}.jsonl:5:[")
+    assert out.startswith(f"sessions/{store.device}/{journal.id}.jsonl:5:[")
     assert "] assistant: Enchantée, Ana!" in out
 
 
@@ -71,7 +71,7 @@ def test_matches_know_their_entry_date(store: MemoryStore) -> None:
     matches = list(grep(store, Pattern("more tea")))
     assert [(m.line, m.stamp) for m in matches] == [(4, "2026-11-20 10:00")]
     entry = matches[0].entry(store)
-    assert entry is not None and entry.text.endswith("Second line: more tea.")
+    assert entry is not None and entry.body.endswith("Second line: more tea.")
     assert matches[0].spans == ((13, 21),)
 
 

@@ -171,7 +171,7 @@ async def test_every_fault_at_every_position_of_the_chain(
         assert store.memory_path.read_text() == "# About the user\n- Name: Ana\n"
         (entry,) = store.history_entries()
         started = datetime.fromisoformat(SAMPLE_MESSAGES[0]["time"]).astimezone()
-        assert entry.text == f"[{started:%Y-%m-%d %H:%M}] The user introduced themselves."
+        assert entry.body == f"[{started:%Y-%m-%d %H:%M}] The user introduced themselves."
     # Each model is visited once; transient errors are retried once by the head while a
     # healthy model follows it, and with the full backoff by the last model of the walk.
     for index, model in enumerate(CHAIN):
@@ -245,7 +245,7 @@ async def test_a_model_that_answers_the_json_in_text_is_accepted(
     fake.set_default(CHAIN[0], text(answer))
     (result,) = await run_pending(store, fake)
     assert result.saved and result.model == CHAIN_IDS[0]
-    assert store.history_entries()[0].text.endswith("Text JSON entry.")
+    assert store.history_entries()[0].body.endswith("Text JSON entry.")
 
 
 async def test_escape_sequences_never_reach_the_files(
@@ -261,7 +261,7 @@ async def test_escape_sequences_never_reach_the_files(
     for path in (store.memory_path, store.history_path):
         data = path.read_text()
         assert "\x1b" not in data and "\x00" not in data and "\u202e" not in data
-    assert store.history_entries()[0].text.endswith("Cleared the screen.")
+    assert store.history_entries()[0].body.endswith("Cleared the screen.")
     assert store.memory_path.read_text() == "# M\n- Prefers short answers\n"
 
 
@@ -391,7 +391,7 @@ async def test_a_long_session_is_consolidated_in_parts_into_one_entry(
     assert f"Parts 1-{parts - 1} discussed" in last_prompt  # the draft entry is carried
     assert f"- Wrote lorem ipsum in message {parts - 1}" in last_prompt  # and the memory so far
     (entry,) = store.history_entries()
-    assert entry.text.endswith(f"Parts 1-{parts} discussed lorem ipsum.")
+    assert entry.body.endswith(f"Parts 1-{parts} discussed lorem ipsum.")
     everything = "".join(json.dumps(r.body) for r in fake.requests)
     assert all(f"Message {i}:" in everything for i in range(60))
 

@@ -38,7 +38,7 @@ def test_a_pending_cache_written_before_causes_still_reads() -> None:
     (segment,) = journal.pending
     journal.mark_failed(segment, "server error")
     scan_pending(store)
-    index = store.root / INDEX
+    index = store.layout.local_dir / INDEX
     data = json.loads(index.read_text())
     trimmed = 0
     for entry in data["journals"].values():  # each failure back to its three older fields

@@ -42,7 +42,7 @@ async def serve(
         params = StdioServerParameters(
             command=sys.executable,
             args=["-m", "app.cli.main", "mcp", *args],
-            env={k: os.environ[k] for k in ("KEPT_DATA_DIR", "KEPT_CONFIG_DIR")},
+            env={k: os.environ[k] for k in ("KEPT_DATA_DIR", "KEPT_CONFIG_DIR", "KEPT_DEVICE")},
             cwd=ROOT,
         )
         async with (

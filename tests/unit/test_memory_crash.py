@@ -114,7 +114,7 @@ def _run_to_completion(data: Path) -> tuple[str, float]:
 
 
 def _entries(store: MemoryStore) -> list[str]:
-    return [e.text for e in store.all_history_entries()]
+    return [e.body for e in store.all_history_entries()]
 
 
 def _marks(store: MemoryStore, session_id: str) -> list[str]:
@@ -132,7 +132,7 @@ def _crash_stage(store: MemoryStore, session_id: str) -> str:
         return "during: intent written"
     if store.latest_version_digest() != digest(NEW):
         return "during: MEMORY.md replaced"
-    if not store.has_history_entry(child.ENTRY):
+    if child.ENTRY not in _entries(store):
         return "during: version saved"
     if journal.pending:
         return "during: history appended"
@@ -427,7 +427,7 @@ def test_two_processes_consolidating_at_once_save_every_session_exactly_once(
     entries = store.all_history_entries()
     assert sorted(e.stamp for e in entries) == sorted(stamps.values())
     texts = {entry: k for k, (entry, _) in enumerate(replies)}
-    used = [texts[e.text.split("] ", 1)[1]] for e in entries]
+    used = [texts[e.body.split("] ", 1)[1]] for e in entries]
     assert len(set(used)) == len(used)
 
     # MEMORY.md is whole, and it is the last version; each commit kept its own version,
@@ -441,7 +441,7 @@ def test_two_processes_consolidating_at_once_save_every_session_exactly_once(
     assert by_session.keys() == stamps.keys()
     for e in entries:
         session_id = next(s for s, stamp in stamps.items() if stamp == e.stamp)
-        line = replies[texts[e.text.split("] ", 1)[1]]][1]
+        line = replies[texts[e.body.split("] ", 1)[1]]][1]
         assert by_session[session_id].startswith(INITIAL_MEMORY)
         assert f"- {line}\n" in by_session[session_id]
 

@@ -431,3 +431,19 @@ def test_a_version_kind_is_named_once_and_its_prose_rendered_from_it(tmp_path: P
     ]
     assert [v.source for v in versions[2:4]] == ["restore of version 1", "undo of version 3"]
     assert VersionKind.of("written by a newer Kept") is VersionKind.OTHER
+
+
+def test_a_consolidated_paragraph_carries_its_key_and_reads_without_it() -> None:
+    """A history paragraph names its session and part, so two devices' histories merge on
+    it; readers see the paragraph without it, and an older paragraph is keyed by its text."""
+    keyed = format_entry(
+        datetime(2026, 11, 29, 9, 5), "Ana said hello.", "20261129-090500-abc123.0-4"
+    )
+    assert keyed == "[2026-11-29 09:05] Ana said hello. <!-- kept:20261129-090500-abc123.0-4 -->"
+    old = "[2026-11-28 08:00] An older paragraph."
+    first, second = parse_entries(f"{keyed}\n\n{old}\n", Path("H"))
+    assert (first.key, first.body) == (
+        "20261129-090500-abc123.0-4",
+        "[2026-11-29 09:05] Ana said hello.",
+    )
+    assert (second.key, second.body) == (old, old)

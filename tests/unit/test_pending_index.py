@@ -52,7 +52,7 @@ def test_the_index_follows_every_change_to_the_journals() -> None:
     first = pending_session(store)
     second = pending_session(store)
     assert summary(store) == truth(store) and len(summary(store)) == 2
-    assert (store.root / INDEX).is_file()
+    assert (store.layout.local_dir / INDEX).is_file()
     # A failure is appended to one journal: that journal is read again.
     (segment,) = second.pending
     second.mark_failed(segment, "every model refused", rejected=True)
@@ -68,7 +68,7 @@ def test_the_index_follows_every_change_to_the_journals() -> None:
     assert summary(store) == truth(store) and [s.id for s in pending(store)] == [second.id]
     # A damaged or foreign index is rebuilt from the journals.
     for damage in ("{", "[]", json.dumps({"version": 1, "journals": {second.path.name: [1]}})):
-        (store.root / INDEX).write_text(damage)
+        (store.layout.local_dir / INDEX).write_text(damage)
         assert summary(store) == truth(store)
 
 
@@ -78,10 +78,10 @@ def test_an_unchanged_journal_is_not_read_again() -> None:
     store = MemoryStore().ensure()
     journal = pending_session(store)
     assert pending(store)[0].parts[0].messages == len(journal.messages)
-    index = json.loads((store.root / INDEX).read_text())
+    index = json.loads((store.layout.local_dir / INDEX).read_text())
     row = index["journals"][journal.path.name]
     row[4][0][2] = 999  # what the index says of the one part: 999 messages
-    (store.root / INDEX).write_text(json.dumps(index))
+    (store.layout.local_dir / INDEX).write_text(json.dumps(index))
     assert pending(store)[0].parts[0].messages == 999
     journal.mark_failed(journal.pending[0], "no model answered")  # it grows: read again
     assert pending(store)[0].parts[0].messages == len(journal.messages)
@@ -108,6 +108,6 @@ def test_an_import_leaves_what_it_imported_counted(tmp_path: Path) -> None:
     export(conversations, 3)
     assert main(["import", "--from", "chatgpt", str(conversations)]) == 0
     store = MemoryStore()
-    index = json.loads((store.root / INDEX).read_text())
+    index = json.loads((store.layout.local_dir / INDEX).read_text())
     assert len(index["journals"]) == 3
     assert summary(store) == truth(store) and len(summary(store)) == 3

@@ -119,7 +119,7 @@ def test_blame_of_an_empty_memory_says_so(capsys: pytest.CaptureFixture[str]) ->
 def test_the_line_leads_to_its_entry_and_messages(history: tuple[MemoryStore, str, str]) -> None:
     store, _, two = history
     entry = history_entry_for(store, two)
-    assert entry is not None and entry.text.endswith("Ana said: We moved: I live in Lisbon now.")
+    assert entry is not None and entry.body.endswith("Ana said: We moved: I live in Lisbon now.")
     messages = store.find_session(two).messages
     assert likely_messages(messages, "- Plays the cello")[0] == 2
     assert likely_messages(messages, "- Lives in Lisbon")[0] == 0

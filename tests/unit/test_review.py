@@ -66,7 +66,7 @@ def test_accepting_commits_it_as_a_consolidation(proposed: tuple[MemoryStore, Jo
     (waiting,) = proposals(store)
     accept(store, waiting)
     assert store.memory_path.read_text() == NEW
-    assert store.history_entries()[0].text.endswith("The user introduced themselves.")
+    assert store.history_entries()[0].body.endswith("The user introduced themselves.")
     assert store.versions()[-1].source == "consolidation"
     assert store.versions()[-1].session == journal.id
     assert store.find_session(journal.id).state == "consolidated"

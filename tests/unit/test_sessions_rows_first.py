@@ -13,7 +13,7 @@ from tests.support import pending_session
 def test_the_rows_come_before_the_list_cache_is_written() -> None:
     store = MemoryStore().ensure()
     pending_session(store, [{"role": "user", "content": "Bikes in Lisbon"}])
-    index = store.root / INDEX
+    index = store.layout.local_dir / INDEX
     rows, save = read_sessions(store)
     assert [s.title for s in rows] == ["Bikes in Lisbon"]
     assert not index.exists()  # not yet: the screen shows the rows first

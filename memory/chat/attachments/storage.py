@@ -68,7 +68,13 @@ def _naming(store: MemoryStore, private_only: bool) -> list[Path]:
             return marked_open(store.sessions_dir)
         except OSError:
             pass  # marks that cannot be made here: every journal is read instead
-    return [*store.sessions_dir.glob("*.jsonl"), *store.done_dir.glob("*.jsonl")]
+    # Every device's: a file another machine stored is named by that machine's journal.
+    return [
+        path
+        for pair in store.layout.session_folders()
+        for folder in pair
+        for path in folder.glob("*.jsonl")
+    ]
 
 
 def collect(store: MemoryStore, *, grace: float = COLLECT_GRACE, private_only: bool = False) -> int:
@@ -99,7 +105,10 @@ def collect(store: MemoryStore, *, grace: float = COLLECT_GRACE, private_only: b
             if path.name in named or not HEX64.fullmatch(path.name):
                 continue
             try:
-                if now - path.stat().st_mtime < grace:
+                found = path.stat()
+                # ctime, too: a sync tool keeps a file's mtime, so one that has just come
+                # from another machine may look old while its journal is still on the way.
+                if now - max(found.st_mtime, found.st_ctime) < grace:
                     continue
                 path.unlink()
                 deleted += 1
