@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
+from app.sync_jobs import SyncJobs
 from app.words.consolidation import not_saved
 from catalog.llm import litellm
 from catalog.sanitize import clean_text
@@ -36,6 +37,7 @@ class MemoryState(StrEnum):
     NOT_SAVED = "not saved"  # the last consolidation failed; it will be retried
     PENDING = "pending"
     SAVED = "saved"
+    SYNCED = "synced"  # the last change came from another device
     EMPTY = "empty"  # a brand-new data folder
 
 
@@ -47,6 +49,7 @@ class MemoryStatus:
     pending: int = 0  # segments waiting to be saved
     waiting: int = 0  # proposed changes waiting for review
     saved: str = ""  # "model, 1.2 s, $0.0010" of the last save this run
+    source: str = ""  # SYNCED: the device the change came from
 
     def __str__(self) -> str:
         match self.state:
@@ -64,6 +67,8 @@ class MemoryStatus:
                 return f"{self.pending} pending"
             case MemoryState.SAVED:
                 return f"Memory saved ({self.saved})" if self.saved else "Memory saved"
+            case MemoryState.SYNCED:
+                return f"Memory merged from {self.source}"
             case MemoryState.EMPTY:
                 return "No memory saved yet"
 
@@ -91,6 +96,7 @@ class MemoryJobs:
         # Long sessions whose estimate the user was shown: the retry every minute finds
         # them again, and says nothing new.
         self._estimated: set[tuple[str, str]] = set()
+        self.sync = SyncJobs(app)
 
     @property
     def running(self) -> int:
@@ -105,6 +111,8 @@ class MemoryJobs:
         """After the first frame: finish any interrupted save, then retry what is due."""
         self.app.run_worker(self._startup(), group=LOOKING, exit_on_error=False)
         self.app.set_interval(RETRY_EVERY, self.retry_due)
+        self.sync.look()
+        self.app.set_interval(RETRY_EVERY, self.sync.look)
 
     async def _startup(self) -> None:
         from memory.consolidation.commit import recover
@@ -248,6 +256,7 @@ class MemoryJobs:
                     saved=f"{result.model}, {result.elapsed:.1f} s, ${result.cost:.4f}",
                 )
                 self.app.review.saved(result)
+                self.sync.after_save()
             case Status.FAILED | Status.BUSY:
                 self._last = MemoryStatus(MemoryState.NOT_SAVED)
                 self.app.notify(
@@ -259,6 +268,11 @@ class MemoryJobs:
                 )
             case _:  # saved or proposed before: said when it happened
                 pass
+
+    def came_from(self, source: str) -> None:
+        """Memory changed with another device's side: the status says whose."""
+        self._last = MemoryStatus(MemoryState.SYNCED, source=source)
+        self.refresh_status()
 
     def _ask_to_confirm(self, result: Consolidation) -> None:
         """A long session's estimate, said once: the retry every minute finds it again."""

@@ -31,7 +31,7 @@ class MemoryReview:
             return self.app.catalog.get(model).label
         return short_label(model or "")
 
-    def _say(self, message: str, severity: str = "information") -> None:
+    def say(self, message: str, severity: str = "information") -> None:
         self.app.notify(
             message,
             title="Memory",
@@ -53,31 +53,38 @@ class MemoryReview:
         change = line_change(*version_texts(store, version))
         if change.any:
             self.last_version = version.number
-            self._say(f"Memory updated: {change}. Ctrl+R shows the change and can undo it.")
+            self.say(f"Memory updated: {change}. Ctrl+R shows the change and can undo it.")
 
     def proposed(self, result: Consolidation) -> None:
         by = f" from {self._label(result.model)}" if result.model else ""
-        self._say(
+        self.say(
             f"A memory change{by} is waiting for your review: Ctrl+R to accept, edit or reject it."
         )
 
     # --- Ctrl+R --------------------------------------------------------------------------
 
     async def open(self) -> None:
-        """The oldest proposal waiting for a decision, else the last saved change."""
+        """Lines two devices changed differently, else the oldest proposal waiting for a
+        decision, else the last saved change."""
+        from app.sync_review import review_sync
         from memory.consolidation.review import proposals
+        from memory.sync.proposals import sync_proposals
 
         store = self.app.store
+        both = await asyncio.to_thread(sync_proposals, store)
+        if both:
+            review_sync(self, both[0], len(both) - 1)
+            return
         problems: list[str] = []
         waiting = await asyncio.to_thread(proposals, store, problems)
         for problem in problems:  # an edited or damaged proposal file, set aside
-            self._say(problem, "warning")
+            self.say(problem, "warning")
         if waiting:
             self._review(waiting[0], len(waiting) - 1)
             return
         version = await self._last_version()
         if version is None:
-            self._say("No memory change to review yet.")
+            self.say("No memory change to review yet.")
             return
         await self._show(version)
 
@@ -105,9 +112,9 @@ class MemoryReview:
             try:  # a write under the store's lock: off the event loop
                 number = await async_store(self.app).undo(version.number)
             except (LookupError, ValueError) as exc:
-                self._say(not_written(exc), "warning")
+                self.say(not_written(exc), "warning")
                 return
-            self._say(
+            self.say(
                 f"Change undone: MEMORY.md is as it was before version "
                 f"{version.number} (saved as version {number}). The history entry "
                 "stays."
@@ -141,15 +148,15 @@ class MemoryReview:
             try:  # writes under the store's lock: off the event loop
                 if decision.choice == "accept":
                     await asyncio.to_thread(accept, store, proposal, decision.text)
-                    self._say("Memory change accepted and saved.")
+                    self.say("Memory change accepted and saved.")
                 elif decision.choice == "reject":
                     await asyncio.to_thread(reject, store, proposal)
-                    self._say(
+                    self.say(
                         "Memory change rejected: MEMORY.md and HISTORY.md are "
                         "unchanged; the session's journal is kept."
                     )
             except (StaleProposal, LookupError) as exc:  # decided elsewhere, or deleted
-                self._say(str(exc), "warning")
+                self.say(str(exc), "warning")
                 self.app.jobs.retry_now()
             self.app.jobs.refresh_status()
 
@@ -173,7 +180,7 @@ class MemoryReview:
         from catalog.llm import litellm
         from memory.consolidation.tidy import tidy
 
-        self._say("Tidying MEMORY.md: the consolidation chain is rewriting it…")
+        self.say("Tidying MEMORY.md: the consolidation chain is rewriting it…")
         await asyncio.to_thread(litellm)
         result = await tidy(
             self.app.store, self.app.catalog, policy=self.app.policy, chat_model=self.app.model
@@ -183,7 +190,7 @@ class MemoryReview:
 
             step = next_step(result.cause)
             said = f"MEMORY.md was not tidied: {result.reason.rstrip('.')}."
-            self._say(f"{said} {step}" if step else said, "warning")
+            self.say(f"{said} {step}" if step else said, "warning")
             return
         self._offer_tidy(result)
 
@@ -197,9 +204,9 @@ class MemoryReview:
             if decision is None or decision.choice != "accept":
                 return
             if await asyncio.to_thread(apply_tidy, self.app.store, result, decision.text):
-                self._say("MEMORY.md tidied; the previous text is a version.")
+                self.say("MEMORY.md tidied; the previous text is a version.")
             else:
-                self._say(
+                self.say(
                     "MEMORY.md changed while it was being tidied, so the tidy was not "
                     "applied. Run /tidy again.",
                     "warning",

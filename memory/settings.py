@@ -70,6 +70,9 @@ class MemorySettings:
     ] = field(default_factory=dict)
     # A model late past its usual time (p95) has the next one asked beside it; see README.
     hedge: Annotated[bool, Field(strict=True)] = True
+    # After each saved consolidation, `kept sync` in the background (a data folder set up
+    # with `kept sync init`).
+    sync_after_consolidation: Annotated[bool, Field(strict=True)] = False
     # The [attachments] table (a table of its own in config.toml; see parse_memory_settings).
     attachments: AttachmentLimits = field(default_factory=AttachmentLimits)
 

@@ -28,7 +28,7 @@ class _Version(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from app.cli import ask, consolidate, imports, inspect, mcp_server, models, trust
+    from app.cli import ask, consolidate, imports, inspect, mcp_server, models, sync, trust
     from app.cli import eval as evaluation
 
     parser = argparse.ArgumentParser(
@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask.register(sub)
     evaluation.register(sub)
     mcp_server.register(sub)
+    sync.register(sub)
     return parser
 
 

@@ -28,27 +28,34 @@ def cmd_blame(args: argparse.Namespace, ctx: Context) -> int:
             file=sys.stderr,
         )
         return 0
+    from memory.data.versions import VersionKind
+
+    # With more than one device, each line also says which device it came from.
+    devices = len(store.layout.devices()) > 1
     rows = []
     for line in lines:
         version = line.version
         if version is None:
-            rows.append(("-", "", "edited by you (not yet versioned)", "", line.text))
+            row = ["-", "", "edited by you (not yet versioned)", "", line.text]
+            rows.append([store.device, *row] if devices else row)
             continue
-        who = version.session or version.source
-        rows.append(
-            (
-                f"v{version.number}",
-                version.time[:16].replace("T", " "),
-                who,
-                version.model or "",
-                line.text,
-            )
-        )
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+        synced = version.kind is VersionKind.SYNCED
+        device = (version.via or "another device") if synced else store.device
+        row = [
+            f"v{version.number}",
+            version.time[:16].replace("T", " "),
+            version.session or version.source,
+            version.model or "",
+            line.text,
+        ]
+        rows.append([device, *row] if devices else row)
+    columns = len(rows[0]) - 1
+    widths = [max(len(row[i]) for row in rows) for i in range(columns)]
     colour = sys.stdout.isatty()
     for row in rows:
-        head = "  ".join(cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True))
-        text = clean_text(row[4]) if colour else row[4]
+        cells = zip(row[:columns], widths, strict=True)
+        head = "  ".join(cell.ljust(width) for cell, width in cells)
+        text = clean_text(row[-1]) if colour else row[-1]
         print(f"{head} │ {text}")
     return 0
 

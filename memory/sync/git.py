@@ -150,7 +150,7 @@ class Repo:
 
     # -- running git -------------------------------------------------------------------
 
-    def _env(self, read_only: bool) -> dict[str, str]:
+    def env(self, read_only: bool) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in _REPOSITORY_ENV}
         env.update(LC_ALL="C", GIT_TERMINAL_PROMPT="0")
         env["GIT_CEILING_DIRECTORIES"] = str(self.root.resolve().parent)
@@ -170,7 +170,7 @@ class Repo:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env=self._env(read_only),
+                env=self.env(read_only),
                 start_new_session=True,
             )
         except FileNotFoundError:
@@ -381,12 +381,12 @@ class Repo:
     # -- recovery ------------------------------------------------------------------------
 
     def clear_stale_lock(self) -> bool:
-        """Remove the index lock a killed git left behind; whether there was one.
-
-        Safe only because the caller holds Kept's own sync lock: no other sync is running.
+        """Remove the locks a killed git left behind (the index's, a branch's, HEAD's);
+        whether there was one. Safe only because the caller holds Kept's own sync lock:
+        no other sync is running in this data folder.
         """
-        try:
-            (self.root / ".git" / "index.lock").unlink()
-        except FileNotFoundError:
-            return False
-        return True
+        git = self.root / ".git"
+        found = [*git.glob("*.lock"), *(git / "refs").rglob("*.lock")] if git.is_dir() else []
+        for lock in found:
+            lock.unlink(missing_ok=True)
+        return bool(found)

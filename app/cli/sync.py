@@ -1,0 +1,135 @@
+"""`kept sync init REMOTE`, `kept sync`, `kept sync status`: one memory on every machine,
+through any git remote the user can push to (their own credentials; Kept stores none)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from app.cli.errors import USAGE, CliError
+
+if TYPE_CHECKING:
+    from app.cli.context import Context
+    from memory import MemoryStore
+    from memory.sync.gitsync import SyncReport
+
+NOT_SET_UP = (
+    "kept sync: this data folder is not set up for sync yet: run `kept sync init REMOTE` "
+    "with a git remote you can push to (another machine over ssh, a server, a private "
+    "repository)."
+)
+
+
+def describe(report: SyncReport) -> str:
+    """One line: what came in, what went out, what waits for the user."""
+    parts = []
+    if report.devices:
+        parts.append(f"merged changes from {', '.join(sorted(report.devices))}")
+    if report.shared:
+        parts.append(f"{', '.join(sorted(report.shared))} updated")
+    if report.copies:
+        noun = "copy" if report.copies == 1 else "copies"
+        parts.append(f"{report.copies} conflict {noun} merged")
+    if report.proposals:
+        parts.append(
+            f"{report.proposals} change{'s' if report.proposals != 1 else ''} both devices made "
+            "to the same lines wait for you (Ctrl+R in the chat)"
+        )
+    parts.append("pushed" if report.pushed else "nothing to push")
+    sentence = "; ".join(parts)
+    return f"Synced: {sentence}."
+
+
+def _run_sync(store: MemoryStore) -> int:
+    from memory.sync.git import GitError, GitFailure
+    from memory.sync.gitsync import SyncBusy, record_sync, sync
+
+    try:
+        report = sync(store)
+    except SyncBusy as exc:
+        raise CliError(f"kept sync: {exc}", 1) from None
+    except GitError as exc:
+        if exc.kind is GitFailure.NOT_A_REPO:
+            raise CliError(NOT_SET_UP, USAGE) from None
+        record_sync(store, None, str(exc))
+        raise CliError(
+            f"kept sync: {exc} Nothing was lost: the next `kept sync` catches up.", 1
+        ) from None
+    print(describe(report))
+    return 0
+
+
+def _copies_only(store: MemoryStore) -> int:
+    """No git remote: merge the conflict copies a sync tool left, if any."""
+    from memory.sync.copies_merge import merge_copies
+
+    done = merge_copies(store)
+    for sentence in done.unreadable:
+        print(f"warning: {sentence}")
+    if not done.merged:
+        raise CliError(NOT_SET_UP, USAGE)
+    held = f"; {done.proposals} wait for you (Ctrl+R in the chat)" if done.proposals else ""
+    count = len(done.merged)
+    print(f"Merged {count} conflict {'copy' if count == 1 else 'copies'}{held}.")
+    return 0
+
+
+def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
+    from memory.sync.git import GitError, Repo
+
+    store = ctx.store
+    if args.action == "init":
+        if not args.remote:
+            raise CliError("kept sync init: name the git remote to sync with.", USAGE)
+        try:
+            store.ensure()
+            Repo(store.root).init(args.remote)
+        except (GitError, OSError) as exc:
+            raise CliError(f"kept sync init: {exc}", 1) from None
+        print(f"This data folder syncs with {args.remote} as device {store.device}.")
+        return _run_sync(store)
+    if args.action == "status":
+        return cmd_status(store)
+    if args.remote:
+        raise CliError(f"kept sync: unknown action {args.action!r}.", USAGE)
+    if not Repo(store.root).is_repo():
+        return _copies_only(store)
+    return _run_sync(store)
+
+
+def cmd_status(store: MemoryStore) -> int:
+    from memory.sync.status import sync_status
+
+    status = sync_status(store)
+    print(f"This device: {status.device}")
+    print(f"Remote: {status.remote or 'none (kept sync init REMOTE sets one)'}")
+    last = status.last
+    if last is None:
+        print("Last sync here: never")
+    elif last.get("ok"):
+        print(f"Last sync here: {last['time']}")
+    else:
+        print(f"Last sync here: {last['time']}, failed: {last.get('error', '')}")
+    for device, when in status.devices.items():
+        mark = " (this device)" if device == status.device else ""
+        print(f"  {device}{mark}: last change synced {when}")
+    if status.copies:
+        print(f"Conflict copies not merged yet: {status.copies} (`kept sync` merges them)")
+    if status.proposals:
+        print(
+            f"Changes both devices made to the same lines: {status.proposals} "
+            "(Ctrl+R in the chat shows them)"
+        )
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "sync",
+        help="share memory with your other machines through a git remote",
+        description="`kept sync init REMOTE` once per machine, then `kept sync` "
+        "(fetch, merge, commit, push) whenever you like; `kept sync status` says where it stands.",
+    )
+    parser.add_argument("action", nargs="?", choices=["init", "status"], default=None)
+    parser.add_argument("remote", nargs="?", help="with init: the git remote (URL or path)")
+    parser.set_defaults(func=cmd_sync)
