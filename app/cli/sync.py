@@ -33,7 +33,7 @@ def describe(report: SyncReport) -> str:
     if report.proposals:
         parts.append(
             f"{report.proposals} change{'s' if report.proposals != 1 else ''} both devices made "
-            "to the same lines wait for you (Ctrl+R in the chat)"
+            "to the same lines wait for you (`kept sync review`)"
         )
     parts.append("pushed" if report.pushed else "nothing to push")
     sentence = "; ".join(parts)
@@ -68,7 +68,7 @@ def _copies_only(store: MemoryStore) -> int:
         print(f"warning: {sentence}")
     if not done.merged:
         raise CliError(NOT_SET_UP, USAGE)
-    held = f"; {done.proposals} wait for you (Ctrl+R in the chat)" if done.proposals else ""
+    held = f"; {done.proposals} wait for you (`kept sync review`)" if done.proposals else ""
     count = len(done.merged)
     print(f"Merged {count} conflict {'copy' if count == 1 else 'copies'}{held}.")
     return 0
@@ -90,6 +90,8 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
         return _run_sync(store)
     if args.action == "status":
         return cmd_status(store)
+    if args.action == "review":
+        return cmd_review(store, args.remote)
     if args.remote:
         raise CliError(f"kept sync: unknown action {args.action!r}.", USAGE)
     if not Repo(store.root).is_repo():
@@ -118,8 +120,41 @@ def cmd_status(store: MemoryStore) -> int:
     if status.proposals:
         print(
             f"Changes both devices made to the same lines: {status.proposals} "
-            "(Ctrl+R in the chat shows them)"
+            "(`kept sync review` shows them)"
         )
+    return 0
+
+
+def cmd_review(store: MemoryStore, decision: str | None) -> int:
+    """Lines both devices changed: listed, or one decided ("take:ID" or "keep:ID")."""
+    from memory.consolidation.review import unified
+    from memory.sync.proposals import StaleSyncProposal, accept_sync, reject_sync, sync_proposals
+
+    waiting = {p.path.stem: p for p in sync_proposals(store)}
+    if decision:
+        verb, _, ident = decision.partition(":")
+        chosen = waiting.get(ident)
+        if verb not in ("take", "keep") or chosen is None:
+            raise CliError(
+                f"kept sync review: no choice {decision!r}; `kept sync review` lists them.", USAGE
+            )
+        try:
+            if verb == "take":
+                accept_sync(store, chosen)
+            else:
+                reject_sync(chosen)
+        except (StaleSyncProposal, OSError) as exc:
+            raise CliError(f"kept sync review: {exc}", 1) from None
+        kept = f"{chosen.device}'s lines" if verb == "take" else "this device's lines"
+        print(f"{chosen.file} has {kept}.")
+        return 0
+    if not waiting:
+        print("No change waits: no lines were changed differently on two devices.")
+        return 0
+    for ident, proposal in waiting.items():
+        print(f"{proposal.file}: this device and {proposal.device} changed the same lines.")
+        print(unified(proposal.ours, proposal.theirs, "this device", proposal.device))
+        print(f"  (`kept sync review take:{ident}` or `kept sync review keep:{ident}`)\n")
     return 0
 
 
@@ -128,8 +163,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "sync",
         help="share memory with your other machines through a git remote",
         description="`kept sync init REMOTE` once per machine, then `kept sync` "
-        "(fetch, merge, commit, push) whenever you like; `kept sync status` says where it stands.",
+        "(fetch, merge, commit, push) whenever you like; `kept sync status` says where it "
+        "stands; `kept sync review` shows lines two devices changed differently.",
     )
-    parser.add_argument("action", nargs="?", choices=["init", "status"], default=None)
-    parser.add_argument("remote", nargs="?", help="with init: the git remote (URL or path)")
+    parser.add_argument("action", nargs="?", choices=["init", "status", "review"], default=None)
+    parser.add_argument(
+        "remote",
+        nargs="?",
+        help="with init: the git remote (URL or path); with review: take:ID or keep:ID",
+    )
     parser.set_defaults(func=cmd_sync)
