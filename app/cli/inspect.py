@@ -200,7 +200,19 @@ def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
         print("\nModels now:")
         for state in states:
             print(f"  {state.model}: {health_line(state, shell=True)}")
+    _print_sync(store)
     return 0
+
+
+def _print_sync(store: MemoryStore) -> None:
+    """Where sync stands, for a data folder that syncs (nothing otherwise)."""
+    from app.words.sync import sync_lines
+    from memory.sync.status import sync_status
+
+    lines = sync_lines(sync_status(store))
+    if lines:
+        print("\nSync:")
+        print("\n".join(lines))
 
 
 def _print_pending(

@@ -100,28 +100,16 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_status(store: MemoryStore) -> int:
+    from app.words.sync import sync_lines
     from memory.sync.status import sync_status
 
     status = sync_status(store)
-    print(f"This device: {status.device}")
-    print(f"Remote: {status.remote or 'none (kept sync init REMOTE sets one)'}")
-    last = status.last
-    if last is None:
-        print("Last sync here: never")
-    elif last.get("ok"):
-        print(f"Last sync here: {last['time']}")
-    else:
-        print(f"Last sync here: {last['time']}, failed: {last.get('error', '')}")
-    for device, when in status.devices.items():
-        mark = " (this device)" if device == status.device else ""
-        print(f"  {device}{mark}: last change synced {when}")
-    if status.copies:
-        print(f"Conflict copies not merged yet: {status.copies} (`kept sync` merges them)")
-    if status.proposals:
-        print(
-            f"Changes both devices made to the same lines: {status.proposals} "
-            "(`kept sync review` shows them)"
-        )
+    lines = sync_lines(status)
+    if not status.remote:
+        lines.insert(0, f"This device is {status.device}; no git remote (`kept sync init REMOTE`).")
+    if status.last is None:
+        lines.append("Last sync here: never")
+    print("\n".join(lines))
     return 0
 
 

@@ -37,11 +37,19 @@ class LogScreen(Screen[None]):
             yield DataTable(id="figures", cursor_type="row", zebra_stripes=True)
             yield Label("Models now", classes="section")
             yield Static("", id="health", markup=False)
+            hidden = (
+                Label("Sync", classes="section", id="sync-label"),
+                Static(id="sync", markup=False),
+            )
+            for widget in hidden:  # shown once the data folder is found to sync
+                widget.display = False
+                yield widget
         yield Footer()
 
     def on_mount(self) -> None:
         self._show_plan()
         self.refresh_log()
+        self._show_sync()
         self.watch(self.app, "memory_status", self._memory_changed, init=False)
 
     def _memory_changed(self) -> None:
@@ -84,6 +92,20 @@ class LogScreen(Screen[None]):
         ]
         health = "\n".join(f"{state.model}: {health_line(state)}" for state in model_health(store))
         self.app.call_from_thread(self._draw, chains, pending, rows, health)
+
+    @work(thread=True, exclusive=True, group="log-sync", exit_on_error=False)
+    def _show_sync(self) -> None:
+        """This machine's last sync and each device's; shown only for a folder that syncs."""
+        from app.words.sync import sync_lines
+        from memory.sync.status import sync_status
+
+        lines = sync_lines(sync_status(self.app.store))
+        self.app.call_from_thread(self._draw_sync, lines)
+
+    def _draw_sync(self, lines: list[str]) -> None:
+        for widget in (self.query_one("#sync-label"), self.query_one("#sync")):
+            widget.display = bool(lines)
+        self.query_one("#sync", Static).update("\n".join(lines))
 
     def _draw(
         self, chains: str, pending: list[str], rows: list[tuple[str, ...]], health: str

@@ -31,9 +31,11 @@ class CopiesMerged:
 
 
 def who_wrote(store: MemoryStore, raw: bytes) -> str | None:
-    """The device whose versions hold this text (this one first), if one does."""
+    """The device whose versions hold this text, if one does: another device first (what
+    came in from elsewhere is kept as a version here too, once this device writes over it)."""
     wanted = digest(raw)
-    for device in store.layout.devices():
+    here, *others = store.layout.devices()
+    for device in [*others, here]:
         layout = Layout(store.root, device)
         for folder in (layout.versions_dir, layout.instruction_versions_dir):
             for path in folder.glob("*.md") if folder.is_dir() else []:
