@@ -110,7 +110,6 @@ def test_an_upgrade_killed_after_any_move_is_finished_by_the_next_start(
 ) -> None:
     """Each step is one rename: stopped after any of them, the next start moves the rest,
     and nothing is lost or doubled."""
-    import memory.data.upgrade as upgrade
 
     root = _old_folder(tmp_path)
     before = _contents(root)
@@ -124,14 +123,14 @@ def test_an_upgrade_killed_after_any_move_is_finished_by_the_next_start(
         renames += 1
         real_rename(source, target)
 
-    monkeypatch.setattr(upgrade.os, "rename", rename_then_die)
+    monkeypatch.setattr(os, "rename", rename_then_die)
     try:
         MemoryStore(root, device="laptop").ensure()
     except KeyboardInterrupt:
         pass
     else:
         assert crash_after >= renames == 9  # every move made: there was nothing left to stop
-    monkeypatch.setattr(upgrade.os, "rename", real_rename)
+    monkeypatch.setattr(os, "rename", real_rename)
     store = MemoryStore(root, device="laptop").ensure()
     assert _contents(root) == before
     assert {j.id for j in store.pending_sessions()} == {PENDING, PROPOSED}
