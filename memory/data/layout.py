@@ -19,7 +19,8 @@ Never leaves the machine (PER_MACHINE: every sync tool is told to ignore it):
     sessions/DEVICE/.ID.live, .ID.claim       a session's locks: held by its window, and by
                                               whoever consolidates or deletes it
     local/DEVICE/                             commit.json, health.json, caches, last sync
-    .lock  index.*                            the store's lock, the search and blame indexes
+    .lock  index.*  mcp/                      the store's lock, the search and blame indexes,
+                                              the tool servers' logs
 """
 
 from __future__ import annotations
@@ -169,6 +170,7 @@ PER_MACHINE = (
     "/index.*",
     "/local/",
     "/attachments/private/",
+    "/mcp/",
     "/sessions/.*",
     "/sessions/*/.*",
     "/sessions/*/*-private-*",
