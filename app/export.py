@@ -92,8 +92,8 @@ def _data_root(session: LiveSession | Journal) -> Path:
     """The data folder a session's attachments are kept in."""
     if isinstance(session, LiveSession):
         return session.store.root
-    folder = session.path.parent  # sessions/, or sessions/done/
-    return folder.parent.parent if folder.name == "done" else folder.parent
+    folder = session.path.parent  # sessions/DEVICE/, or sessions/DEVICE/done/
+    return folder.parents[2] if folder.name == "done" else folder.parents[1]
 
 
 def _tool_call_line(call: object) -> str:

@@ -18,6 +18,12 @@ async def set_key(value: str) -> None:
 
     app = KeptApp()
     async with app.run_test() as pilot:
+        # The keyring is read after the first frame, and onboarding (no key yet) is pushed
+        # then: typed before it, "/keys" would go to onboarding instead.
+        deadline = time.monotonic() + 120
+        while app.ready_at is None:
+            assert time.monotonic() < deadline, "the first frame was never drawn"
+            await pilot.pause(0.05)
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
         if isinstance(app.screen, OnboardingScreen):  # no key yet

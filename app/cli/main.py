@@ -97,9 +97,10 @@ def _discard_orphans() -> None:
     """A private session a crash or a kill left behind goes before anything reads sessions,
     and the files attached in it with it."""
     from memory.data.files import data_dir
+    from memory.data.layout import Layout
     from memory.sessions.orphans import discard_orphaned_private
 
-    if discard_orphaned_private(data_dir() / "sessions"):
+    if discard_orphaned_private(Layout(data_dir()).sessions_dir):
         from memory import MemoryStore
         from memory.chat.attachments import forget_private
 

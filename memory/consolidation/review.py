@@ -64,8 +64,18 @@ def unified(old: str, new: str, old_name: str, new_name: str) -> str:
 
 def written_by(store: MemoryStore, session: str, entry: str) -> Version | None:
     """The version a consolidation of `session` with history entry `entry` wrote (None when
-    it left MEMORY.md as it was)."""
-    return next((v for v in reversed(store.versions_of(session)) if v.entry == entry), None)
+    it left MEMORY.md as it was). The version records the paragraph with its key; `entry`
+    may be without it."""
+    from memory.data.history import KEY_AT_END
+
+    return next(
+        (
+            v
+            for v in reversed(store.versions_of(session))
+            if v.entry is not None and entry in (v.entry, KEY_AT_END.sub("", v.entry))
+        ),
+        None,
+    )
 
 
 def version_texts(store: MemoryStore, version: Version) -> tuple[str, str]:

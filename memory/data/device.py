@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
-import socket
 from pathlib import Path
 
 DEVICE_ENV = "KEPT_DEVICE"
@@ -39,6 +37,9 @@ def state_dir() -> Path:
 
 
 def _fresh() -> str:
+    import secrets
+    import socket
+
     host = re.sub(r"[^a-z0-9]+", "-", socket.gethostname().lower()).strip("-")[:24]
     return f"{host or 'device'}-{secrets.token_hex(2)}"
 

@@ -243,7 +243,7 @@ async def test_keys_screen_tests_a_gateway(fake: FakeProvider) -> None:
     app = make_app(fake)
     async with app.run_test() as pilot:
         await pilot.press(*"/keys", "enter")
-        await pilot.pause()
+        await until(lambda: isinstance(app.screen, KeysScreen), message="/keys to open")
         await pilot.click("#test")
         await settle(pilot)
         assert "Anthropic works" in str(app.screen.query_one("#key-status").render())

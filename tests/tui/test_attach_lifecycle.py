@@ -8,9 +8,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from app.cli.main import main as kept
 from memory import LiveSession, MemoryStore
-from memory.chat.attachments import FOLDER, PRIVATE, keep, read_attachment, stored_path
+from memory.chat.attachments import FOLDER, PRIVATE, keep, read_attachment, storage, stored_path
 from memory.data.files import data_dir
 from memory.sessions.delete import delete_session
 from tests.fakes.provider import FakeProvider
@@ -26,7 +28,9 @@ def _send(session: LiveSession, record: dict[str, Any]) -> None:
     session.append({"role": "user", "content": "Read it", "attachments": [record]})
 
 
-def test_deleting_a_session_deletes_the_files_only_it_named(tmp_path: Path) -> None:
+def test_deleting_a_session_deletes_the_files_only_it_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = MemoryStore(tmp_path / "data")
     own = read_attachment(_file(tmp_path, "own.txt", "only the first session has this\n"))
     shared = read_attachment(_file(tmp_path, "shared.txt", "both sessions have this\n"))
@@ -38,13 +42,30 @@ def test_deleting_a_session_deletes_the_files_only_it_named(tmp_path: Path) -> N
     second = LiveSession.start(store, "gpt-4.1-mini")
     _send(second, keep(store, shared))
     second.close()
-    for path in (stored_path(store, own_record), stored_path(store, shared_record)):
-        old = path.stat().st_mtime - 3600  # kept an hour ago: past the grace of a new one
-        os.utime(path, (old, old))
+    # Kept long ago, as far as the grace of a new file goes (its change time, which a
+    # sync tool cannot set back, cannot be set back here either).
+    monkeypatch.setattr(storage, "COLLECT_GRACE", 0.0)
 
     delete_session(store, first.id)
     assert not stored_path(store, own_record).exists()
     assert stored_path(store, shared_record).exists()  # the second session still names it
+
+
+def test_a_file_just_come_from_another_machine_is_spared_though_its_time_is_old(
+    tmp_path: Path,
+) -> None:
+    """A sync tool keeps a file's modification time: an attachment that arrived a moment
+    ago, before the journal that names it, looks an hour old and must not be collected."""
+    store = MemoryStore(tmp_path / "data")
+    arrived = keep(store, read_attachment(_file(tmp_path, "theirs.txt", "from the desk\n")))
+    path = stored_path(store, arrived)
+    old = path.stat().st_mtime - 3600
+    os.utime(path, (old, old))
+    session = LiveSession.start(store, "gpt-4.1-mini")
+    _send(session, keep(store, read_attachment(_file(tmp_path, "mine.txt", "mine\n"))))
+    session.close()
+    delete_session(store, session.id)
+    assert path.exists()
 
 
 def test_a_private_session_s_files_go_when_it_ends(tmp_path: Path) -> None:

@@ -196,7 +196,7 @@ def test_an_edited_proposal_is_set_aside_never_applied(
     assert why in err and "set aside as" in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 2  # one sentence, then "no change waits"
     assert store.memory_path.read_text() == OLD and store.history_entries() == []
-    assert list((store.root / "proposals").glob("*.damaged"))  # kept for the user
+    assert list((store.layout.proposals_dir).glob("*.damaged"))  # kept for the user
     assert store.find_session(journal.id).state == "pending"  # saved again later
 
 

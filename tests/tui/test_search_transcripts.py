@@ -55,9 +55,9 @@ def test_grep_finds_words_in_finished_transcripts_naming_session_date_role(
     assert main(["memory", "grep", "-i", "quokka"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("HISTORY.md:1:")
-    assert out[1].startswith(f"sessions/done/{new}.jsonl:2:[2026-10-01 ")
+    assert out[1].startswith(f"sessions/this-machine/done/{new}.jsonl:2:[2026-10-01 ")
     assert out[1].endswith("] user: Another quokka photo")
-    assert out[2].startswith(f"sessions/done/{old}.jsonl:2:[2026-03-01 ")
+    assert out[2].startswith(f"sessions/this-machine/done/{old}.jsonl:2:[2026-03-01 ")
     assert out[2].endswith('] user: My cat is called "Quokka"')  # the line that matched
     assert len(out) == 3
 

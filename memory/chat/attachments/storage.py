@@ -77,11 +77,12 @@ def _naming(store: MemoryStore, private_only: bool) -> list[Path]:
     ]
 
 
-def collect(store: MemoryStore, *, grace: float = COLLECT_GRACE, private_only: bool = False) -> int:
+def collect(store: MemoryStore, *, grace: float | None = None, private_only: bool = False) -> int:
     """Delete every kept attachment no session journal names any more (a deleted session's,
     an ended private session's); one stored in the last `grace` seconds is spared, since its
     message may not be journaled yet. With `private_only`, only private sessions' files are
     looked at. Returns how many were deleted."""
+    grace = COLLECT_GRACE if grace is None else grace
     folder = store.root / FOLDER
     subs = (folder / PRIVATE,) if private_only else (folder, folder / PRIVATE)
     if not any(_holds_files(s) for s in subs):
