@@ -11,12 +11,14 @@ overwritten (the merge is made again against it). MEMORY.md's merge is a version
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memory.data.files import atomic_write, digest, read_text
 from memory.data.history import join_entries, parse_entries
 from memory.data.layout import Layout
+from memory.data.memory_file import MemoryText
 from memory.data.store import MemoryStore
 from memory.data.versions import VersionKind
 from memory.sync.merge import Conflict, merge_history, merge_lines
@@ -59,35 +61,38 @@ def merge_shared(
 
 
 def _merge_memory(store: MemoryStore, theirs: str, base: str, device: str) -> Merged:
-    result = Merged(MEMORY)
-    for _ in range(5):  # written meanwhile: merged again against what is there now
-        ours = store.read_memory()
-        merge = merge_lines(base, ours.text, theirs)
-        result.conflicts = list(merge.conflicts)
-        if merge.conflicts:
-            result.theirs_text = merge_lines(base, theirs, ours.text).text
-        if merge.text == ours.text:
-            return result
-        if store.save_edit(merge.text, ours.digest, source=VersionKind.SYNCED, via=device) is None:
-            result.changed = True
-            return result
-    raise OSError(f"{store.memory_path} kept changing while another device's side was merged")
+    def save(text: str, digest: str) -> object:
+        return store.save_edit(text, digest, source=VersionKind.SYNCED, via=device)
+
+    return _merge_text(MEMORY, store.read_memory, save, theirs, base)
 
 
 def _merge_instructions(store: MemoryStore, theirs: str, base: str) -> Merged:
-    result = Merged(INSTRUCTIONS)
+    return _merge_text(INSTRUCTIONS, store.read_instructions, store.save_instructions, theirs, base)
+
+
+def _merge_text(
+    relative: str,
+    read: Callable[[], MemoryText],
+    save: Callable[[str, str], object],
+    theirs: str,
+    base: str,
+) -> Merged:
+    """Merge into the file `read` reads; `save(text, digest)` writes it if it is still the
+    text of `digest` (None), else writes nothing. Written meanwhile: merged again."""
+    result = Merged(relative)
     for _ in range(5):
-        ours = store.read_instructions()
+        ours = read()
         merge = merge_lines(base, ours.text, theirs)
         result.conflicts = list(merge.conflicts)
         if merge.conflicts:
             result.theirs_text = merge_lines(base, theirs, ours.text).text
         if merge.text == ours.text:
             return result
-        if store.save_instructions(merge.text, ours.digest) is None:
+        if save(merge.text, ours.digest) is None:
             result.changed = True
             return result
-    raise OSError(f"{store.instructions_path} kept changing while it was merged")
+    raise OSError(f"{relative} kept changing while another device's side was merged into it")
 
 
 def _merge_history_file(store: MemoryStore, relative: str, theirs: str, base: str) -> Merged:
