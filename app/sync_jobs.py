@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+from memory.data.versions import VersionKind
+
 if TYPE_CHECKING:
     from app.main import KeptApp
     from memory.sync.copies_merge import CopiesMerged
@@ -18,6 +20,7 @@ class SyncJobs:
     def __init__(self, app: KeptApp) -> None:
         self.app = app
         self.came_from = ""  # the device the last change from elsewhere came from
+        self._first = True
 
     def _say(self, message: str, severity: str = "information") -> None:
         self.app.notify(message, title="Sync", severity=severity, timeout=10, markup=False)  # type: ignore[arg-type]
@@ -28,6 +31,13 @@ class SyncJobs:
 
     async def _look(self) -> None:
         from memory.sync.copies_merge import merge_copies
+
+        if self._first:  # a `kept sync` in a shell merged another device's change last
+            self._first = False
+            latest = await asyncio.to_thread(self.app.store.latest_version)
+            if latest is not None and latest.kind is VersionKind.SYNCED:
+                self.came_from = latest.via or "another device"
+                self.app.jobs.came_from(self.came_from)
 
         try:
             done: CopiesMerged = await asyncio.to_thread(merge_copies, self.app.store)

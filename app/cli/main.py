@@ -94,13 +94,25 @@ def _innermost(
 
 
 def _discard_orphans() -> None:
-    """A private session a crash or a kill left behind goes before anything reads sessions,
-    and the files attached in it with it."""
+    """A folder made by an older Kept is moved to today's layout, then a private session a
+    crash or a kill left behind goes, before anything reads sessions, and the files
+    attached in it with it."""
     from memory.data.files import data_dir
     from memory.data.layout import Layout
+    from memory.data.upgrade import upgrade
     from memory.sessions.orphans import discard_orphaned_private
 
-    if discard_orphaned_private(Layout(data_dir()).sessions_dir):
+    layout = Layout(data_dir())
+    try:
+        upgrade(layout)  # a few looks when there is nothing to move
+    except OSError as exc:
+        raise CliError(
+            f"kept: {layout.root} could not be moved to this version's layout "
+            f"({os_error(exc)}); what was moved is in place, and the rest is moved at the "
+            "next start.",
+            USAGE,
+        ) from None
+    if discard_orphaned_private(layout.sessions_dir):
         from memory import MemoryStore
         from memory.chat.attachments import forget_private
 

@@ -65,7 +65,12 @@ _NEEDLES: tuple[tuple[GitFailure, re.Pattern[str]], ...] = tuple(
             r"permission denied|authentication failed|could not read (username|password)"
             r"|access denied|host key verification failed|returned error: 40[13]",
         ),
-        (GitFailure.REJECTED, r"\[rejected\]|non-fast-forward|\(fetch first\)"),
+        (
+            GitFailure.REJECTED,
+            # the last two: another push moved the branch while this one was sent
+            r"\[rejected\]|non-fast-forward|\(fetch first\)|updates were rejected"
+            r"|\(failed to update ref\)|remote: error: cannot lock ref",
+        ),
         (
             GitFailure.UNREACHABLE,
             r"could not resolve|connection (refused|reset|closed)|timed out|network is unreachable"

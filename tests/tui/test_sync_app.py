@@ -86,3 +86,21 @@ async def test_the_log_says_where_sync_stands_only_for_a_folder_that_syncs(
         )
         shown = str(app.screen.query_one("#sync").render())
         assert f"syncs with {remote}" in shown and "Last sync here:" in shown
+
+
+async def test_a_change_a_shell_sync_merged_is_named_in_the_status_at_start(
+    fake: FakeProvider,
+) -> None:
+    from memory.data.versions import VersionKind
+
+    app = make_app(fake)
+    store = app.store.ensure()
+    store.remember("Ana likes tea")
+    current = store.read_memory()
+    store.save_edit(
+        current.text + "- from the desk\n", current.digest, source=VersionKind.SYNCED, via="desk"
+    )
+    async with app.run_test(size=(100, 30)):
+        await until(
+            lambda: str(app.memory_status) == "Memory merged from desk", message="the status"
+        )

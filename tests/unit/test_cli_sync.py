@@ -97,3 +97,24 @@ def test_without_git_the_conflict_copies_a_sync_tool_left_are_merged(
     assert main(["sync"]) == 0
     assert "Merged 1 conflict copy." in capsys.readouterr().out
     assert not copy.exists() and "moved to Lisbon" in here.read_memory().text
+
+
+def test_blame_names_the_device_of_each_line_once_there_are_two(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    remote = _bare(tmp_path)
+    here = _here()
+    here.remember("Ana likes tea")
+    assert main(["memory", "blame"]) == 0
+    alone = capsys.readouterr().out
+    assert "this-machine" not in alone  # one device: no column for it
+    desk = MemoryStore(tmp_path / "desk", device="desk").ensure()
+    desk.remember("Ana moved to Lisbon")
+    Repo(desk.root).init(str(remote))
+    sync(desk)
+    assert main(["sync", "init", str(remote)]) == 0
+    capsys.readouterr()
+    assert main(["memory", "blame"]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    assert any(r.startswith("this-machine") and r.endswith("- Ana likes tea") for r in rows)
+    assert any(r.startswith("desk") and r.endswith("- Ana moved to Lisbon") for r in rows)

@@ -117,3 +117,29 @@ def test_locks_a_killed_git_left_do_not_stop_the_next_sync(tmp_path: Path) -> No
     assert not (git / "index.lock").exists()
     sync(desk.store)
     check([laptop, desk])
+
+
+def test_a_push_rejected_because_another_machine_pushed_first_is_merged_and_pushed_again(
+    tmp_path: Path,
+) -> None:
+    laptop, desk, _ = _two(tmp_path)
+    consolidate(laptop, 1)
+    _settle([laptop, desk])
+    consolidate(desk, 2)  # not synced yet: the desk pushes it while the laptop syncs
+    consolidate(laptop, 3)
+    hook = laptop.store.root / ".git" / "hooks" / "pre-push"
+    flag = tmp_path / "pushed-first"
+    desk_git = f"env -u GIT_DIR -u GIT_INDEX_FILE -u GIT_WORK_TREE git -C '{desk.store.root}'"
+    who = "-c user.name=desk -c user.email=desk@example.invalid"
+    hook.write_text(
+        "#!/bin/sh\n"
+        f"[ -e '{flag}' ] && exit 0\n"
+        f"touch '{flag}'\n"
+        f"{desk_git} add -A && {desk_git} {who} commit -q -m 'desk: its session' "
+        f"&& {desk_git} push -q origin main\n"
+    )
+    hook.chmod(0o755)
+    report = sync(laptop.store)
+    assert flag.exists() and report.pushed and "desk" in report.devices
+    _settle([laptop, desk])
+    check([laptop, desk])

@@ -136,3 +136,18 @@ def test_an_upgrade_killed_after_any_move_is_finished_by_the_next_start(
     assert {j.id for j in store.pending_sessions()} == {PENDING, PROPOSED}
     assert store.find_session(DONE).state == "consolidated"
     assert len(store.versions()) == 2 and len(store.read_log()) == 1
+
+
+def test_the_first_command_after_an_update_upgrades_the_folder_and_finds_everything(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`kept memory grep` reads the sessions without opening the store: the upgrade runs
+    before any verb, so an old folder's sessions are found at once."""
+    from app.cli.main import main
+
+    root = _old_folder(tmp_path)
+    monkeypatch.setenv("KEPT_DATA_DIR", str(root))
+    assert main(["memory", "grep", "dentist"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"sessions/this-machine/{PENDING}.jsonl:")
+    assert not (root / "sessions" / f"{PENDING}.jsonl").exists()
