@@ -71,9 +71,14 @@ class MemoryReview:
         from memory.sync.proposals import sync_proposals
 
         store = self.app.store
-        both = await asyncio.to_thread(sync_proposals, store)
+        troubles: list[str] = []
+        both = await asyncio.to_thread(sync_proposals, store, troubles)
+        for trouble in troubles:
+            self.say(trouble, "warning")
         if both:
-            review_sync(self, both[0], len(both) - 1)
+            first = both[0]
+            read = store.read_memory if first.file == "MEMORY.md" else store.read_instructions
+            review_sync(self, first, (await asyncio.to_thread(read)).text, len(both) - 1)
             return
         problems: list[str] = []
         waiting = await asyncio.to_thread(proposals, store, problems)

@@ -6,6 +6,7 @@ the status bar names the device."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import TYPE_CHECKING
 
 from memory.data.versions import VersionKind
@@ -34,6 +35,10 @@ class SyncJobs:
 
         if self._first:  # a `kept sync` in a shell merged another device's change last
             self._first = False
+            from memory.sync.ignore import write_ignore_files
+
+            with contextlib.suppress(OSError):  # a folder Kept may not write: said elsewhere
+                await asyncio.to_thread(write_ignore_files, self.app.store.layout)
             latest = await asyncio.to_thread(self.app.store.latest_version)
             if latest is not None and latest.kind is VersionKind.SYNCED:
                 self.came_from = latest.via or "another device"
@@ -60,9 +65,9 @@ class SyncJobs:
         from memory.sync.gitsync import SyncBusy, record_sync, sync
 
         store = self.app.store
-        if not await asyncio.to_thread(Repo(store.root).is_repo):
-            return
         try:
+            if not await asyncio.to_thread(Repo(store.root).is_repo):
+                return
             report: SyncReport = await asyncio.to_thread(sync, store)
         except SyncBusy:
             return  # the other sync carries this change too

@@ -12,19 +12,21 @@ if TYPE_CHECKING:
     from memory.sync.proposals import SyncProposal
 
 
-def review_sync(review: MemoryReview, proposal: SyncProposal, more: int) -> None:
+def review_sync(review: MemoryReview, proposal: SyncProposal, text: str, more: int) -> None:
+    """`text` is the file as it is now, holding both sides' lines."""
     from app.screens.change import ChangeDialog
     from memory.consolidation.review import line_change, unified
 
+    ours, theirs = proposal.choices(text)
     note = (
         f"This device and {proposal.device} changed the same lines of {proposal.file}. "
-        "It keeps this device's lines for now; nothing of either side is lost."
+        "Until you choose, it holds both sides' lines; nothing of either is lost."
     )
     if more:
         note += f"\n({more} more waiting after this one)"
 
     async def chosen(decision: Decision | None) -> None:
-        from memory.sync.proposals import StaleSyncProposal, accept_sync, reject_sync
+        from memory.sync.proposals import accept_sync, reject_sync
 
         if decision is None or decision.choice == "later":
             return
@@ -33,16 +35,16 @@ def review_sync(review: MemoryReview, proposal: SyncProposal, more: int) -> None
                 await asyncio.to_thread(accept_sync, review.app.store, proposal)
                 review.say(f"{proposal.file} now has {proposal.device}'s lines.")
             else:
-                await asyncio.to_thread(reject_sync, proposal)
+                await asyncio.to_thread(reject_sync, review.app.store, proposal)
                 review.say(f"{proposal.file} keeps this device's lines.")
-        except (StaleSyncProposal, OSError) as exc:
+        except OSError as exc:
             review.say(str(exc), "warning")
 
     review.app.push_screen(
         ChangeDialog(
-            f"Two devices changed {proposal.file}: {line_change(proposal.ours, proposal.theirs)}",
-            unified(proposal.ours, proposal.theirs, "this device", proposal.device),
-            proposal.theirs,
+            f"Two devices changed {proposal.file}: {line_change(ours, theirs)}",
+            unified(ours, theirs, "this device's", f"{proposal.device}'s"),
+            theirs,
             [
                 ("theirs", f"Take {proposal.device}'s"),
                 ("ours", "Keep this device's"),

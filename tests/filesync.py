@@ -32,10 +32,14 @@ def ignored(relative: str) -> bool:
 
 
 def _files(root: Path) -> dict[str, bytes]:
+    """What Syncthing carries from `root`: everything, but what its .stignore names (Kept
+    writes one; without it nothing is left out)."""
+    told = (root / ".stignore").exists()
     found = {}
     for path in root.rglob("*"):
         relative = path.relative_to(root).as_posix()
-        if path.is_file() and not ignored(relative):
+        carried = not relative.startswith(".git/") and not (told and ignored(relative))
+        if carried and path.is_file():
             found[relative] = path.read_bytes()
     return found
 

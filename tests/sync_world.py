@@ -100,7 +100,7 @@ def act(rng: random.Random, m: Machine, n: int) -> None:
 
 
 def _waiting_lines(m: Machine) -> set[str]:
-    return {line for p in sync_proposals(m.store) for line in p.theirs.splitlines()}
+    return {line for p in sync_proposals(m.store) for line in (*p.theirs, *p.ours)}
 
 
 def check(machines: list[Machine]) -> None:

@@ -70,6 +70,22 @@ def data_folder_problem() -> str:
         )
     if not os.access(existing, os.W_OK | os.X_OK):
         return f"kept: the data folder {folder} cannot be used: {existing} is not writable by you."
+    return _device_problem()
+
+
+def _device_problem() -> str:
+    """One sentence when this machine's device id cannot be read or made, else ""."""
+    from memory.data.device import state_dir, this_device
+
+    try:
+        this_device()
+    except ValueError as exc:
+        return f"kept: {exc}"
+    except OSError as exc:
+        return (
+            f"kept: this machine's id cannot be kept in {state_dir()} ({os_error(exc)}); "
+            "fix that folder or set KEPT_STATE_DIR to another."
+        )
     return ""
 
 

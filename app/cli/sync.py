@@ -4,9 +4,10 @@ through any git remote the user can push to (their own credentials; Kept stores 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING
 
-from app.cli.errors import USAGE, CliError
+from app.cli.errors import USAGE, CliError, os_error
 
 if TYPE_CHECKING:
     from app.cli.context import Context
@@ -60,14 +61,22 @@ def _run_sync(store: MemoryStore) -> int:
 
 
 def _copies_only(store: MemoryStore) -> int:
-    """No git remote: merge the conflict copies a sync tool left, if any."""
+    """No git remote: merge the conflict copies a sync tool left, if any (and bring the
+    ignore files up to date: a sync tool may carry this folder)."""
     from memory.sync.copies_merge import merge_copies
+    from memory.sync.ignore import write_ignore_files
 
+    store.ensure()
+    write_ignore_files(store.layout)
     done = merge_copies(store)
     for sentence in done.unreadable:
         print(f"warning: {sentence}")
     if not done.merged:
-        raise CliError(NOT_SET_UP, USAGE)
+        print(
+            "No conflict copies to merge. With a git remote, `kept sync init REMOTE` "
+            "sets up sync; a file-sync tool (Syncthing, Dropbox) needs nothing more."
+        )
+        return 0
     held = f"; {done.proposals} wait for you (`kept sync review`)" if done.proposals else ""
     count = len(done.merged)
     print(f"Merged {count} conflict {'copy' if count == 1 else 'copies'}{held}.")
@@ -75,18 +84,27 @@ def _copies_only(store: MemoryStore) -> int:
 
 
 def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
-    from memory.sync.git import GitError, Repo
+    from memory.sync.git import GitError
 
-    store = ctx.store
+    try:
+        return _sync_verb(args, ctx.store)
+    except GitError as exc:  # git missing, or a repository it cannot read
+        raise CliError(f"kept sync: {exc}", 1) from None
+
+
+def _sync_verb(args: argparse.Namespace, store: MemoryStore) -> int:
+    from memory.sync.git import GitError, Repo, redact
+
     if args.action == "init":
         if not args.remote:
             raise CliError("kept sync init: name the git remote to sync with.", USAGE)
         try:
             store.ensure()
-            Repo(store.root).init(args.remote)
+            replaced = Repo(store.root).init(args.remote)
         except (GitError, OSError) as exc:
             raise CliError(f"kept sync init: {exc}", 1) from None
-        print(f"This data folder syncs with {args.remote} as device {store.device}.")
+        was = f" (it synced with {redact(replaced)} before)" if replaced else ""
+        print(f"This data folder syncs with {redact(args.remote)}{was} as device {store.device}.")
         return _run_sync(store)
     if args.action == "status":
         return cmd_status(store)
@@ -114,11 +132,14 @@ def cmd_status(store: MemoryStore) -> int:
 
 
 def cmd_review(store: MemoryStore, decision: str | None) -> int:
-    """Lines both devices changed: listed, or one decided ("take:ID" or "keep:ID")."""
+    """Lines two devices changed differently: listed, or one decided ("take:ID"/"keep:ID")."""
     from memory.consolidation.review import unified
-    from memory.sync.proposals import StaleSyncProposal, accept_sync, reject_sync, sync_proposals
+    from memory.sync.proposals import accept_sync, reject_sync, sync_proposals
 
-    waiting = {p.path.stem: p for p in sync_proposals(store)}
+    problems: list[str] = []
+    waiting = {p.path.stem: p for p in sync_proposals(store, problems)}
+    for problem in problems:
+        print(f"warning: {problem}", file=sys.stderr)
     if decision:
         verb, _, ident = decision.partition(":")
         chosen = waiting.get(ident)
@@ -127,21 +148,20 @@ def cmd_review(store: MemoryStore, decision: str | None) -> int:
                 f"kept sync review: no choice {decision!r}; `kept sync review` lists them.", USAGE
             )
         try:
-            if verb == "take":
-                accept_sync(store, chosen)
-            else:
-                reject_sync(chosen)
-        except (StaleSyncProposal, OSError) as exc:
-            raise CliError(f"kept sync review: {exc}", 1) from None
+            (accept_sync if verb == "take" else reject_sync)(store, chosen)
+        except OSError as exc:
+            raise CliError(f"kept sync review: {os_error(exc)}", 1) from None
         kept = f"{chosen.device}'s lines" if verb == "take" else "this device's lines"
         print(f"{chosen.file} has {kept}.")
         return 0
     if not waiting:
-        print("No change waits: no lines were changed differently on two devices.")
+        print("No choice waits: no lines were changed differently on two devices.")
         return 0
     for ident, proposal in waiting.items():
+        text = store.read_memory() if proposal.file == "MEMORY.md" else store.read_instructions()
+        ours, theirs = proposal.choices(text.text)
         print(f"{proposal.file}: this device and {proposal.device} changed the same lines.")
-        print(unified(proposal.ours, proposal.theirs, "this device", proposal.device))
+        print(unified(ours, theirs, "this device's", f"{proposal.device}'s"))
         print(f"  (`kept sync review take:{ident}` or `kept sync review keep:{ident}`)\n")
     return 0
 

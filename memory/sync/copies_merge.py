@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memory.data.files import digest, fsync_dir
+from memory.data.files import digest, fsync_dir, locked
 from memory.data.layout import Layout
 from memory.data.store import MemoryStore
 from memory.sync.copies import find_copies
@@ -61,19 +61,29 @@ def _other_side(store: MemoryStore, original: Path, copy: bytes) -> str | None:
 
 
 def keep_proposal(store: MemoryStore, merged: Merged, source: str) -> bool:
-    """Hold the other side of lines both changed, unless the same is held already."""
+    """Hold the choice between lines both changed, unless the same one waits already."""
     if not merged.conflicts:
         return False
-    waiting = sync_proposals(store)
-    if any(p.file == merged.relative and p.theirs == merged.theirs_text for p in waiting):
-        return False
-    ours = (store.read_memory() if merged.relative == MEMORY else store.read_instructions()).text
-    propose_sync(store, merged.relative, source, ours, merged.theirs_text)
+    ours, theirs = tuple(merged.ours_only), tuple(merged.theirs_only)
+    for waiting in sync_proposals(store):
+        if (waiting.file, waiting.ours, waiting.theirs) == (merged.relative, ours, theirs):
+            return False
+    propose_sync(store, merged, source)
     return True
 
 
 def merge_copies(store: MemoryStore) -> CopiesMerged:
-    """Merge every conflict copy beside the shared files, oldest first, and remove each."""
+    """Merge every conflict copy beside the shared files, oldest first, and remove each; one
+    process at a time (the app's look each minute and a `kept sync` in a shell)."""
+    copies = find_copies(store.root)
+    if not copies:
+        return CopiesMerged()  # the common case: one listing, no lock
+    store.ensure()
+    with locked(store.layout.local_dir / "copies.lock"):
+        return _merge_each(store)
+
+
+def _merge_each(store: MemoryStore) -> CopiesMerged:
     done = CopiesMerged()
     for copy in find_copies(store.root):
         relative = copy.original.relative_to(store.root).as_posix()

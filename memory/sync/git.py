@@ -25,10 +25,17 @@ import signal
 import subprocess
 import sys
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 
+from memory.sync.git_errors import GitError as GitError
+from memory.sync.git_errors import GitFailure as GitFailure
+from memory.sync.git_errors import classify as classify
+from memory.sync.git_errors import detail as _detail
+from memory.sync.git_errors import redact as redact
+
 REMOTE = "origin"
+BRANCH = "main"  # the one branch Kept keeps: HEAD always names it, nothing checks out another
+MARK = "kept.sync"  # set in a repository Kept made: one of the user's own is never synced
 # Variables that would point git at another repository than ROOT's.
 _REPOSITORY_ENV = (
     "GIT_DIR",
@@ -40,94 +47,6 @@ _REPOSITORY_ENV = (
     "GIT_NAMESPACE",
     "GIT_PREFIX",
 )
-# A URL's user part may hold a password or be a token itself, so all of it goes.
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s'\"]+@")
-
-
-class GitFailure(StrEnum):
-    """Why a git call failed, as the caller decides on it."""
-
-    MISSING = "missing"  # git is not installed
-    NOT_A_REPO = "not_a_repo"  # the data folder is not a repository (or does not exist)
-    NO_REMOTE = "no_remote"  # no remote named origin
-    UNREACHABLE = "unreachable"  # network, host, dns, refused connection, timeout
-    REFUSED = "refused"  # authentication or permission denied
-    REJECTED = "rejected"  # the remote has commits this branch lacks (non-fast-forward)
-    OTHER = "other"
-
-
-# Checked in this order on git's stderr (C locale): the first kind that matches wins.
-_NEEDLES: tuple[tuple[GitFailure, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(pattern, re.IGNORECASE))
-    for kind, pattern in (
-        (
-            GitFailure.REFUSED,
-            r"permission denied|authentication failed|could not read (username|password)"
-            r"|access denied|host key verification failed|returned error: 40[13]",
-        ),
-        (
-            GitFailure.REJECTED,
-            # the last two: another push moved the branch while this one was sent
-            r"\[rejected\]|non-fast-forward|\(fetch first\)|updates were rejected"
-            r"|\(failed to update ref\)|remote: error: cannot lock ref",
-        ),
-        (
-            GitFailure.UNREACHABLE,
-            r"could not resolve|connection (refused|reset|closed)|timed out|network is unreachable"
-            r"|no route to host|failed to connect|couldn't connect|remote end hung up"
-            r"|does not appear to be a git repository|could not read from remote repository"
-            r"|unable to access|repository not found",
-        ),
-        (GitFailure.NOT_A_REPO, r"fatal: not a git repository|cannot change to"),
-        (GitFailure.NO_REMOTE, r"no such remote"),
-    )
-)
-
-
-def redact(text: str) -> str:
-    """`text` without the user part of any URL in it (`https://user:secret@host` -> `https://host`)."""
-    return _USERINFO.sub(r"\1", text)
-
-
-def classify(stderr: str) -> GitFailure:
-    """The kind of failure git's stderr (in the C locale) describes."""
-    return next((kind for kind, needle in _NEEDLES if needle.search(stderr)), GitFailure.OTHER)
-
-
-# What git adds after any failure to reach a remote: the reason is on another line.
-_BOILERPLATE = re.compile(
-    r"could not read from remote repository|please make sure you have|and the repository exists",
-    re.IGNORECASE,
-)
-
-
-def _detail(stderr: str) -> str:
-    """git's own reason, in a form that ends a sentence: its first fatal, error or ssh line."""
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    told = [
-        line for line in lines if not line.startswith("hint:") and not _BOILERPLATE.search(line)
-    ]
-    prefixed = (line for line in told if line.startswith(("fatal:", "error:", "ssh:")))
-    line = next(prefixed, None) or next(iter(told), None) or next(iter(lines), "")
-    line = re.sub(r"^(fatal|error): ", "", line)
-    line = re.sub(r"^unable to access '[^']*': ", "", line)  # the URL is in the sentence
-    line = re.sub(r"^'[^']*' (?=does not appear)", "it ", line)  # and so is the path
-    line = line.rstrip(".")
-    if len(line) > 1 and line[1].islower():
-        line = line[0].lower() + line[1:]
-    return line
-
-
-class GitError(Exception):
-    """A git call failed: its `kind`, and a one-sentence str() with no credential in it."""
-
-    def __init__(self, kind: GitFailure, sentence: str) -> None:
-        self.kind = kind
-        self.sentence = redact(" ".join(sentence.split()))
-        super().__init__(self.sentence)
-
-    def __str__(self) -> str:
-        return self.sentence
 
 
 @dataclass(frozen=True)
@@ -168,7 +87,10 @@ class Repo:
     ) -> _Done:
         """Run `git -C root ARGS`; a code outside `ok` raises GitError (naming `where`, the
         remote's URL, if the call talks to it)."""
-        command = ["git", "-C", str(self.root), *args]
+        # No background gc: a detached `gc --auto` could hold locks the next sync clears;
+        # `tidy()` runs it in its place, under Kept's sync lock.
+        command = ["git", "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-C", str(self.root)]
+        command += args
         try:
             process = subprocess.Popen(
                 command,
@@ -235,16 +157,35 @@ class Repo:
         top = done.out.decode("utf-8", "replace").strip()
         return Path(top).resolve() == self.root.resolve()
 
-    def init(self, remote: str, branch: str = "main") -> None:
-        """Make `root` a repository on `branch` whose origin is `remote`; again, only the remote."""
+    def is_kept(self) -> bool:
+        """Whether Kept made this repository (a user's own is never synced, nor changed)."""
+        done = self._run("config", "--get", MARK, read_only=True, ok=(0, 1))
+        return done.code == 0 and done.out.strip() == b"true"
+
+    def init(self, remote: str) -> str | None:
+        """Make `root` Kept's repository, on BRANCH, whose origin is `remote`; again, only
+        the remote changes. Returns the remote it replaced, if any. GitError for a
+        repository Kept did not make."""
         if not self.is_repo():
             self.root.mkdir(parents=True, exist_ok=True)
-            self._run("init", "--quiet", "--initial-branch", branch)
+            self._run("init", "--quiet", "--initial-branch", BRANCH)
+            self._run("config", MARK, "true")
+        elif not self.is_kept():
+            raise GitError(
+                GitFailure.OTHER,
+                f"{self.root} is already a git repository of its own, which Kept leaves "
+                "alone: move its .git folder away, or set KEPT_DATA_DIR to another folder.",
+            )
         current = self.remote()
         if current is None:
             self._run("remote", "add", REMOTE, remote)
         elif current != remote:
             self._run("remote", "set-url", REMOTE, remote)
+        return current if current != remote else None
+
+    def tidy(self) -> None:
+        """Pack loose objects when git thinks it is time (gc.auto's own threshold)."""
+        self._run("-c", "gc.auto=6700", "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet")
 
     def remote(self) -> str | None:
         """origin's URL, or None when there is no origin."""
@@ -252,8 +193,8 @@ class Repo:
         return done.out.decode("utf-8", "replace").strip() if done.code == 0 else None
 
     def branch(self) -> str:
-        """The branch HEAD names (it may have no commit yet)."""
-        return self._text("symbolic-ref", "--short", "HEAD")
+        """The branch Kept commits to and syncs (it may have no commit yet)."""
+        return BRANCH
 
     def identity_args(self, device: str) -> list[str]:
         """`-c` options naming Kept on `device` as the author, for what the user has not set."""

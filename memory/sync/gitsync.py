@@ -33,7 +33,9 @@ from memory.sync.git import GitError, GitFailure, Repo
 from memory.sync.ignore import write_ignore_files
 from memory.sync.shared import is_shared, merge_shared
 
-ATTEMPTS = 3  # pushes rejected in a row (other devices pushing meanwhile) before giving up
+# Pushes refused in a row (other devices pushing meanwhile) before giving up for now.
+ATTEMPTS = 3
+ATTACHMENTS = "attachments/"  # each device collects its own: a deletion is never taken
 
 
 class SyncBusy(Exception):
@@ -97,9 +99,9 @@ def _merge(store: MemoryStore, repo: Repo, theirs: str, report: SyncReport) -> N
     if head is not None and repo.is_ancestor(theirs, head):
         return  # nothing of theirs is new here
     base = repo.merge_base(head, theirs) if head else None
+    # Even with nothing to take (they changed only what is ours), the merge is recorded:
+    # without it, the next push would be refused for ever.
     paths = [p for p in repo.changed(base, theirs) if _owner(p) != store.device]
-    if not paths:
-        return
     mine = read_blobs(repo, theirs, paths)
     before = read_blobs(repo, base, paths) if base else dict.fromkeys(paths)
     # Another device's files first, so that a history entry never names a session not here.
@@ -115,7 +117,10 @@ def _merge(store: MemoryStore, repo: Repo, theirs: str, report: SyncReport) -> N
                 ours: bytes | None = path.read_bytes()
             except FileNotFoundError:
                 ours = None
-            if (owner or ours == before[relative]) and _take(path, mine[relative]):
+            wanted = mine[relative]
+            if wanted is None and relative.startswith(ATTACHMENTS):
+                continue  # each device collects its own: a file one of its sessions names stays
+            if (owner or ours == before[relative]) and _take(path, wanted):
                 report.files += 1
     repo.stage_all()
     merged = ", ".join(sorted(report.devices)) or "another device"
@@ -138,6 +143,11 @@ def sync(store: MemoryStore, repo: Repo | None = None) -> SyncReport:
     repo = repo or Repo(store.root)
     if not repo.is_repo():
         raise GitError(GitFailure.NOT_A_REPO, f"{store.root} is not set up for sync yet.")
+    if not repo.is_kept():
+        raise GitError(
+            GitFailure.OTHER,
+            f"{store.root} is a git repository Kept did not set up, so Kept does not sync it.",
+        )
     report = SyncReport()
     with _sync_lock(store):
         repo.clear_stale_lock()
@@ -159,6 +169,7 @@ def sync(store: MemoryStore, repo: Repo | None = None) -> SyncReport:
                 if exc.kind is not GitFailure.REJECTED or attempt == ATTEMPTS - 1:
                     raise
         record_sync(store, report)
+        repo.tidy()
     return report
 
 

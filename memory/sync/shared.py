@@ -1,8 +1,9 @@
 """Another device's side of a file every device writes, merged into this data folder.
 
 MEMORY.md and INSTRUCTIONS.md merge as lines against the last text both devices had (the
-base); where both changed the same lines, this device's lines are kept and the other side is
-put to the user as a proposal (memory.sync.proposals), never dropped. HISTORY.md and its
+base). Where both changed the same lines differently, the file keeps both sides' lines (this
+device's in place, the other's after them) and the choice between them is put to the user
+(memory.sync.proposals): neither side wins silently, on either machine. HISTORY.md and its
 monthly archives merge as a union of entries. Every write goes through the store, under its
 lock and against the text it read: a consolidation or an edit made meanwhile is never
 overwritten (the merge is made again against it). MEMORY.md's merge is a version of its own
@@ -41,7 +42,27 @@ class Merged:
     relative: str
     changed: bool = False
     conflicts: list[Conflict] = field(default_factory=list)
-    theirs_text: str = ""  # the merge made the other way round: their lines where both changed
+
+    @property
+    def ours_only(self) -> list[str]:
+        """This device's side of the lines both changed (what taking theirs removes)."""
+        return [line for c in self.conflicts for line in c.ours if line not in c.theirs]
+
+    @property
+    def theirs_only(self) -> list[str]:
+        """The other side's (what keeping this device's removes)."""
+        return [line for c in self.conflicts for line in c.theirs if line not in c.ours]
+
+
+def with_both(merged: str, theirs: list[str]) -> str:
+    """The merged text (our lines where both changed) with their lines after it, those it
+    does not hold already."""
+    have = set(merged.splitlines())
+    extra = [line for line in dict.fromkeys(theirs) if line not in have]
+    if not extra:
+        return merged
+    body = merged if not merged or merged.endswith("\n") else merged + "\n"
+    return body + "".join(f"{line}\n" for line in extra)
 
 
 def _text(raw: bytes | None) -> str:
@@ -85,11 +106,10 @@ def _merge_text(
         ours = read()
         merge = merge_lines(base, ours.text, theirs)
         result.conflicts = list(merge.conflicts)
-        if merge.conflicts:
-            result.theirs_text = merge_lines(base, theirs, ours.text).text
-        if merge.text == ours.text:
+        text = with_both(merge.text, result.theirs_only)
+        if text == ours.text:
             return result
-        if save(merge.text, ours.digest) is None:
+        if save(text, ours.digest) is None:
             result.changed = True
             return result
     raise OSError(f"{relative} kept changing while another device's side was merged into it")

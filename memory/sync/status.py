@@ -11,7 +11,7 @@ from typing import Any
 from memory.data.files import read_text
 from memory.data.store import MemoryStore
 from memory.sync.copies import find_copies
-from memory.sync.git import Repo
+from memory.sync.git import BRANCH, GitError, Repo, redact
 from memory.sync.proposals import sync_proposals
 
 
@@ -37,7 +37,7 @@ def last_sync(store: MemoryStore) -> dict[str, Any] | None:
 def device_times(repo: Repo, limit: int = 2000) -> dict[str, str]:
     """Each device's newest commit (Kept's messages begin "DEVICE: "), here or at the
     remote, newest first; {} when git cannot say."""
-    refs = ["HEAD", f"refs/remotes/origin/{repo.branch()}"]
+    refs = ["HEAD", f"refs/remotes/origin/{BRANCH}"]
     command = ["git", "-C", str(repo.root), "log", "--ignore-missing", f"-n{limit}"]
     try:
         done = subprocess.run(
@@ -59,11 +59,15 @@ def device_times(repo: Repo, limit: int = 2000) -> dict[str, str]:
 
 
 def sync_status(store: MemoryStore) -> SyncStatus:
+    """Where sync stands; git missing, or a repository it cannot read, is "no remote"."""
     repo = Repo(store.root)
-    remote = repo.remote() if repo.is_repo() else None
-    status = SyncStatus(store.device, remote, last_sync(store))
-    if remote is not None:
-        status.devices = device_times(repo)
+    try:
+        remote = repo.remote() if repo.is_repo() else None
+        devices = device_times(repo) if remote is not None else {}
+    except GitError:
+        remote, devices = None, {}
+    status = SyncStatus(store.device, redact(remote) if remote else None, last_sync(store))
+    status.devices = devices
     status.copies = len(find_copies(store.root))
     status.proposals = len(sync_proposals(store))
     return status

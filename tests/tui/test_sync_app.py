@@ -14,6 +14,7 @@ from app.screens.log import LogScreen
 from memory import MemoryStore
 from memory.sync.gitsync import SyncReport, record_sync
 from memory.sync.proposals import propose_sync
+from memory.sync.shared import merge_shared
 from tests.fakes.provider import FakeProvider
 from tests.support import make_app, until
 
@@ -48,13 +49,17 @@ async def test_lines_both_devices_changed_are_decided_with_ctrl_r(fake: FakeProv
     app = make_app(fake)
     store = app.store.ensure()
     store.remember("lives in Porto")
-    ours = store.read_memory().text
-    propose_sync(store, "MEMORY.md", "desk", ours, ours.replace("Porto", "Lisbon"))
+    base = store.read_memory()
+    store.save_edit(base.text.replace("Porto", "Braga"), base.digest)  # this device's change
+    theirs = base.text.replace("Porto", "Lisbon").encode()  # the desk's, of the same line
+    merged = merge_shared(store, "MEMORY.md", theirs, base.raw, "desk")
+    assert merged.conflicts and "Lisbon" in store.read_memory().text
+    propose_sync(store, merged, "desk")
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("ctrl+r")
         await until(lambda: isinstance(app.screen, ChangeDialog), message="the choice")
         await pilot.press("t")  # Take desk's
-        await until(lambda: "Lisbon" in store.read_memory().text, message="their lines")
+        await until(lambda: "Braga" not in store.read_memory().text, message="their lines")
         assert "MEMORY.md now has desk's lines." in app.notices
     assert store.versions()[-1].describe() == "merged from desk"
 

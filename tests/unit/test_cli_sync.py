@@ -31,10 +31,13 @@ def _bare(tmp_path: Path) -> Path:
     return remote
 
 
-def test_sync_before_init_says_how_to_set_it_up(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["sync"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "`kept sync init REMOTE`" in err
+def test_sync_before_init_says_how_to_set_it_up_and_writes_the_ignore_files(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["sync"]) == 0
+    assert "`kept sync init REMOTE` sets up sync" in capsys.readouterr().out
+    stignore = (Path(os.environ["KEPT_DATA_DIR"]) / ".stignore").read_text()
+    assert "/sessions/*/*-private-*" in stignore and "/local/" in stignore
 
 
 def test_an_unreachable_remote_is_one_sentence_and_the_next_sync_catches_up(
@@ -83,7 +86,8 @@ def test_review_lists_lines_both_devices_changed_and_takes_the_other_side(
     ident = listed.split("kept sync review take:", 1)[1].split("`", 1)[0]
     assert main(["sync", "review", f"take:{ident}"]) == 0
     assert "MEMORY.md has desk's lines." in capsys.readouterr().out
-    assert "lives in Lisbon" in here.read_memory().text
+    chosen = here.read_memory().text
+    assert "lives in Lisbon" in chosen and "Braga" not in chosen
     assert main(["sync", "review", f"take:{ident}"]) == 2  # decided: gone
 
 
@@ -118,3 +122,37 @@ def test_blame_names_the_device_of_each_line_once_there_are_two(
     rows = capsys.readouterr().out.splitlines()
     assert any(r.startswith("this-machine") and r.endswith("- Ana likes tea") for r in rows)
     assert any(r.startswith("desk") and r.endswith("- Ana moved to Lisbon") for r in rows)
+
+
+def test_without_git_log_and_status_still_answer_and_sync_says_why(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    _here().remember("Ana likes tea")
+    empty = tmp_path / "no-git"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    assert main(["log"]) == 0
+    assert main(["sync", "status"]) == 0
+    assert "no git remote" in capsys.readouterr().out
+    assert main(["sync", "init", "/x.git"]) == 1
+    err = capsys.readouterr().err
+    assert "git is not installed" in err and "Traceback" not in err
+
+
+def test_a_bad_device_name_is_one_sentence_for_every_command(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("KEPT_DEVICE", "Bad Name!")
+    for argv in (["log"], ["sync", "status"], ["memory", "show"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "is not a device name Kept can use" in err
+
+
+def test_a_remote_with_a_password_in_it_is_never_shown_with_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main(["sync", "init", "https://ana:s3cret@127.0.0.1:1/kept.git"])
+    assert main(["sync", "status"]) == 0
+    out, err = capsys.readouterr()
+    assert "s3cret" not in out + err and "https://127.0.0.1:1/kept.git" in out

@@ -32,6 +32,8 @@ def test_random_work_through_a_file_sync_tool_loses_nothing(tmp_path: Path, seed
     rng = random.Random(seed)
     laptop, desk = machine(tmp_path / "a", "laptop"), machine(tmp_path / "b", "desk")
     machines = [laptop, desk]
+    for m in machines:  # as the app does when it starts
+        write_ignore_files(m.store.layout)
     sim = FileSync(laptop.store.root, desk.store.root, rng)
     for n in range(40):
         choice = rng.random()

@@ -185,8 +185,9 @@ def test_a_remote_that_never_answers_is_unreachable_once_the_timeout_passes(
     # The "ssh" outlives git and holds its stderr: the wrapper must kill them both.
     monkeypatch.setenv("GIT_SSH_COMMAND", "sleep 600; true")
     monkeypatch.setenv("GIT_SSH_VARIANT", "simple")
-    repo = Repo(tmp_path / "laptop", timeout=1)
+    repo = Repo(tmp_path / "laptop")
     repo.init("ssh://127.0.0.1/x")
+    repo.timeout = 1  # only the call that talks to the remote: the rest may be slow here
     with pytest.raises(GitError) as caught:
         repo.fetch()
     assert caught.value.kind is GitFailure.UNREACHABLE
@@ -297,3 +298,12 @@ def test_show_of_a_missing_path_is_none_and_of_a_bad_revision_an_error(
         repo.show("no-such-branch", "MEMORY.md")
     assert caught.value.kind is GitFailure.OTHER
     assert_one_sentence(caught.value)
+
+
+def test_a_repository_of_the_users_own_is_left_alone(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    subprocess.run(["git", "init", "-q", "-b", "master", str(notes)], check=True)
+    subprocess.run(["git", "-C", str(notes), "remote", "add", "origin", "/backup.git"], check=True)
+    with pytest.raises(GitError, match="is already a git repository of its own"):
+        Repo(notes).init(str(tmp_path / "remote.git"))
+    assert Repo(notes).remote() == "/backup.git"

@@ -65,15 +65,20 @@ def test_the_same_line_changed_on_both_is_a_choice_never_a_loss(tmp_path: Path) 
         m.store.save_edit(current.text.replace("fact 1", f"lives in {words}"), current.digest)
     sync(laptop.store)
     report = sync(desk.store)
-    assert report.proposals == 1 and "MEMORY.md" not in report.shared
-    assert "lives in Lisbon" in desk.store.read_memory().text  # this device's lines, for now
+    assert report.proposals == 1
+    both = desk.store.read_memory().text  # until the choice, both sides' lines are there
+    assert "lives in Lisbon" in both and "lives in Porto" in both
+    sync(laptop.store)  # and on the other machine too: its own line was not dropped
+    assert laptop.store.read_memory().text == both
     (waiting,) = sync_proposals(desk.store)
-    assert waiting.device == "laptop" and "lives in Porto" in waiting.theirs
+    assert waiting.device == "laptop" and any("Porto" in line for line in waiting.theirs)
     accept_sync(desk.store, waiting)
-    assert "lives in Porto" in desk.store.read_memory().text
+    chosen = desk.store.read_memory().text
+    assert "lives in Porto" in chosen and "lives in Lisbon" not in chosen
+    assert desk.store.versions()[-1].describe() == "merged from laptop"
     assert sync_proposals(desk.store) == []
     _settle([laptop, desk])
-    assert laptop.store.read_memory().text == desk.store.read_memory().text
+    assert laptop.store.read_memory().text == desk.store.read_memory().text == chosen
 
 
 def test_nothing_to_do_makes_no_commit(tmp_path: Path) -> None:
@@ -143,3 +148,52 @@ def test_a_push_rejected_because_another_machine_pushed_first_is_merged_and_push
     assert flag.exists() and report.pushed and "desk" in report.devices
     _settle([laptop, desk])
     check([laptop, desk])
+
+
+def test_two_empty_folders_set_up_one_after_the_other_go_on_syncing(tmp_path: Path) -> None:
+    """Each machine's first sync has nothing of the other's to take: the merge is still
+    recorded, or the next push would be refused for ever."""
+    laptop, desk, _ = _two(tmp_path)
+    sync(laptop.store)
+    sync(desk.store)
+    laptop.store.remember("Ana likes tea")
+    assert sync(laptop.store).pushed
+    sync(desk.store)
+    assert "Ana likes tea" in desk.store.read_memory().text
+    desk.store.remember("Ana moved to Lisbon")
+    assert sync(desk.store).pushed
+    sync(laptop.store)
+    assert laptop.store.read_memory().text == desk.store.read_memory().text
+
+
+def test_an_attachment_deleted_on_one_machine_stays_where_a_session_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The laptop deletes its session, and with it a file no session it knows names; the
+    desk attached the same file (stored once, by its digest) before hearing of that: the
+    desk keeps it."""
+    from memory.chat.attachments import keep, read_attachment, storage, stored_path
+    from memory.sessions.delete import delete_session
+
+    monkeypatch.setattr(storage, "COLLECT_GRACE", 0.0)
+    laptop, desk, _ = _two(tmp_path)
+    photo = tmp_path / "photo.txt"
+    photo.write_text("the same file on both machines\n")
+    journal = laptop.store.new_session("test/model")
+    journal.append(
+        {
+            "role": "user",
+            "content": "look",
+            "attachments": [keep(laptop.store, read_attachment(photo))],
+        }
+    )
+    journal.mark_pending(close=True)
+    _settle([laptop, desk])
+    record = keep(desk.store, read_attachment(photo))
+    theirs = desk.store.new_session("test/model")
+    theirs.append({"role": "user", "content": "look too", "attachments": [record]})
+    delete_session(laptop.store, journal.id)
+    assert not stored_path(laptop.store, record).exists()
+    sync(laptop.store)
+    sync(desk.store)
+    assert stored_path(desk.store, record).exists()
