@@ -86,10 +86,15 @@ class SessionFiles:
             lock.release()
 
     def scan(self) -> SessionScan:
-        """Active and pending sessions, oldest first."""
+        """Active and pending sessions, oldest first. A session another device holds too
+        (one data folder copied to two machines, each upgraded on its own) is this device's
+        only if no device before it in name order has it: it is consolidated once."""
         scan = SessionScan()
         folder = self.layout.sessions_dir
+        before = [d for d in self.layout.devices()[1:] if d < self.layout.device]
         for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+            if before and self._held_before(path.name, before):
+                continue
             try:
                 scan.journals.append(journals.load(path))
             except FileNotFoundError:
@@ -97,6 +102,12 @@ class SessionFiles:
             except OSError as exc:  # one bad file must not lock the user out of the rest
                 scan.unreadable[path] = unreadable(path, exc)
         return scan
+
+    def _held_before(self, name: str, devices: list[str]) -> bool:
+        root = self.layout.sessions_root
+        return any(
+            (root / d / name).exists() or (root / d / "done" / name).exists() for d in devices
+        )
 
     def find(self, session_id: str) -> Journal:
         # This device's first, then the others' (read-only here). Open before done/: a

@@ -47,6 +47,11 @@ def _move(source: Path, target: Path) -> None:
 
 def _move_journals(layout: Layout) -> None:
     old, new = layout.sessions_root, layout.sessions_dir
+    # A private session a crash left is deleted first, as at any start: its id does not say
+    # it is private (ids said so only later), so no ignore file would keep it from a sync.
+    from memory.sessions.orphans import discard_orphaned_private
+
+    discard_orphaned_private(old)
     for name in sorted(os.listdir(old)) if old.is_dir() else []:
         if name.endswith(".jsonl"):
             _move(old / name, new / name)

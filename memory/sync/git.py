@@ -218,6 +218,21 @@ class Repo:
         """Stage every change of the work tree, honouring .gitignore (`git add -A`)."""
         self._run("add", "--all")
 
+    def staged_new(self, folder: str) -> list[str]:
+        """Paths under `folder` staged since HEAD's commit (every staged one before it)."""
+        head = self.head()
+        if head is None:
+            args: tuple[str, ...] = ("ls-files", "--cached", "-z", "--", folder)
+        else:
+            args = ("diff", "--cached", "--name-only", "--diff-filter=A", "-z", head, "--", folder)
+        out = self._run(*args).out
+        return [name.decode("utf-8", "surrogateescape") for name in out.split(b"\0") if name]
+
+    def unstage(self, paths: list[str]) -> None:
+        """Take `paths` out of the index (the files stay as they are)."""
+        if paths:
+            self._run("rm", "--cached", "--quiet", "--", *paths)
+
     def head(self) -> str | None:
         """HEAD's commit, or None before the first commit."""
         return self._commit_or_none("HEAD")

@@ -71,8 +71,26 @@ def _owner(relative: str) -> str | None:
     return None
 
 
-def _commit_local(store: MemoryStore, repo: Repo) -> None:
+def _stage(store: MemoryStore, repo: Repo) -> None:
+    """Stage the folder; a private session's journal never, whatever its name (the ignore
+    files name private ids; this also keeps out one an older Kept named otherwise)."""
     repo.stage_all()
+    private = [path for path in repo.staged_new("sessions/") if _is_private(store.root / path)]
+    repo.unstage(private)
+
+
+def _is_private(path: Path) -> bool:
+    if path.suffix != ".jsonl":
+        return False
+    try:
+        with open(path, "rb") as f:
+            return b'"private":true' in f.readline(1 << 16).replace(b" ", b"")
+    except OSError:
+        return False
+
+
+def _commit_local(store: MemoryStore, repo: Repo) -> None:
+    _stage(store, repo)
     now = datetime.now(UTC).isoformat(timespec="seconds")
     repo.commit(f"{store.device}: what it wrote until {now}", store.device)
 
@@ -122,7 +140,7 @@ def _merge(store: MemoryStore, repo: Repo, theirs: str, report: SyncReport) -> N
                 continue  # each device collects its own: a file one of its sessions names stays
             if (owner or ours == before[relative]) and _take(path, wanted):
                 report.files += 1
-    repo.stage_all()
+    _stage(store, repo)
     merged = ", ".join(sorted(report.devices)) or "another device"
     repo.record_merge(theirs, f"{store.device}: merged {merged}", store.device)
 

@@ -73,6 +73,7 @@ async def test_the_log_says_where_sync_stands_only_for_a_folder_that_syncs(
     async with app.run_test(size=(100, 40)) as pilot:
         await pilot.press(*"/log", "enter")
         await until(lambda: isinstance(app.screen, LogScreen), message="/log")
+        await app.workers.wait_for_complete()  # the sync lines were read, and found empty
         await pilot.pause()
         assert not app.screen.query_one("#sync").display
     remote = tmp_path / "remote.git"

@@ -94,6 +94,9 @@ def test_private_sessions_and_per_machine_files_never_leave_the_machine(tmp_path
     laptop, desk, remote = _two(tmp_path)
     private = laptop.store.new_session("test/model", private=True)
     private.append({"role": "user", "content": "off the record"})
+    # One an older Kept made: its id does not say it is private, its header does.
+    older = laptop.store.sessions_dir / "20261101-100000-abcdef.jsonl"
+    older.write_text('{"kept":"session","id":"20261101-100000-abcdef","private":true}\n')
     consolidate(laptop, 1)
     sync(laptop.store)
     listed = subprocess.run(
@@ -102,7 +105,7 @@ def test_private_sessions_and_per_machine_files_never_leave_the_machine(tmp_path
         text=True,
         check=True,
     ).stdout.split()
-    assert not any("private" in name for name in listed)
+    assert not any("private" in name or "abcdef" in name for name in listed)
     assert not any(name.startswith(("local/", "index.")) or name == ".lock" for name in listed)
     assert any(name.startswith("sessions/laptop/done/") for name in listed)
     sync(desk.store)

@@ -64,7 +64,8 @@ def test_kept_sync_killed_anywhere_loses_nothing(tmp_path: Path) -> None:
         saving = threading.Thread(target=consolidate, args=(laptop, 200 + n))
         if rng.random() < 0.5:
             saving.start()
-        time.sleep(rng.uniform(0, span / 2))
+        # Past the interpreter's start (a quarter of the run), anywhere in the sync itself.
+        time.sleep(rng.uniform(span / 4, span))
         if process.poll() is None:
             os.kill(process.pid, signal.SIGKILL)
             killed += 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import tarfile
 from collections import Counter
 from pathlib import Path
@@ -40,7 +41,8 @@ def _contents(root: Path) -> Counter[str]:
     """Every file's bytes (as a digest) but the caches and locks: what must never be lost."""
     found: Counter[str] = Counter()
     for path in root.rglob("*"):
-        if path.is_file() and path.name not in DERIVED and not path.name.endswith(".lock"):
+        derived = path.name in DERIVED or path.name == ".scanned"  # the marks' own note
+        if path.is_file() and not derived and not path.name.endswith(".lock"):
             found[hashlib.sha256(path.read_bytes()).hexdigest()] += 1
     return found
 
@@ -151,3 +153,27 @@ def test_the_first_command_after_an_update_upgrades_the_folder_and_finds_everyth
     out = capsys.readouterr().out
     assert out.startswith(f"sessions/this-machine/{PENDING}.jsonl:")
     assert not (root / "sessions" / f"{PENDING}.jsonl").exists()
+
+
+def test_a_session_two_devices_hold_is_consolidated_by_one_of_them(tmp_path: Path) -> None:
+    """One data folder copied to two machines, each upgraded on its own: the same pending
+    session is under both devices, and only the first in name order saves it."""
+    root = _old_folder(tmp_path)
+    desk = MemoryStore(root, device="desk").ensure()
+    shutil.copytree(desk.sessions_dir, root / "sessions" / "laptop")
+    laptop = MemoryStore(root, device="laptop")
+    assert {j.id for j in desk.pending_sessions()} == {PENDING, PROPOSED}
+    assert laptop.pending_sessions() == []
+
+
+def test_a_private_session_an_older_kept_left_behind_is_deleted_not_moved(tmp_path: Path) -> None:
+    """Its id does not say it is private (ids said so only later): moved, no ignore file
+    would keep it from a sync. Off the record means it goes, as at any start."""
+    root = _old_folder(tmp_path)
+    left = root / "sessions" / "20261101-100000-abcdef.jsonl"
+    left.write_text('{"kept":"session","id":"20261101-100000-abcdef","private":true}\n')
+    (root / ".sessions.open" / left.stem).touch()
+    an_hour_ago = left.stat().st_mtime - 3600  # its window died long ago
+    os.utime(left, (an_hour_ago, an_hour_ago))
+    MemoryStore(root, device="laptop").ensure()
+    assert not list(root.rglob("20261101-100000-abcdef.jsonl"))
