@@ -41,6 +41,8 @@ async def test_onboarding_asks_the_window_of_a_server_that_does_not_say_it(
         # The list has the keys; Tab reaches the window, Enter takes the highlighted
         # model with the window the user started the server with.
         assert app.focused is screen.query_one("#server-models")
+        # Shown, the field joins the focus chain once the screen has laid it out.
+        await until(lambda: field in screen.focus_chain, message="the window field focusable")
         await pilot.press("tab")
         assert app.focused is field
         await pilot.press(*["backspace"] * 4, *"4096", "enter")
