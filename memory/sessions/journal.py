@@ -253,10 +253,24 @@ class Journal:
 def create(
     folder: Path, model: str | None = None, session_id: str | None = None, *, private: bool = False
 ) -> Journal:
-    """Start a new journal file in `folder`."""
+    """Start a new journal file in `folder`. A made-up id that is taken already (two made in
+    the same second with the same random part) is made again; a given one that is taken
+    raises FileExistsError."""
     ensure_dir(folder)
-    session_id = session_id or new_session_id(private=private)
-    path = folder / f"{session_id}.jsonl"
+    while True:
+        chosen = session_id or new_session_id(private=private)
+        path = folder / f"{chosen}.jsonl"
+        if session_id is None and path.exists():
+            continue  # that journal's open mark is its own: leave it alone
+        mark_open(path)  # before the journal: an active journal always has its open mark
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            if session_id is not None:
+                raise
+            continue  # another process took it in between
+        break
+    session_id = chosen
     header: dict[str, Any] = {
         "kept": HEADER_KIND,
         "version": FORMAT_VERSION,
@@ -266,8 +280,6 @@ def create(
     }
     if private:
         header["private"] = True
-    mark_open(path)  # before the journal: an active journal always has its open mark
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         os.write(fd, (json.dumps(header, separators=(",", ":")) + "\n").encode())
         os.fsync(fd)

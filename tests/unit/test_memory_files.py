@@ -49,6 +49,26 @@ def test_files_are_private_to_the_user(store: MemoryStore) -> None:
         assert mode(path) == 0o600, path
 
 
+def test_a_new_session_never_takes_an_id_already_taken(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two ids made in the same second can share their random part (one in 16 million); the
+    second session then gets another id, and the first is left as it was."""
+    from memory.sessions import journal as journals
+
+    first = store.new_session("gpt-4.1-mini")
+    first.append({"role": "user", "content": "the first one"})
+    before = first.path.read_bytes()
+    made = iter([first.id, first.id, "20261202-100000-0a0b0c"])
+    monkeypatch.setattr(journals, "new_session_id", lambda private=False: next(made))
+    second = store.new_session("gpt-4.1-mini")
+    assert second.id == "20261202-100000-0a0b0c"
+    assert first.path.read_bytes() == before
+    assert load(second.path).messages == [] and load(first.path).id == first.id
+    with pytest.raises(FileExistsError):  # an id given, not made up, is never replaced
+        journals.create(store.sessions_dir, "gpt-4.1-mini", first.id)
+
+
 def test_journal_round_trip_keeps_every_field(store: MemoryStore) -> None:
     journal = store.new_session("claude-sonnet-4-5")
     call = [
