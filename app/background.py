@@ -187,7 +187,7 @@ class MemoryJobs:
             max_parts=None if include_held else ASK_ABOVE_PARTS,
         )  # asked: go ahead
         for result in results:
-            self._report(result)
+            await self._report(result)
         self._ask_about_held(await asyncio.to_thread(pending_sessions, self.app.store))
         self._counts = await asyncio.to_thread(self._count)
 
@@ -239,11 +239,11 @@ class MemoryJobs:
 
                 # Its transcript moved to done/: indexed once enough is new (searches read it).
                 await asyncio.to_thread(build_if_needed, self.app.store.root)
-        self._report(result)
+        await self._report(result)
         # Counted before the job ends, so the status is right the moment it does.
         self._counts = await asyncio.to_thread(self._count)
 
-    def _report(self, result: Consolidation) -> None:
+    async def _report(self, result: Consolidation) -> None:
         match result.status:
             case Status.TOO_LONG:
                 self._ask_to_confirm(result)
@@ -255,7 +255,7 @@ class MemoryJobs:
                     MemoryState.SAVED,
                     saved=f"{result.model}, {result.elapsed:.1f} s, ${result.cost:.4f}",
                 )
-                self.app.review.saved(result)
+                await self.app.review.saved(result)
                 self.sync.after_save()
             case Status.FAILED | Status.BUSY:
                 self._last = MemoryStatus(MemoryState.NOT_SAVED)

@@ -42,15 +42,16 @@ class MemoryReview:
 
     # --- after a consolidation -----------------------------------------------------------
 
-    def saved(self, result: Consolidation) -> None:
-        """Say what a consolidation changed, if anything, and how to see or undo it."""
+    async def saved(self, result: Consolidation) -> None:
+        """Say what a consolidation changed, if anything, and how to see or undo it (the
+        versions are read off the event loop)."""
         from memory.consolidation.review import line_change, version_texts, written_by
 
         store = self.app.store
-        version = written_by(store, result.session, result.history_entry)
+        version = await asyncio.to_thread(written_by, store, result.session, result.history_entry)
         if version is None:
             return
-        change = line_change(*version_texts(store, version))
+        change = line_change(*await asyncio.to_thread(version_texts, store, version))
         if change.any:
             self.last_version = version.number
             self.say(f"Memory updated: {change}. Ctrl+R shows the change and can undo it.")
