@@ -22,6 +22,7 @@ from app.commands import SLASH_COMMANDS
 from app.messages import (
     ContinueRequested,
     MemoryChanged,
+    ModelChosen,
     NewSessionRequested,
     RetryRequested,
     TurnEnded,
@@ -243,6 +244,9 @@ class KeptApp(App[None]):
     def on_retry_requested(self, _: RetryRequested) -> None:
         self.jobs.retry_now()
         self.notify("Retrying pending sessions now.", title="Memory", markup=False)
+
+    def on_model_chosen(self, choice: ModelChosen) -> None:
+        self.set_model(choice.model_id)
 
     def on_memory_changed(self, _: MemoryChanged) -> None:
         self.jobs.refresh_status()

@@ -1,7 +1,8 @@
 """What a screen asks of the app: each request is a message posted by the screen (it
 bubbles up to the App) and handled by the App, which decides and changes its state; the
 screens follow that state: a new session, continuing one, a retry, memory changed, a turn
-ended. (Choosing a model from onboarding or the local-server form still calls the App.)"""
+ended, a model chosen. (The local-server form still awaits the App's test of the server: it
+shows the sentence that test returns.)"""
 
 from __future__ import annotations
 
@@ -38,6 +39,15 @@ class RetryRequested(Message):
 class MemoryChanged(Message):
     """Files that memory's status counts changed (a session deleted, say): the app counts
     them again, and every screen that shows the status follows."""
+
+
+class ModelChosen(Message):
+    """Chat with this model from now on (onboarding picked it for a key just saved): the app
+    checks it, saves the choice and says if it cannot answer yet."""
+
+    def __init__(self, model_id: str) -> None:
+        super().__init__()
+        self.model_id = model_id
 
 
 class TurnEnded(Message):

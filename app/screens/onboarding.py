@@ -16,6 +16,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Input, Label, Select, Static
 
+from app.messages import ModelChosen
 from app.screens.dialog import Dialog
 from app.widgets.key_form import KeyForm
 from app.widgets.local_server import LocalServerForm
@@ -102,7 +103,7 @@ class OnboardingScreen(Dialog[None]):
         if models and self.app.catalog.get(self.app.model).gateway != gateway.name:
             # The balanced tier: a frontier model as the default would surprise the bill.
             balanced = [e for e in models if e.tier == "balanced"]
-            self.app.set_model((balanced or models)[0].id)
+            self.post_message(ModelChosen((balanced or models)[0].id))
         self.dismiss(None)
 
     # --- a local server ------------------------------------------------------------------

@@ -543,7 +543,10 @@ async def test_onboarding_tests_a_key_before_saving_it_and_picks_the_balanced_ti
         await pilot.press("enter")
         await until(lambda: app.screen is not screen, message="the key to be saved")
         assert memory_keyring.secrets == {("kept", "openai"): "sk-good-0123456789"}
-        assert app.catalog.get(app.model).tier == "balanced"
+        await until(
+            lambda: app.catalog.get(app.model).tier == "balanced", message="a balanced model"
+        )
+        assert app.catalog.get(app.model).gateway == "openai"
 
 
 # --- 10. /keys ------------------------------------------------------------------------------
