@@ -233,7 +233,8 @@ def read_text(path: Path) -> tuple[str, bytes]:
 
 
 class LockedOnLoop(RuntimeError):
-    """A lock was taken on a thread running an event loop while `forbid_on_loop` is on."""
+    """A lock that waits was taken on a thread running an event loop while `forbid_on_loop`
+    is on."""
 
 
 _forbid_on_loop = False
@@ -241,12 +242,15 @@ _forbid_on_loop = False
 
 def forbid_on_loop(on: bool = True) -> None:
     """Make `locked` raise LockedOnLoop on a thread that runs an event loop (tests switch it
-    on): a lock waits for another process, and a loop that waits draws nothing."""
+    on): a lock waits for another process, and a loop that waits draws nothing. A lock tried
+    without waiting (`blocking=False`) is allowed: it returns at once."""
     global _forbid_on_loop
     _forbid_on_loop = on
 
 
-def _check_off_loop(path: Path) -> None:
+def _check_off_loop(path: Path, blocking: bool) -> None:
+    if not blocking:
+        return  # a lock tried without waiting returns at once, held or not
     if not _forbid_on_loop or "asyncio" not in sys.modules:
         return  # no loop can run where asyncio was never imported
     import asyncio
@@ -268,7 +272,7 @@ def locked(path: Path, *, blocking: bool = True) -> Iterator[bool]:
     Yields False when `blocking` is False and another process holds it. The OS frees the
     lock when its holder dies, so a crash never leaves a stale lock behind.
     """
-    _check_off_loop(path)
+    _check_off_loop(path, blocking)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | NOFOLLOW | _BINARY, FILE_MODE)
     try:
         if not _try_lock(fd, blocking):

@@ -27,9 +27,9 @@ def locked_on_the_loop(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Path]]:
     seen: list[Path] = []
     check = files._check_off_loop
 
-    def noted(path: Path) -> None:
+    def noted(path: Path, blocking: bool) -> None:
         try:
-            check(path)
+            check(path, blocking)
         except LockedOnLoop:
             seen.append(path)
             raise
