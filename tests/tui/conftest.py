@@ -16,14 +16,6 @@ from catalog.health import HealthBook
 from memory.data import files
 
 
-def _on_a_loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
 def _the_app_did_it(frame: FrameType | None) -> str | None:
     """Where in app/ the call came from, when the running app made it: an app/ frame with a
     Textual frame (a message handler, a worker) beneath it. A test building the app, or
@@ -49,7 +41,7 @@ def the_loop_never_waits(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]
     write = HealthBook._write
 
     def noted(what: str) -> None:
-        if _on_a_loop():
+        if asyncio._get_running_loop() is not None:  # this thread runs a loop
             where = _the_app_did_it(sys._getframe(2))
             if where is not None:
                 seen.append(f"{what} from {where}")
