@@ -45,6 +45,9 @@ class Message(TypedDict, total=False):
     cost: float
     queued: str  # a message typed during a reply: the id of its "queued" mark
     attachments: list[dict[str, Any]]  # memory.chat.attachments records
+    # On a user message: the [start, end) character spans of `content` that arrived by
+    # paste, standard input or a dropped path, not typed (memory.consolidation.evidence).
+    pasted: list[list[int]]
 
 
 # The keys a journal keeps of a message; any other is dropped when it is read.
@@ -76,7 +79,37 @@ def clean_message(message: Mapping[str, Any]) -> Message:
             record[key] = clean_text(record[key])
     if "tool_calls" in record:
         record["tool_calls"] = _clean_tool_calls(record["tool_calls"])
+    if "pasted" in record:
+        spans = pasted_spans(record["pasted"], len(record["content"] or ""))
+        if spans:
+            record["pasted"] = spans
+        else:
+            del record["pasted"]  # a wrong-typed detail is dropped, the message kept
     return cast("Message", record)
+
+
+def pasted_spans(value: object, length: int) -> list[list[int]]:
+    """`value` as sorted, merged [start, end) spans within a text of `length` characters;
+    whatever is not such a span is left out."""
+    if not isinstance(value, list):
+        return []
+    spans = sorted(
+        (max(0, s[0]), min(length, s[1]))
+        for s in value
+        if isinstance(s, list | tuple)
+        and len(s) == 2
+        and all(isinstance(n, int) and not isinstance(n, bool) for n in s)
+        and s[0] < s[1]
+    )
+    merged: list[list[int]] = []
+    for start, end in spans:
+        if start >= end:
+            continue
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return merged
 
 
 def _clean_tool_calls(calls: object) -> list[dict[str, Any]]:
