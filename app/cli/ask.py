@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from app.cli.errors import FAILED, CliError
 
 if TYPE_CHECKING:
+    from app.cli.ask_io import Question
     from app.cli.context import Context
     from catalog import Attempt, Catalog
     from memory import LiveSession, MemoryStore
@@ -88,7 +89,7 @@ def save_in_background(session_id: str) -> None:
         )
 
 
-def _question(args: argparse.Namespace) -> str:
+def _question(args: argparse.Namespace) -> Question:
     """The question asked, once the arguments are known to agree; CliError if they do not."""
     from app.cli.ask_io import read_question
 
@@ -98,7 +99,7 @@ def _question(args: argparse.Namespace) -> str:
         question = read_question(args.question)
     except ValueError as exc:
         raise CliError(f"kept ask: {exc}") from None
-    if not question:
+    if not question.text:
         raise CliError(
             'kept ask: the question is empty: `kept ask "question"` or `echo text | kept ask -`'
         )
@@ -138,7 +139,7 @@ def cmd_ask(args: argparse.Namespace, ctx: Context) -> int:
         catalog.get(model)
     except UnknownModelError as exc:
         raise CliError(f"kept ask: {exc}") from None
-    attachments = _attachments(args, ctx, model, question)
+    attachments = _attachments(args, ctx, model, question.text)
     blocked = untriable(catalog, model)
     if blocked is not None:
         raise CliError(blocked.sentences(catalog, model, "Nothing was saved."), NO_ANSWER)
@@ -229,7 +230,7 @@ async def _ask(
     session: LiveSession,
     catalog: Catalog,
     model: str,
-    question: str,
+    question: Question,
     args: argparse.Namespace,
     attachments: Sequence[Attachment] = (),
 ) -> int:
@@ -239,7 +240,9 @@ async def _ask(
     from memory.chat.attachments import keep
     from memory.chat.turn import answer
 
-    message: dict[str, Any] = {"role": "user", "content": question}
+    message: dict[str, Any] = {"role": "user", "content": question.text}
+    if question.pasted:
+        message["pasted"] = question.pasted
     if attachments:
         message["attachments"] = [
             keep(session.store, a, private=session.private) for a in attachments

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -13,20 +14,49 @@ if TYPE_CHECKING:
     from memory.settings import AttachmentLimits
 
 
-def read_question(parts: list[str]) -> str:
-    """The words given, with `-` standing for what arrives on stdin."""
-    pieces = []
+@dataclass(frozen=True)
+class Question:
+    """The question asked, and the [start, end) spans of it that arrived on stdin: piped
+    text (a diff, an e-mail) is pasted, not typed, and memory learns only from what the
+    user typed (memory.message)."""
+
+    text: str
+    pasted: list[list[int]] = field(default_factory=list)
+
+
+def read_question(parts: list[str]) -> Question:
+    """The words given, with `-` standing for what arrives on stdin; each part cleaned
+    (memory.sanitize) on its own, so that the spans stay true in the journal."""
+    from memory.sanitize import clean_text
+
+    pieces: list[tuple[str, bool]] = []
     for part in parts:
-        if part == "-":
-            if sys.stdin is None or sys.stdin.isatty():
-                raise ValueError(
-                    "`-` reads the question from stdin, but nothing is piped "
-                    "in: `echo text | kept ask -`"
-                )
-            pieces.append(_stdin_text())
-        else:
-            pieces.append(part)
-    return "\n\n".join(p.strip() for p in pieces if p.strip())
+        piped = part == "-"
+        text = clean_text(_piped_text() if piped else part).strip()
+        if text:
+            pieces.append((text, piped))
+    return _joined(pieces)
+
+
+def _piped_text() -> str:
+    """What `-` stands for: stdin, which must be a pipe (a terminal would wait for ever)."""
+    if sys.stdin is None or sys.stdin.isatty():
+        raise ValueError(
+            "`-` reads the question from stdin, but nothing is piped in: `echo text | kept ask -`"
+        )
+    return _stdin_text()
+
+
+def _joined(pieces: list[tuple[str, bool]], between: str = "\n\n") -> Question:
+    """The pieces as one question, a blank line apart, with the spans of those piped in."""
+    text = ""
+    pasted: list[list[int]] = []
+    for piece, piped in pieces:
+        text += between if text else ""
+        if piped:
+            pasted.append([len(text), len(text) + len(piece)])
+        text += piece
+    return Question(text, pasted)
 
 
 def read_attachments(paths: list[str], limits: AttachmentLimits) -> list[Attachment]:

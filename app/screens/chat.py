@@ -96,11 +96,13 @@ class ChatScreen(Screen[None]):
         yield Chips(id="chips")
         composer = Composer(id="composer", placeholder="Message Kept — / for commands")
         composer.commands = [c.name for c in commands.SLASH_COMMANDS]
-        composer.prompts = [
-            text
-            for m in self.app.session.messages
-            if m.get("role") == "user" and (text := m.get("content"))
-        ][-200:]
+        users = [m for m in self.app.session.messages if m.get("role") == "user"]
+        composer.prompts = [text for m in users if (text := m.get("content"))][-200:]
+        composer.prompt_pastes = {
+            text: pasted
+            for m in users
+            if (text := m.get("content")) and (pasted := m.get("pasted"))
+        }
         yield composer
         yield StatusBar().data_bind(
             ChatScreen.model_label,
@@ -245,7 +247,7 @@ class ChatScreen(Screen[None]):
         if event.text.startswith("/") and not event.offered:  # a path is sent as it is
             self.run_command(event.text)
         else:
-            self.send(event.text)
+            self.send(event.text, event.pasted)
 
     # --- attachments ----------------------------------------------------------------------
 
@@ -278,12 +280,12 @@ class ChatScreen(Screen[None]):
     def detach_last(self) -> None:
         self.attachments.detach_last()
 
-    def _give_back(self, text: str) -> None:
-        """A message that was not sent goes back where the user wrote it."""
+    def _give_back(self, text: str, pasted: list[list[int]]) -> None:
+        """A message that was not sent goes back where the user wrote it, what of it was
+        pasted still known as pasted."""
         composer = self.query_one(Composer)
         if not composer.text.strip():
-            composer.load_text(text)
-            composer.move_cursor(composer.document.end)
+            composer.load_pasted(text, pasted)
 
     def run_command(self, text: str) -> None:
         command, argument = commands.parse(text)
@@ -306,12 +308,15 @@ class ChatScreen(Screen[None]):
 
     # --- a reply ----------------------------------------------------------------------------
 
-    def send(self, text: str) -> None:
+    def send(self, text: str, pasted: list[list[int]] | None = None) -> None:
+        """Send the user's message; `pasted` are the spans of it that were pasted, not
+        typed, journaled with it (memory learns only from what the user typed)."""
+        pasted = pasted or []
         chips = self.query_one(Chips)
         attachments = chips.attachments
         problem = self.attachments.cannot_send(text, attachments)
         if problem:
-            self._give_back(text)
+            self._give_back(text, pasted)
             self.notice(problem, kind="error")
             return
         # Journaled (and fsynced) before anything else can happen, whatever the screen is
@@ -319,11 +324,11 @@ class ChatScreen(Screen[None]):
         replies = self.app.replies
         try:
             if replies.replying:
-                waiting = self.app.session.queue(text)
+                waiting = self.app.session.queue(text, pasted)
             else:
-                records = self._journal(text, attachments)
+                records = self._journal(text, attachments, pasted)
         except OSError as exc:  # a full disk: the text goes back where the user wrote it
-            self._give_back(text)
+            self._give_back(text, pasted)
             self.notice(
                 f"Your message could not be saved ({exc.filename or 'journal'}: "
                 f"{exc.strerror or exc}), so it was not sent. It is back in the "
@@ -339,16 +344,21 @@ class ChatScreen(Screen[None]):
         self.attachments.changed()
         self._reply_now()
 
-    def _journal(self, text: str, attachments: list[Attachment]) -> list[dict[str, Any]]:
+    def _journal(
+        self, text: str, attachments: list[Attachment], pasted: list[list[int]]
+    ) -> list[dict[str, Any]]:
         """Append the user's message to the session; the records of what it attaches."""
         session = self.app.session
-        if not attachments:
-            session.append({"role": "user", "content": text})
-            return []
-        from memory.chat.attachments import keep
+        message: dict[str, Any] = {"role": "user", "content": text}
+        if pasted:
+            message["pasted"] = pasted
+        records: list[dict[str, Any]] = []
+        if attachments:
+            from memory.chat.attachments import keep
 
-        records = [keep(session.store, a, private=session.private) for a in attachments]
-        session.append({"role": "user", "content": text, "attachments": records})
+            records = [keep(session.store, a, private=session.private) for a in attachments]
+            message["attachments"] = records
+        session.append(message)
         return records
 
     def send_waiting(self) -> None:

@@ -3,7 +3,8 @@ attachments it carries, one chip each, above it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import heapq
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from textual import events
@@ -14,10 +15,13 @@ from textual.message import Message
 from textual.widgets import Static, TextArea
 
 from app import paths
+from memory.message import pasted_spans
 from memory.sanitize import clean_text
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from textual.widgets.text_area import EditResult, Location
 
     from memory.chat.attachments import Attachment
 
@@ -41,6 +45,116 @@ _PARSER_KEYS.setdefault("\x1b\n", (_KeyName("alt+enter"),))
 
 NEWLINE_KEYS = ("ctrl+j", "shift+enter", "alt+enter")
 ATTACH = "/attach "
+# What is left of an edited paste is looked for down to pieces this long, and pieces
+# shorter than a seed only once some of the paste was found: a short one turns up by
+# chance in any text, and a gap that is not pasted would cut the user's own words apart.
+SMALLEST_PIECE = 8
+SEED = 32  # the piece of a paste looked for first, then grown while paste and text agree
+# Characters scanned at Enter looking for pastes (a few hundredths of a second): a
+# megabyte pasted and then cut to pieces is found as far as this allows.
+SCAN_BUDGET = 100_000_000
+FEWEST_LOOKS, MOST_LOOKS = 64, 2000
+
+
+@dataclass(frozen=True)
+class Paste:
+    """Text that arrived by paste (a dropped file's path too), not typed, and the offset it
+    went in at: memory learns only from what the user typed."""
+
+    text: str
+    at: int
+
+
+class Remnants:
+    """Finds pastes again in the text sent, however edited since: the middle of each is
+    looked for nearest where it should be (the same words may also be typed elsewhere),
+    grown while paste and text agree, and what is left on either side looked for the same
+    way; a piece whose middle is not there is halved. The searches are counted: a huge
+    paste cut to pieces costs at most `SCAN_BUDGET` characters scanned."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.looks = min(MOST_LOOKS, max(FEWEST_LOOKS, SCAN_BUDGET // max(1, len(text))))
+
+    def spans(self, paste: Paste) -> list[tuple[int, int]]:
+        """Where `paste`, or what is left of it, stands in the text."""
+        found: list[tuple[int, int]] = []
+        covered: list[tuple[int, int]] = []  # the parts of the paste found, in the paste
+        # Pieces of the paste to look for, the longest first: (-length, start, where the
+        # text should have it).
+        todo = [(-len(paste.text), 0, paste.at)]
+        while todo and self.looks > 0:
+            length, start, near = heapq.heappop(todo)
+            end = start - length
+            if not found and end - start < min(SEED, len(paste.text) // 2):
+                break  # nothing of it is left: what is still to look for is too short to tell
+            if any(a <= start and end <= b for a, b in covered):
+                continue
+            match = self.match(paste.text, start, end, near)
+            if match is None:
+                pieces = _halves(start, end, near)
+            else:
+                (first, last), (at, to) = match
+                covered.append((first, last))
+                found.append((at, to))
+                pieces = [(start, first, at - (first - start)), (last, end, to)]
+            for first, last, where in pieces:
+                if last - first >= SMALLEST_PIECE:
+                    heapq.heappush(todo, (first - last, first, where))
+        return found
+
+    def match(
+        self, paste: str, start: int, end: int, near: int
+    ) -> tuple[tuple[int, int], tuple[int, int]] | None:
+        """The run of `paste` around the middle of `paste[start:end]` that the text has,
+        as (its span in the paste, its span in the text); None if that middle is not there."""
+        size = min(SEED, end - start)
+        seed = start + (end - start - size) // 2
+        at = self.nearest(paste[seed : seed + size], near + seed - start)
+        if at is None:
+            return None
+        left = _agreeing(paste, seed, self.text, at, backward=True)
+        right = _agreeing(paste, seed, self.text, at, backward=False)
+        return (seed - left, seed + right), (at - left, at + right)
+
+    def nearest(self, piece: str, near: int) -> int | None:
+        """The start of the occurrence of `piece` closest to offset `near`, if any."""
+        self.looks -= 2
+        after = self.text.find(piece, max(0, near))
+        before = self.text.rfind(piece, 0, max(0, near) + len(piece))
+        found = [i for i in (after, before) if i >= 0]
+        return min(found, key=lambda i: abs(i - near)) if found else None
+
+
+def _halves(start: int, end: int, near: int) -> list[tuple[int, int, int]]:
+    """A piece not found, as two to look for (start, end, where the text should have it):
+    its halves, each at least `SMALLEST_PIECE` long (they overlap when it is short)."""
+    if end - start <= SMALLEST_PIECE:
+        return []
+    middle = (start + end) // 2
+    left, right = max(start + SMALLEST_PIECE, middle), min(end - SMALLEST_PIECE, middle)
+    return [(start, left, near), (right, end, near + right - start)]
+
+
+def _agreeing(a: str, i: int, b: str, j: int, *, backward: bool) -> int:
+    """How many characters `a` and `b` have in common on from `a[i]` and `b[j]` (or back
+    from just before them): slices compared at C speed, twice as long each time until they
+    differ, then halved, so that a short run costs little however long the texts are."""
+    limit = min(i, j) if backward else min(len(a) - i, len(b) - j)
+
+    def same(size: int) -> bool:
+        if backward:
+            return a[i - size : i] == b[j - size : j]
+        return a[i : i + size] == b[j : j + size]
+
+    low, high = 0, 1
+    while high <= limit and same(high):
+        low, high = high, high * 2
+    high = min(high, limit + 1)  # the first length known not to agree
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if same(middle) else (low, middle)
+    return low
 
 
 class Composer(TextArea):
@@ -54,6 +168,8 @@ class Composer(TextArea):
     class Submitted(Message):
         text: str
         offered: bool = False  # it named a file Tab would have attached: it goes as words
+        # The [start, end) spans of `text` that were pasted, not typed (memory.message).
+        pasted: list[list[int]] = field(default_factory=list)
 
     class DetachLast(Message):
         """Backspace on an empty composer: the last attachment goes."""
@@ -79,6 +195,9 @@ class Composer(TextArea):
         self.commands: list[str] = []
         self.carrying = False  # attachments wait above: Enter sends them without words
         self.offer: Path | None = None  # the file the text names, which Tab attaches
+        self.pastes: list[Paste] = []
+        # The pasted spans of earlier prompts, so that one recalled keeps them.
+        self.prompt_pastes: dict[str, list[list[int]]] = {}
 
     async def _on_key(self, event: events.Key) -> None:
         if event.key == "enter":
@@ -119,23 +238,79 @@ class Composer(TextArea):
             return
         await super()._on_key(event)
 
+    async def _on_paste(self, event: events.Paste) -> None:
+        """A paste (a dropped file's path arrives as one) goes in as TextArea puts it, and
+        is remembered as pasted."""
+        event.prevent_default()  # else Textual runs TextArea's handler again after this one
+        start = self._insertion_start()
+        await super()._on_paste(event)
+        self._note_paste(start)
+
+    def action_paste(self) -> None:
+        """Ctrl+V pastes Kept's own clipboard (a reply copied): pasted too, not typed."""
+        start = self._insertion_start()
+        super().action_paste()
+        self._note_paste(start)
+
+    def _insertion_start(self) -> Location:
+        return min(self.selection)
+
+    def _note_paste(self, start: Location) -> None:
+        """Remember what went in between `start` and the cursor, where a paste leaves it."""
+        end = self.cursor_location
+        if self.read_only or end <= start:
+            return
+        inserted = clean_text(self.get_text_range(start, end))
+        text = inserted.strip()
+        if text:
+            lead = len(inserted) - len(inserted.lstrip())
+            before = len(self.get_text_range((0, 0), start))
+            self.pastes.append(Paste(text, before + lead))
+
+    def submission(self) -> tuple[str, list[list[int]]]:
+        """The text to send, trimmed, and the spans of it that were pasted."""
+        whole = clean_text(self.text)
+        text = whole.strip()
+        lead = len(whole) - len(whole.lstrip())
+        remnants = Remnants(whole)
+        spans = [[s - lead, e - lead] for p in self.pastes for s, e in remnants.spans(p)]
+        return text, pasted_spans(spans, len(text))
+
+    def load_pasted(self, text: str, pasted: list[list[int]]) -> None:
+        """Put `text` in the composer, the `pasted` spans of it remembered as pasted."""
+        self.load_text(text)
+        self.pastes = [Paste(text[s:e], s) for s, e in pasted_spans(pasted, len(text))]
+        self.move_cursor(self.document.end)
+
+    def load_text(self, text: str) -> None:
+        """Replace the text: what was pasted in the old one is forgotten with it."""
+        self.pastes = []
+        super().load_text(text)
+
+    def clear(self) -> EditResult:
+        """Empty the composer: nothing in it is pasted any more."""
+        self.pastes = []
+        return super().clear()
+
     def _submit(self) -> None:
-        text = self.text.strip()
+        text, pasted = self.submission()
         if not text and not self.carrying:
             return
         if not self.prompts or self.prompts[-1] != text:
             self.prompts.append(text)
+        if pasted:
+            self.prompt_pastes[text] = pasted
         self._recall = None
         offered = self.offer is not None
         self.clear()
-        self.post_message(self.Submitted(text, offered))
+        self.post_message(self.Submitted(text, offered, pasted))
 
     def _step_history(self, step: int) -> None:
         index = len(self.prompts) if self._recall is None else self._recall
         index = max(0, min(len(self.prompts), index + step))
         self._recall = None if index == len(self.prompts) else index
-        self.load_text("" if self._recall is None else self.prompts[index])
-        self.move_cursor(self.document.end)
+        prompt = "" if self._recall is None else self.prompts[index]
+        self.load_pasted(prompt, self.prompt_pastes.get(prompt, []))
 
     def action_newline(self) -> None:
         self.insert("\n")

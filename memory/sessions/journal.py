@@ -9,7 +9,7 @@ Line 1 is a header; every other line is either a message (OpenAI message shape p
     {"mark": "failed", "start": 0, "end": 2, "reason": "...", "time": "..."}
     {"mark": "consolidated", "start": 0, "end": 2, "model": "...", "time": "..."}
     {"mark": "reopened", "time": "..."}
-    {"mark": "queued", "id": "q…", "content": "...", "time": "..."}
+    {"mark": "queued", "id": "q…", "content": "...", "time": "...", "pasted": [[0, 12]]}
 
 A message typed while a reply is being written is journaled at once as a "queued" mark, and
 becomes a message (carrying `"queued": id`) when it is sent, after that reply: the
@@ -36,7 +36,7 @@ from typing import Any
 
 from catalog.sanitize import clean_text
 from memory.data.files import append_line, ensure_dir, fsync_dir
-from memory.message import Message, clean_message
+from memory.message import Message, clean_message, pasted_spans
 from memory.sessions.marks import (
     HEADER_KIND,
     mark_open,
@@ -51,6 +51,27 @@ FORMAT_VERSION = 1
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def clean_pasted(content: str, pasted: object) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """`content` cleaned (memory.sanitize) typed part by pasted part, so that the `pasted`
+    spans (whatever of them is a span) still cover what was pasted when cleaning removes
+    characters; an old queued record has none."""
+    spans = pasted_spans(pasted, len(content))
+    if not spans:
+        return clean_text(content), ()
+    parts: list[str] = []
+    kept: list[tuple[int, int]] = []
+    at = length = 0
+    for start, end in spans:
+        typed, pasted_part = clean_text(content[at:start]), clean_text(content[start:end])
+        parts += [typed, pasted_part]
+        length += len(typed)
+        kept.append((length, length + len(pasted_part)))
+        length += len(pasted_part)
+        at = end
+    parts.append(clean_text(content[at:]))
+    return "".join(parts), tuple((s, e) for s, e in kept if s < e)
 
 
 # In a private session's id: its journal never leaves the machine, and every sync tool is
@@ -107,6 +128,8 @@ class Queued:
     id: str
     content: str
     time: str
+    # The [start, end) spans of `content` that were pasted, not typed (memory.message).
+    pasted: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass
@@ -161,19 +184,27 @@ class Journal:
         self._sent(record)
         return record
 
-    def queue(self, content: str) -> Queued:
+    def queue(self, content: str, pasted: list[list[int]] | None = None) -> Queued:
         """Journal a message typed while a reply is being written (fsynced before this
-        returns); `append` it, carrying `"queued": its id`, when it is sent."""
+        returns); `append` it, carrying `"queued": its id`, when it is sent. `pasted`:
+        the spans of it that were pasted, kept with it."""
         if self.closed:
             raise ValueError(f"session {self.id} is closed")
         if not isinstance(content, str):
             raise ValueError(f"content must be text, not {type(content).__name__}")
         import secrets
 
-        waiting = Queued("q" + secrets.token_hex(4), clean_text(content), now_iso())
-        self._write(
-            {"mark": "queued", "id": waiting.id, "content": waiting.content, "time": waiting.time}
-        )
+        text, spans = clean_pasted(content, pasted or [])
+        waiting = Queued("q" + secrets.token_hex(4), text, now_iso(), spans)
+        record: dict[str, Any] = {
+            "mark": "queued",
+            "id": waiting.id,
+            "content": waiting.content,
+            "time": waiting.time,
+        }
+        if spans:
+            record["pasted"] = [list(s) for s in spans]
+        self._write(record)
         self.queued.append(waiting)
         return waiting
 
@@ -377,9 +408,8 @@ def _apply_mark(journal: Journal, record: dict[str, Any], where: str) -> None:
     elif kind == "queued" and isinstance(record.get("id"), str):
         content = record.get("content")
         if isinstance(content, str) and content.strip():
-            journal.queued.append(
-                Queued(record["id"], clean_text(content), str(record.get("time", "")))
-            )
+            text, pasted = clean_pasted(content, record.get("pasted"))
+            journal.queued.append(Queued(record["id"], text, str(record.get("time", "")), pasted))
         else:
             journal.warnings.append(f"{where}: skipped a queued message that is not text.")
     else:

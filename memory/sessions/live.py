@@ -44,6 +44,14 @@ def _last_used(journal: Journal) -> int:
         return 0
 
 
+def _sent(queued: Queued) -> dict[str, Any]:
+    """The user message a queued one becomes, its pasted spans with it."""
+    message: dict[str, Any] = {"role": "user", "content": queued.content, "queued": queued.id}
+    if queued.pasted:
+        message["pasted"] = [list(span) for span in queued.pasted]
+    return message
+
+
 def _forget_private(store: MemoryStore) -> None:
     from memory.chat.attachments import forget_private  # not imported before the first frame
 
@@ -246,10 +254,11 @@ class LiveSession:
     def append(self, message: Mapping[str, Any]) -> Message:
         return self.journal.append(message)
 
-    def queue(self, text: str) -> Queued:
+    def queue(self, text: str, pasted: list[list[int]] | None = None) -> Queued:
         """Journal a message typed while a reply is being written; `send_queued` makes it
-        part of the conversation once that reply has ended."""
-        return self.journal.queue(text)
+        part of the conversation once that reply has ended. `pasted`: the spans of it that
+        were pasted, not typed, sent with it."""
+        return self.journal.queue(text, pasted)
 
     @property
     def queued(self) -> list[Queued]:
@@ -258,10 +267,7 @@ class LiveSession:
     def send_queued(self) -> list[Message]:
         """Every queued message, appended in the order typed, after the reply they waited
         for: the user messages the next reply answers."""
-        return [
-            self.journal.append({"role": "user", "content": q.content, "queued": q.id})
-            for q in list(self.journal.queued)
-        ]
+        return [self.journal.append(_sent(q)) for q in list(self.journal.queued)]
 
     def settle_queue(self) -> list[Message]:
         """Queued messages that will not be sent by a reply's end (the session is closing,
