@@ -70,6 +70,9 @@ class MemorySettings:
     ] = field(default_factory=dict)
     # A model late past its usual time (p95) has the next one asked beside it; see README.
     hedge: Annotated[bool, Field(strict=True)] = True
+    # A model other than the one that proposed a consolidation's lines checks each against
+    # the user's words it quotes (memory.consolidation.judge).
+    second_opinion: Annotated[bool, Field(strict=True)] = True
     # After each saved consolidation, `kept sync` in the background (a data folder set up
     # with `kept sync init`).
     sync_after_consolidation: Annotated[bool, Field(strict=True)] = False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+
 import asyncio
 import contextlib
 import os
@@ -95,8 +96,29 @@ context_window = 4096
 
 
 def save_args(
+    entry: str = "The user introduced themselves.",
+    memory: str = "# About the user\n- Name: Ana\n",
+    *,
+    quote: str = "Ana",
+    base: str = "",
+) -> dict[str, Any]:
+    """save_memory's arguments that take MEMORY.md from `base` to `memory`: the edits that
+    rewrite implies, each quoting `quote`, which the test's user typed."""
+    from memory.consolidation.edits import edits_from_rewrite
+
+    edits = []
+    for edit in edits_from_rewrite(base, memory):
+        item: dict[str, Any] = {"op": str(edit.op), "reason": "said"}
+        item.update({k: v for k in ("line", "old", "section") if (v := getattr(edit, k))})
+        item["evidence"] = [{"message": 1, "quote": quote}]
+        edits.append(item)
+    return {"history_entry": entry, "edits": edits}
+
+
+def rewrite_args(
     entry: str = "The user introduced themselves.", memory: str = "# About the user\n- Name: Ana\n"
 ) -> dict[str, str]:
+    """save_memory's arguments as a model that rewrites MEMORY.md whole sends them."""
     return {"history_entry": entry, "memory_update": memory}
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from memory.consolidation.reply import SavedMemory
 from memory.data.files import atomic_write, digest, read_text, remove_leftovers
 from memory.data.history import entry_key, format_entry
-from memory.data.versions import VersionKind
+from memory.data.versions import VersionKind, decisions
 from memory.sessions.journal import Journal, Segment
 
 if TYPE_CHECKING:
@@ -45,6 +45,7 @@ def _apply(store: MemoryStore, intent: dict[str, Any]) -> None:
             session=intent["session"],
             model=intent["model"],
             entry=intent["history_entry"],
+            evidence=decisions(intent.get("decisions")),
         )
     if not store.has_history_entry(intent["history_entry"]):
         store.append_history(intent["history_entry"])
@@ -84,6 +85,7 @@ def commit(
             "history_entry": format_entry(
                 when, saved.history_entry, entry_key(journal.id, segment.start, segment.end)
             ),
+            "decisions": saved.decision_records(),
         }
         if source is not VersionKind.CONSOLIDATION:
             intent["source"] = source

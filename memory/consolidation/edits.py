@@ -1,19 +1,20 @@
 """Edits to MEMORY.md that a consolidation proposes, checked and applied by Kept.
 
 A model never rewrites MEMORY.md: it proposes operations (add a line, replace a quoted line,
-forget a quoted line) and Kept applies them, deterministically, only when each one holds up:
-- the quoted line is there;
-- a new line is a fact, not template junk, and grounded in what the user said
-  (memory.consolidation.grounding);
-- a line the user wrote (/remember, an edit, a reviewed change) is replaced or forgotten
-  only when the user asked for it in the session; any forget needs the user's request;
+forget a quoted line), each with the user's own words as its evidence, and Kept decides each
+one on its own (memory.consolidation.evidence):
+- the quoted line is there, and a new line is a fact, not template junk;
+- the evidence is what the user typed, and the line stands on it; a line the user wrote
+  (/remember, an edit, a reviewed change) is changed only where they say that fact changed,
+  naming it, and forgotten only where they ask, naming it;
 - time is respected: a replaced fact stays as a dated "Previously:" line, and a session
   older than the one that wrote a fact cannot replace it (its value is kept as an earlier
   one instead);
+- a line that restates one already there is not added twice;
 - the result stays within the memory budget (the oldest "Previously:" lines go first).
 
-One bad edit refuses the whole reply (ReplyRejected, saying which), and the walk asks the
-next model, as with any invalid reply.
+A refused edit is dropped with its reason; an uncertain one is applied but held for a
+second opinion or the user's review. The others stand: one bad line never costs the reply.
 """
 
 from __future__ import annotations
@@ -28,30 +29,25 @@ from typing import Any
 
 from catalog import ReplyRejected
 from catalog.transport import Kind
-from memory.consolidation.grounding import Evidence, fold, junk, markup, shares_words, ungrounded
+from memory.consolidation.evidence import (
+    Check,
+    Claim,
+    Found,
+    Quote,
+    Said,
+    Verdict,
+    check,
+    close,
+)
+from memory.consolidation.grounding import fold, junk, markup
+from memory.consolidation.meaning import negated, words
 from memory.message import Message
 from memory.sanitize import clean_text
 
 PREVIOUSLY = "Previously:"
 _HEADING = re.compile(r"^(#{1,6})\s+(.*\S)\s*$")
 _BULLET = re.compile(r"^\s*(?:[-*+]\s+)?")
-# The user asked, in their own words, to forget.
-FORGET = re.compile(
-    r"\b(?:forget|vergiss|vergessen|oublie|oublier|olvida|olvidar|"
-    r"dimentica|esquece|esqueça|vergeet|glöm|zapomnij|remove|delete|erase|apaga|lösche)\w*"
-    r"|忘れ|забудь",
-    re.IGNORECASE,
-)
-_EVERYTHING = re.compile(
-    r"\b(?:everything|all of it|all you know|tudo|alles|todo|tout)\b", re.IGNORECASE
-)
-# The user said a fact changed: a replace of their own line needs one of these.
-CHANGE = re.compile(
-    r"\b(?:no longer|not any ?more|any ?more|moved|move|now|changed?|switch\w*|instead|"
-    r"actually|update\w*|correct\w*|quit|left|became|renamed|new|mudei|mudou|agora|já não|"
-    r"nicht mehr|jetzt|umgezogen|neue?[rsn]?|ya no|ahora|plus|désormais)\b",
-    re.IGNORECASE,
-)
+MAX_QUOTES = 5
 
 
 class Op(StrEnum):
@@ -62,13 +58,14 @@ class Op(StrEnum):
 
 @dataclass(frozen=True)
 class Edit:
-    """One proposed change to MEMORY.md."""
+    """One proposed change to MEMORY.md, with the user's words it stands on."""
 
     op: Op
     line: str = ""  # the new line (add, replace)
     old: str = ""  # the quoted line (replace, forget)
     section: str = ""  # where an added line goes: a heading's text, or a whole heading line
     reason: str = ""
+    evidence: tuple[Quote, ...] = ()
 
     def __str__(self) -> str:
         if self.op is Op.ADD:
@@ -87,17 +84,60 @@ class Context:
     budget: int
     user_lines: frozenset[str] = frozenset()  # normalised lines the user wrote
     newer_lines: frozenset[str] = frozenset()  # lines written from later sessions
-    evidence: Evidence = field(init=False)
+    said: Said = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "evidence", Evidence.of(self.messages))
+        object.__setattr__(self, "said", Said.of(self.messages))
 
-    def user_texts(self) -> list[str]:
-        # Only the start of each message: a request is short, and a pasted megabyte
-        # should cost nothing.
-        return [
-            str(m.get("content") or "")[:4000] for m in self.messages if m.get("role") == "user"
-        ]
+
+class Fate(StrEnum):
+    """What became of one edit."""
+
+    APPLIED = "applied"
+    HELD = "held"  # applied, but the change waits for a second opinion or the user
+    REFUSED = "refused"
+    UNCHANGED = "unchanged"  # nothing to do: already there, or a newer fact stands
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One edit and what Kept made of it, with why and the quotes it stood on."""
+
+    edit: Edit
+    fate: Fate
+    reason: str = ""
+    found: tuple[Found, ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.edit} was {self.fate}" + (f": {self.reason}" if self.reason else "")
+
+    def to_json(self) -> dict[str, Any]:
+        """As a version record or a proposal keeps it (review and blame read it back)."""
+        out: dict[str, Any] = {"op": str(self.edit.op), "fate": str(self.fate)}
+        for name in ("line", "old", "reason"):
+            value = getattr(self.edit, name)
+            if value:
+                out[name] = value
+        if self.reason:
+            out["why"] = self.reason
+        out["evidence"] = [f.to_json() for f in self.found]
+        return out
+
+
+@dataclass(frozen=True)
+class Applied:
+    """MEMORY.md with a reply's edits applied, and the decision on each."""
+
+    text: str
+    decisions: tuple[Decision, ...]
+
+    @property
+    def held(self) -> tuple[Decision, ...]:
+        return tuple(d for d in self.decisions if d.fate is Fate.HELD)
+
+    @property
+    def refused(self) -> tuple[Decision, ...]:
+        return tuple(d for d in self.decisions if d.fate is Fate.REFUSED)
 
 
 def _short(text: str, limit: int = 60) -> str:
@@ -118,6 +158,29 @@ def _field(item: Mapping[str, Any], name: str, index: int) -> str:
     if not isinstance(value, str):
         raise ReplyRejected(f"edit {index}: {name} must be a string, not {type(value).__name__}")
     return " ".join(clean_text(value).split()) if name != "section" else clean_text(value).strip()
+
+
+def _evidence(value: Any, index: int) -> tuple[Quote, ...]:
+    """An edit's quotes; a wrong shape is this edit's problem, found when it is checked
+    (an edit without evidence is refused on its own, never the reply)."""
+    if isinstance(value, dict):
+        value = [value]
+    if not isinstance(value, list):
+        return ()
+    quotes = []
+    for item in value[:MAX_QUOTES]:
+        if isinstance(item, str):
+            item = {"quote": item}
+        if not isinstance(item, dict):
+            continue
+        number, text = item.get("message"), item.get("quote", item.get("text"))
+        if isinstance(number, str) and number.strip().lstrip("#").isdigit():
+            number = int(number.strip().lstrip("#"))
+        if not isinstance(number, int) or isinstance(number, bool):
+            number = 0
+        if isinstance(text, str) and text.strip():
+            quotes.append(Quote(number, clean_text(text)))
+    return tuple(quotes)
 
 
 def parse_edits(value: Any) -> tuple[Edit, ...]:
@@ -143,6 +206,7 @@ def parse_edits(value: Any) -> tuple[Edit, ...]:
             _field(item, "old", index),
             _field(item, "section", index),
             _field(item, "reason", index),
+            _evidence(item.get("evidence"), index),
         )
         if op in (Op.ADD, Op.REPLACE) and not edit.line:
             raise ReplyRejected(f"edit {index} ({op}) has no line")
@@ -217,20 +281,6 @@ def _insert(lines: list[str], section: str, line: str) -> None:
     lines.append(line)
 
 
-def _asked_to_forget(context: Context, line: str) -> bool:
-    requests = [t for t in context.user_texts() if FORGET.search(t)]
-    return any(_EVERYTHING.search(t) for t in requests) or shares_words(line, requests)
-
-
-def _asked_to_change(context: Context, old: str, new: str) -> bool:
-    requests = [t for t in context.user_texts() if CHANGE.search(t) or FORGET.search(t)]
-    return shares_words(old, requests) or shares_words(new, requests)
-
-
-def _refused(index: int, edit: Edit, why: str) -> ReplyRejected:
-    return ReplyRejected(f"edit {index} ({edit}) was refused: {why}", Kind.REFUSED_EDIT)
-
-
 def _section_problem(section: str, lines: list[str]) -> str | None:
     """Why a heading an edit would create is refused: markup or junk, too long, or one that
     speaks as the user's instructions (they live in INSTRUCTIONS.md, which only the user
@@ -259,56 +309,143 @@ def _heading_index(lines: list[str], name: str) -> int | None:
     )
 
 
-def _check_new(edit: Edit, index: int, context: Context, lines: list[str]) -> None:
+def _shape_problem(edit: Edit, lines: list[str]) -> str | None:
+    """Why a new line cannot go in whatever its evidence: a bad section, or not a fact."""
     problem = _section_problem(edit.section, lines) if edit.section else None
-    if problem is not None:
-        raise _refused(index, edit, problem)
-    problem = junk(edit.line)
-    if problem is None:
-        problem = ungrounded(edit.line, context.evidence)
-        if problem is not None:
-            problem = f"it is not grounded in what the user said: {problem}"
-    if problem is not None:
-        raise _refused(index, edit, problem)
+    return problem or junk(edit.line)
 
 
-def apply_edits(text: str, edits: Sequence[Edit], context: Context) -> str:
-    """MEMORY.md with `edits` applied, or ReplyRejected saying which edit is refused and why."""
-    lines = text.splitlines()
-    month = context.when.strftime("%Y-%m")
-    for index, edit in enumerate(edits, start=1):
-        if edit.op in (Op.ADD, Op.REPLACE):
-            _check_new(edit, index, context, lines)
+def _claim(edit: Edit, context: Context, old_line: str) -> Claim:
+    return Claim(
+        edit.line,
+        old_line,
+        edit.evidence,
+        forget=edit.op is Op.FORGET,
+        users_line=bool(old_line) and normal(old_line) in context.user_lines,
+    )
+
+
+def _judged(found: Check, verdict: Verdict | None, judge: str) -> Check:
+    """A check with the second opinion's word on it: a line it does not find supported
+    is refused; one it supports stands even where Kept alone could not tell."""
+    if verdict is None or found.verdict is Verdict.REFUSED:
+        return found
+    if verdict is Verdict.REFUSED:
+        return Check.refused(f"{judge} found that its evidence does not support it", found.found)
+    return Check(Verdict.CHECKED, "", found.found)
+
+
+@dataclass
+class _Applying:
+    """The edits being applied, line by line, and what became of each."""
+
+    lines: list[str]
+    context: Context
+    month: str
+    decisions: list[Decision] = field(default_factory=list)
+
+    def decide(
+        self, edit: Edit, fate: Fate, reason: str = "", found: tuple[Found, ...] = ()
+    ) -> None:
+        self.decisions.append(Decision(edit, fate, reason, found))
+
+    def apply(self, edit: Edit, verdict: Verdict | None, judge: str) -> None:
+        lines = self.lines
+        at = None if edit.op is Op.ADD else _find(lines, edit.old)
+        if edit.op is not Op.ADD and at is None:
+            self.decide(edit, Fate.REFUSED, "MEMORY.md has no such line (quote one exactly)")
+            return
+        old_line = "" if at is None else lines[at]
+        problem = None if edit.op is Op.FORGET else _shape_problem(edit, lines)
+        if problem:
+            self.decide(edit, Fate.REFUSED, problem)
+            return
+        found = _judged(
+            check(_claim(edit, self.context, old_line), self.context.said), verdict, judge
+        )
+        if found.verdict is Verdict.REFUSED:
+            self.decide(edit, Fate.REFUSED, found.reason, found.found)
+            return
+        fate = Fate.HELD if found.verdict is Verdict.UNCERTAIN else Fate.APPLIED
+        if self._change(edit, at, old_line):
+            self.decide(edit, fate, found.reason, found.found)
+        else:
+            self.decide(edit, Fate.UNCHANGED, self._why_unchanged(edit, old_line), found.found)
+
+    def _why_unchanged(self, edit: Edit, old_line: str) -> str:
         if edit.op is Op.ADD:
-            if _find(lines, edit.line) is None:
-                _insert(lines, edit.section, _bullet(edit.line))
-            continue
-        at = _find(lines, edit.old)
-        if at is None:
-            raise _refused(index, edit, "MEMORY.md has no such line (quote one exactly)")
-        old_line = lines[at]
+            return "MEMORY.md says that already"
+        if normal(old_line) in self.context.newer_lines:
+            return "a later session wrote that line"
+        return "the line is already so"
+
+    def _change(self, edit: Edit, at: int | None, old_line: str) -> bool:
+        """Carry out a checked edit; False when it changes nothing."""
+        lines, context = self.lines, self.context
+        if edit.op is Op.ADD:
+            if _find(lines, edit.line) is not None or restated(edit.line, lines):
+                return False
+            _insert(lines, edit.section, _bullet(edit.line))
+            return True
+        assert at is not None
         key = normal(old_line)
         if edit.op is Op.FORGET:
-            if not _asked_to_forget(context, old_line):
-                raise _refused(index, edit, "the user did not ask to forget it")
             if key in context.newer_lines:
-                continue  # a later session wrote it: this older one cannot take it back
+                return False  # a later session wrote it: this older one cannot take it back
             del lines[at]
-            continue
+            return True
         if normal(edit.line) == key:
-            continue
-        if key in context.user_lines and not _asked_to_change(context, old_line, edit.line):
-            raise _refused(index, edit, "the user wrote that line and did not ask to change it")
+            return False
         if key in context.newer_lines:
             # The fact in memory is newer than this session: what the session said is an
             # earlier value, kept as such.
             earlier = _BULLET.sub("", edit.line, count=1).strip()
-            _insert_after(lines, at, f"- {PREVIOUSLY} {earlier} (as of {month})")
-            continue
+            return _insert_after(lines, at, f"- {PREVIOUSLY} {earlier} (as of {self.month})")
         before = _BULLET.sub("", old_line, count=1).strip()
         lines[at] = _bullet(edit.line)
-        _insert_after(lines, at, f"- {PREVIOUSLY} {before} (until {month})")
-    return _within_budget(lines, context.budget, len(text))
+        _insert_after(lines, at, f"- {PREVIOUSLY} {before} (until {self.month})")
+        return True
+
+
+def restated(line: str, lines: Sequence[str]) -> bool:
+    """Whether `line` says no more than a line already there: each of its words is one of
+    that line's, or near one ("Teaches in Leeds" and "Works as a teacher in Leeds"), and
+    neither denies what the other says."""
+    ours = _fact_words(line)
+    if not ours:
+        return False
+    for existing in lines:
+        if not _content(existing) or normal(existing).startswith(fold(PREVIOUSLY)):
+            continue
+        theirs = _fact_words(existing)
+        if negated(line) != negated(existing):
+            continue
+        if theirs and all(any(close(w, t) for t in theirs) for w in ours):
+            return True
+    return False
+
+
+def _fact_words(line: str) -> set[str]:
+    small = {"a", "an", "the", "is", "are", "in", "at", "of", "to", "and", "e", "o", "de"}
+    return {w for w in words(_BULLET.sub("", line, count=1)) if w not in small}
+
+
+def apply_edits(
+    text: str,
+    edits: Sequence[Edit],
+    context: Context,
+    verdicts: Mapping[int, Verdict] | None = None,
+    judge: str = "",
+) -> Applied:
+    """MEMORY.md with each of `edits` that holds up applied, and the decision on each.
+    `verdicts`, by an edit's index, are a second opinion's (`judge`): REFUSED where it found
+    the evidence does not support the line, CHECKED where it does."""
+    applying = _Applying(text.splitlines(), context, context.when.strftime("%Y-%m"))
+    for index, edit in enumerate(edits):
+        applying.apply(edit, (verdicts or {}).get(index), judge)
+    return Applied(
+        _within_budget(applying.lines, context.budget, len(text)), tuple(applying.decisions)
+    )
 
 
 class MemoryFull(ReplyRejected):
@@ -316,9 +453,11 @@ class MemoryFull(ReplyRejected):
     budget raised (the app words that next step)."""
 
 
-def _insert_after(lines: list[str], at: int, line: str) -> None:
+def _insert_after(lines: list[str], at: int, line: str) -> bool:
     if _find(lines, line) is None:
         lines.insert(at + 1, line)
+        return True
+    return False
 
 
 def _within_budget(lines: list[str], budget: int, before: int) -> str:

@@ -49,6 +49,11 @@ _JUNK = re.compile(
 _KEPT_AS_NAME = re.compile(
     r"\b(?:name\s*(?:is|:)|called|named|you\s+are|i\s+am)\s*['\"“]?kept\b", re.IGNORECASE
 )
+# A line that reports the conversation instead of stating a fact: "The user said: ...".
+_REPORTED = re.compile(
+    r"^\W*(?:the )?(?:user|assistant|you|i) (?:said|asked|wrote|mentioned|wanted to know)\b",
+    re.IGNORECASE,
+)
 # At most this share of a line's telling words may be absent from the user's messages.
 MIN_SHARED = 1 / 3
 LONGEST_LINE = 500
@@ -114,6 +119,18 @@ def _calendar_words(stamp: str) -> set[str]:
     return {_key(_MONTHS[when.month - 1]), _key(_DAYS[when.weekday()])}
 
 
+def _meant(content: str, stamp: str) -> set[str]:
+    """The numbers of the dates a message's relative days mean ("next Tuesday")."""
+    from memory.consolidation.meaning import calendar_numbers
+
+    try:
+        day = datetime.fromisoformat(stamp).date()
+    except ValueError:
+        return set()
+    meant = calendar_numbers(content[:4000], day)
+    return {str(n) for n in meant} | {f"{n:02d}" for n in meant if n < 100}
+
+
 @dataclass(frozen=True)
 class Evidence:
     """What a session said: the user's words, every word said, every number seen."""
@@ -133,6 +150,7 @@ class Evidence:
             stamp = str(message.get("time") or "")
             numbers.update(re.findall(r"\d+", stamp))
             everything |= _calendar_words(stamp)
+            numbers |= _meant(content, stamp)
             if role not in ("user", "assistant"):
                 continue
             words = {_key(w) for w in _WORD.findall(fold(content))}
@@ -167,6 +185,8 @@ def junk(line: str, *, entry: bool = False) -> str | None:
         return "it holds no words"
     if _KEPT_AS_NAME.search(text):
         return "it gives the assistant's name as the user's"
+    if not entry and (text.rstrip().endswith(("?", "？")) or _REPORTED.match(text)):
+        return "it reports what was said or asked, not a fact"
     return None
 
 

@@ -37,6 +37,7 @@ class LogRecord:
     reason: str = ""
     latency: float = 0.0
     cost: float = 0.0
+    purpose: str = ""  # "second_opinion": a judge's request, not an attempt to save
 
     @classmethod
     def parse(cls, raw: dict[str, Any]) -> LogRecord:
@@ -51,6 +52,7 @@ class LogRecord:
             reason=_text(raw.get("reason")),
             latency=_number(raw.get("latency")),
             cost=_number(raw.get("cost")),
+            purpose=_text(raw.get("purpose")),
         )
 
     @staticmethod
@@ -61,6 +63,10 @@ class LogRecord:
 
 def read_records(store: MemoryStore) -> list[LogRecord]:
     return [LogRecord.parse(raw) for raw in store.read_log()]
+
+
+# The outcome of a line that records an edit Kept dropped from a reply it kept.
+DROPPED = "dropped"
 
 
 @dataclass
@@ -78,16 +84,24 @@ class SessionLog:
         committed (a later part failed, or the user's edit came first)."""
         if self.committed is not None:
             return self.committed
-        return any(a.outcome == Outcome.OK for a in self.attempts)
+        return any(a.outcome == Outcome.OK and not a.purpose for a in self.attempts)
+
+    @property
+    def dropped(self) -> list[str]:
+        """The edits Kept dropped from the replies it kept, each with its reason."""
+        return [a.reason for a in self.attempts if a.outcome == DROPPED and a.reason]
 
     def chain(self) -> str:
         """`llama-3.3-70b → tool call failed → qwen3-32b → did not call save_memory →
         gpt-4.1-mini ✓ 4.1 s $0.0008`: skipped models and retries folded in."""
         parts: list[str] = []
         for attempt in self.attempts:
-            if attempt.outcome in (Outcome.SKIPPED, Outcome.RETRIED):
-                continue  # a model's last try says how it ended
-            if attempt.outcome == Outcome.OK:
+            if attempt.outcome in (Outcome.SKIPPED, Outcome.RETRIED, DROPPED):
+                continue  # a model's last try says how it ended; dropped edits: `dropped`
+            if attempt.purpose:
+                verdict = "✓" if attempt.outcome == Outcome.OK else "→ " + attempt.reason
+                parts.append(f"second opinion by {attempt.model} {verdict}")
+            elif attempt.outcome == Outcome.OK:
                 parts.append(f"{attempt.model} ✓ {attempt.latency:.1f} s ${attempt.cost:.4f}")
             else:
                 parts.append(f"{attempt.model} → {attempt.reason or attempt.kind or None}")

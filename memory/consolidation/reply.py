@@ -1,21 +1,33 @@
 """save_memory's arguments, validated: what a model's reply must carry to become memory.
 
 A reply counts only if it carries a `save_memory` call (or the same JSON object as text)
-whose history entry is grounded in the session and whose edits hold up (memory.consolidation.edits);
-anything else raises ReplyRejected, which moves the walk to the next model of the chain.
+whose history entry is grounded in the session and of whose edits at least one holds up
+(memory.consolidation.edits decides each on its own: a refused edit is dropped, the rest
+stand); anything else raises ReplyRejected, which moves the walk to the next model.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from catalog import Reply, ReplyRejected
 from catalog.transport import Kind
-from memory.consolidation.edits import Context, apply_edits, edits_from_rewrite, parse_edits
-from memory.consolidation.grounding import junk, ungrounded
+from memory.consolidation.edits import (
+    Applied,
+    Context,
+    Decision,
+    Edit,
+    Fate,
+    apply_edits,
+    edits_from_rewrite,
+    parse_edits,
+)
+from memory.consolidation.evidence import Verdict
+from memory.consolidation.grounding import Evidence, junk, ungrounded
 from memory.sanitize import clean_text
 from memory.settings import MemorySettings
 
@@ -23,8 +35,26 @@ from memory.settings import MemorySettings
 @dataclass(frozen=True)
 class SavedMemory:
     history_entry: str
-    memory_update: str  # MEMORY.md with the edits applied
+    memory_update: str  # MEMORY.md with the edits applied (held ones too)
     edits: int = 0  # how many edits the model proposed
+    decisions: tuple[Decision, ...] = ()  # what became of each, with its quotes
+    proposed: tuple[Edit, ...] = ()  # the edits as proposed, to decide again
+    base: str = ""  # the MEMORY.md they were applied to
+    records: tuple[dict[str, Any], ...] = ()  # decisions as a proposal kept them
+
+    def decision_records(self) -> list[dict[str, Any]]:
+        """The decision on each edit as a version record keeps it."""
+        return [d.to_json() for d in self.decisions] or list(self.records)
+
+    @property
+    def held(self) -> tuple[Decision, ...]:
+        """The edits that wait for a second opinion or the user's review."""
+        return tuple(d for d in self.decisions if d.fate is Fate.HELD)
+
+    def judged(self, context: Context, verdicts: Mapping[int, Verdict], judge: str) -> SavedMemory:
+        """The same edits decided again with a second opinion's `verdicts`."""
+        applied = apply_edits(self.base, self.proposed, context, verdicts, judge)
+        return replace(self, memory_update=applied.text, decisions=applied.decisions)
 
 
 # A tidy of a non-trivial memory must keep at least this share of its text.
@@ -128,7 +158,8 @@ def parse_save_memory(
     implies, each checked the same way: a rewrite cannot slip past the checks."""
     arguments = _arguments(reply, window)
     entry = _entry(arguments, settings)
-    problem = junk(entry, entry=True) or ungrounded(entry, context.evidence, entry=True)
+    evidence = Evidence.of(context.messages)
+    problem = junk(entry, entry=True) or ungrounded(entry, evidence, entry=True)
     if problem is not None:
         raise ReplyRejected(f"history_entry was refused: {problem}", Kind.REFUSED_EDIT)
     if "edits" in arguments:
@@ -137,7 +168,20 @@ def parse_save_memory(
         edits = edits_from_rewrite(current_memory, _string(arguments, "memory_update"))
     else:
         raise ReplyRejected("save_memory was called without edits")
-    return SavedMemory(entry, apply_edits(current_memory, edits, context), len(edits))
+    applied = apply_edits(current_memory, edits, context)
+    _some_stand(applied)
+    return SavedMemory(entry, applied.text, len(edits), applied.decisions, edits, current_memory)
+
+
+def _some_stand(applied: Applied) -> None:
+    """A reply whose every edit was refused is no answer: the next model is asked."""
+    decisions = applied.decisions
+    if decisions and all(d.fate is Fate.REFUSED for d in decisions):
+        first = decisions[0]
+        more = f" (and {len(decisions) - 1} more)" if len(decisions) > 1 else ""
+        raise ReplyRejected(
+            f"every edit was refused: {first.edit}: {first.reason}{more}", Kind.REFUSED_EDIT
+        )
 
 
 def parse_rewrite(

@@ -25,7 +25,7 @@ from typing import Any
 from memory.data.files import atomic_write, digest, ensure_dir, locked
 from memory.data.layout import claim_lock
 from memory.data.store import MemoryStore, MemoryText, Version
-from memory.data.versions import VersionKind
+from memory.data.versions import VersionKind, decisions
 from memory.sanitize import clean_text
 from memory.sessions.journal import Journal, Segment
 
@@ -105,6 +105,8 @@ class Proposal:
     memory_update: str
     history_entry: str  # without its date
     path: Path
+    # The decision on each edit, with the user's words it stood on (Decision.to_json).
+    decisions: tuple[dict[str, Any], ...] = ()
 
     @property
     def change(self) -> LineChange:
@@ -128,8 +130,10 @@ def propose(
     base: MemoryText,
     model: str,
     when: datetime,
+    decided: tuple[dict[str, Any], ...] = (),
 ) -> Proposal:
-    """Hold a consolidation's result for review (atomically: it is there whole, or not)."""
+    """Hold a consolidation's result for review (atomically: it is there whole, or not);
+    `decided`: the decision on each edit, with its quotes, to show."""
     ensure_dir(_folder(store))
     path = _path(store, session, segment)
     record = {
@@ -143,6 +147,7 @@ def propose(
         "base_text": base.text,
         "memory_update": memory_update,
         "history_entry": history_entry,
+        "decisions": list(decided),
     }
     atomic_write(path, json.dumps(record, ensure_ascii=False))
     return _load(path, store)
@@ -215,6 +220,7 @@ def _check(path: Path, record: object, store: MemoryStore) -> Proposal:
         memory_update=update,
         history_entry=entry,
         path=path,
+        decisions=decisions(record.get("decisions")),
     )
 
 
@@ -302,7 +308,7 @@ def accept(store: MemoryStore, proposal: Proposal, memory_text: str | None = Non
         current = store.read_memory()
         edited = memory_text is not None and memory_text != proposal.memory_update
         text = memory_text if edited and memory_text is not None else proposal.memory_update
-        saved = SavedMemory(proposal.history_entry, text)
+        saved = SavedMemory(proposal.history_entry, text, records=proposal.decisions)
         when = datetime.fromisoformat(proposal.when)
         if current.digest != proposal.base_digest or not commit(
             store,

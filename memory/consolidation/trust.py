@@ -39,6 +39,8 @@ def records(log: Iterable[LogRecord]) -> dict[str, TrustRecord]:
     """Each model's record from the log's lines (oldest first), over its last RECENT."""
     latest: dict[str, list[bool]] = {}
     for line in log:
+        if line.purpose:  # a second opinion is not an answer to a consolidation
+            continue
         if line.outcome == Outcome.OK:
             latest.setdefault(line.model, []).append(True)
         elif line.kind == Kind.REFUSED_EDIT:

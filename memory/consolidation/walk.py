@@ -24,9 +24,11 @@ from memory.consolidation.chunks import (
     transcript_budget,
 )
 from memory.consolidation.commit import commit
-from memory.consolidation.edits import Context, MemoryFull
+from memory.consolidation.edits import Context, Decision, Fate, MemoryFull
 from memory.consolidation.estimate import Measure, known_estimate, parts_estimate, remember_estimate
-from memory.consolidation.log import LogRecord
+from memory.consolidation.evidence import Verdict
+from memory.consolidation.judge import second_opinion
+from memory.consolidation.log import DROPPED, LogRecord
 from memory.consolidation.outcome import Cause, Consolidation
 from memory.consolidation.prompt import (
     SAVE_MEMORY_CHOICE,
@@ -44,6 +46,8 @@ from memory.recall.provenance import authorship
 from memory.sessions.journal import Journal, Segment
 from memory.settings import MemorySettings
 
+# The consolidation log's word for a second opinion's request (memory.consolidation.judge).
+OPINION = "second_opinion"
 # How many times MEMORY.md may change under a running consolidation before it gives up.
 EDIT_ROUNDS = 3
 # How many times a session is cut into smaller parts after a model ran out of context.
@@ -98,6 +102,13 @@ class Job:
         on_attempt = self.asking.get("on_attempt")
         if on_attempt is not None:
             on_attempt(attempt)
+
+    def record_opinion(self, attempt: Attempt) -> None:
+        """A second opinion's request, in the log beside the others (its cost counts), but
+        not one of the consolidation's attempts: it never moves the walk or the trust."""
+        self.store.log(
+            {**LogRecord.line(self.journal.id, str(self.segment), attempt), "purpose": OPINION}
+        )
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
@@ -201,6 +212,7 @@ def _too_long(job: Job, chunks: list[str], memory_text: str) -> Consolidation:
 async def _walk(job: Job, chunks: list[str], memory_text: str, context: Context) -> _Walked:
     """Each part in turn, each answer's memory and draft entry carried into the next."""
     entry, model = "", None
+    decisions: list[Decision] = []
     for part, chunk in enumerate(chunks, start=1):
         messages = consolidation_messages(
             memory_text,
@@ -215,9 +227,53 @@ async def _walk(job: Job, chunks: list[str], memory_text: str, context: Context)
         if not result.ok:
             cut_off = any(a.kind is Kind.CONTEXT_WINDOW for a in result.attempts)
             return _Walked(None, reason=result.reason, cut_off=cut_off)
-        saved: SavedMemory = result.value
+        saved = await _judged(job, result.value, result.model, context)
+        _log_dropped(job, saved.decisions, result.model)
+        decisions += saved.decisions
         entry, memory_text, model = saved.history_entry, saved.memory_update, result.model
-    return _Walked(SavedMemory(entry, memory_text), model)
+    return _Walked(SavedMemory(entry, memory_text, decisions=tuple(decisions)), model)
+
+
+async def _judged(
+    job: Job, saved: SavedMemory, proposer: str | None, context: Context
+) -> SavedMemory:
+    """The reply's edits decided again with a second opinion, where one can be had. A judge
+    whose own changes would wait for review may refuse a line, never vouch for one."""
+    if not job.settings.second_opinion or not saved.decisions:
+        return saved
+    opinion = await second_opinion(
+        job.catalog,
+        job.chain,
+        proposer,
+        saved.decisions,
+        policy=job.policy,
+        health=job.health,
+        on_attempt=job.record_opinion,
+        failed={a.model for a in job.attempts if a.outcome is not Outcome.OK},
+    )
+    if not opinion.judge:
+        return saved
+    verdicts = opinion.verdicts
+    rule = await asyncio.to_thread(review_rule_for, job.store, job.catalog, opinion.judge)
+    if rule.before:
+        verdicts = {i: v for i, v in verdicts.items() if v is Verdict.REFUSED}
+    return saved.judged(context, verdicts, opinion.judge)
+
+
+def _log_dropped(job: Job, decisions: tuple[Decision, ...], model: str | None) -> None:
+    """Each refused edit in the consolidation log, with its reason (/log shows it)."""
+    for decision in decisions:
+        if decision.fate is Fate.REFUSED:
+            job.store.log(
+                {
+                    "session": job.journal.id,
+                    "segment": str(job.segment),
+                    "model": model or job.head,
+                    "outcome": DROPPED,
+                    "kind": "dropped_edit",
+                    "reason": f"{decision.edit}: {decision.reason}",
+                }
+            )
 
 
 async def _ask(job: Job, messages: list[dict[str, str]], accept: _Acceptance) -> Result:
@@ -253,7 +309,7 @@ async def _keep(
     entry = format_entry(job.when, saved.history_entry)
     store, journal, segment = job.store, job.journal, job.segment
     rule = await asyncio.to_thread(review_rule_for, store, job.catalog, model)
-    if rule.before:
+    if rule.before or saved.held:
         await asyncio.to_thread(
             propose,
             store,
@@ -264,6 +320,7 @@ async def _keep(
             base,
             model,
             job.when,
+            tuple(d.to_json() for d in saved.decisions),
         )
         return Consolidation.for_review(
             journal.id, segment, answered, tuple(job.attempts), job.elapsed(), entry

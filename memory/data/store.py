@@ -235,10 +235,14 @@ class MemoryStore:
         model: str | None = None,
         restored: int | None = None,
         entry: str | None = None,
+        evidence: tuple[dict[str, Any], ...] = (),
     ) -> int:
         """Keep one MEMORY.md text as a numbered version; `source` is a kind, or the token
-        or older wording of one (a write-ahead intent read back)."""
-        written = Written(source, time, session, model, restored=restored, entry=entry)
+        or older wording of one (a write-ahead intent read back); `evidence`, the decision
+        on each edit that made it, with the user's words."""
+        written = Written(
+            source, time, session, model, restored=restored, entry=entry, evidence=evidence
+        )
         return self.book.save(raw, written)
 
     # --- INSTRUCTIONS.md (memory.data.instructions) -------------------------------------------

@@ -16,6 +16,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from catalog.sanitize import clean_text
 from memory.data.files import atomic_write, digest, ensure_dir
 
 
@@ -100,6 +101,9 @@ class Version:
     of: int | None = None  # the version a restore brought back, or an undo undid
     via: str | None = None  # the tool a remembered line came through
     note: str | None = None  # a kind this Kept does not know: the words stored
+    # A consolidation's decision on each edit, with the user's words it stood on
+    # (memory.consolidation.edits.Decision.to_json), for review and blame to show.
+    evidence: tuple[dict[str, Any], ...] = ()
 
     def describe(self) -> str:
         """What wrote it, as shown: "consolidation", "undo of version 3"."""
@@ -142,7 +146,37 @@ def record(number: int, meta: dict[str, Any], path: Path) -> Version:
         note=((_text(meta, "note") if stored is not None else old) or None)
         if kind is VersionKind.OTHER
         else None,
+        evidence=decisions(meta.get("evidence")),
     )
+
+
+def decisions(value: object) -> tuple[dict[str, Any], ...]:
+    """The edit decisions a record or a proposal holds, each as stored, cleaned: a record
+    anyone could have edited never reaches the terminal raw."""
+    if not isinstance(value, list):
+        return ()
+    out = []
+    for item in value[:200]:
+        if not isinstance(item, dict):
+            continue
+        decision: dict[str, Any] = {
+            k: clean_text(v) for k, v in item.items() if isinstance(v, str) and k in _KEYS
+        }
+        quotes = item.get("evidence")
+        decision["evidence"] = [
+            {
+                "message": q["message"] if isinstance(q.get("message"), int) else 0,
+                "quote": clean_text(str(q.get("quote", ""))),
+                "time": clean_text(str(q.get("time", ""))),
+            }
+            for q in (quotes if isinstance(quotes, list) else [])[:10]
+            if isinstance(q, dict)
+        ]
+        out.append(decision)
+    return tuple(out)
+
+
+_KEYS = frozenset({"op", "fate", "line", "old", "reason", "why"})
 
 
 def version_numbers(folder: Path) -> list[int]:
@@ -173,6 +207,7 @@ class Written:
     entry: str | None = None
     of: int | None = None
     via: str | None = None
+    evidence: tuple[dict[str, Any], ...] = ()
 
     def meta(self, raw: bytes) -> dict[str, Any]:
         kind, of, via = (
@@ -191,6 +226,8 @@ class Written:
             "via": self.via if self.via is not None else via,
         }
         meta.update({k: v for k, v in optional.items() if v is not None})
+        if self.evidence:
+            meta["evidence"] = list(self.evidence)
         return meta
 
 

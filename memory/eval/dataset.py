@@ -47,6 +47,19 @@ class DatasetError(ValueError):
 
 
 @dataclass(frozen=True)
+class Quote:
+    """One piece of an edit's evidence: words the user typed in message `message` (1-based,
+    within the edit's session), copied verbatim."""
+
+    message: int
+    quote: str
+
+
+# An edit as save_memory's arguments carry it.
+EditJson = dict[str, str | list[dict[str, int | str]]]
+
+
+@dataclass(frozen=True)
 class Edit:
     """One gold edit of MEMORY.md, in save_memory's `edits` shape."""
 
@@ -55,15 +68,22 @@ class Edit:
     old: str = ""  # replace, forget: the line of MEMORY.md it quotes
     section: str = ""
     reason: str = ""
+    # The user's words that support it: for a forget, the request; for a replace, the user
+    # saying it changed.
+    evidence: tuple[Quote, ...] = ()
 
-    def to_json(self) -> dict[str, str]:
-        """As save_memory's arguments carry it: only the fields its op uses."""
+    def to_json(self) -> EditJson:
+        """As save_memory's arguments carry it: only the fields its op uses, then the
+        evidence as `[{"message": n, "quote": q}]`."""
         fields = {"add": ("line", "section"), "replace": ("old", "line"), "forget": ("old",)}
-        out = {"op": self.op}
-        for name in (*fields[self.op], "reason"):
+        out: EditJson = {"op": self.op}
+        for name in fields[self.op]:
             value = getattr(self, name)
             if value:
                 out[name] = value
+        out["evidence"] = [{"message": q.message, "quote": q.quote} for q in self.evidence]
+        if self.reason:
+            out["reason"] = self.reason
         return out
 
 

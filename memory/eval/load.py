@@ -1,12 +1,13 @@
 """Reading a data file into a Dataset: Kept's own format, checked field by field (every
-quoted line of a gold edit must be in MEMORY.md when it is quoted), or a LoCoMo file,
+quoted line of a gold edit must be in MEMORY.md when it is quoted, and every gold edit
+carries evidence: words copied from a user message of its session), or a LoCoMo file,
 recognised by its shape and handed to `locomo`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from memory.eval.dataset import (
     Message,
     Persona,
     Question,
+    Quote,
     Reader,
     Session,
     gold_memory,
@@ -140,6 +142,7 @@ def _session(read: Reader, data: Mapping[str, Any], where: str) -> Session:
                 old=read.text(edit, "old", at) if op != "add" else "",
                 section=read.text(edit, "section", at, required=False),
                 reason=read.text(edit, "reason", at, required=False),
+                evidence=_evidence(read, edit, at, messages),
             )
         )
     return Session(
@@ -148,6 +151,42 @@ def _session(read: Reader, data: Mapping[str, Any], where: str) -> Session:
         read.text(data, "history_entry", where, required=False),
         tuple(edits),
     )
+
+
+def _evidence(
+    read: Reader, edit: Mapping[str, Any], at: str, messages: Sequence[Message]
+) -> tuple[Quote, ...]:
+    """An edit's evidence: at least one quote, each naming a user message of its session
+    (1-based) and copied from it (spacing and case aside)."""
+    if edit.get("evidence") is None:
+        raise read.fail(at, "'evidence' is missing")
+    quotes = []
+    for k, item in enumerate(read.items(edit["evidence"], f"{at}, 'evidence'", empty=False), 1):
+        where = f"{at}, evidence {k}"
+        entry = read.obj(item, where)
+        number = entry.get("message")
+        if not isinstance(number, int) or isinstance(number, bool):
+            raise read.fail(where, f"'message' is {number!r}, not a message number")
+        if not 1 <= number <= len(messages):
+            raise read.fail(
+                where, f"'message' is {number}, but the session has {len(messages)} messages"
+            )
+        said = messages[number - 1]
+        if said.role != "user":
+            raise read.fail(where, f"message {number} is the {said.role}'s, not the user's")
+        quote = read.text(entry, "quote", where)
+        if _folded(quote) not in _folded(said.content):
+            raise read.fail(where, f"the quote {quote!r} is not in message {number}")
+        quotes.append(Quote(number, quote))
+    return tuple(quotes)
+
+
+def _folded(text: str) -> str:
+    """Text as a quote is compared: spacing collapsed, case folded, curly quotes straight."""
+    return " ".join(text.translate(_STRAIGHT).split()).casefold()
+
+
+_STRAIGHT = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 
 
 def _question(read: Reader, data: Mapping[str, Any], where: str) -> Question:

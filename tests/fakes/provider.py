@@ -42,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import re
 import select
 import socket
 import struct
@@ -944,6 +945,24 @@ class _Handler(BaseHTTPRequestHandler):
 _GEMINI_METHODS = (":generateContent", ":streamGenerateContent")
 
 
+def _judging(body: dict[str, Any]) -> bool:
+    """Whether the request asks for a second opinion (memory.consolidation.judge)."""
+    tools = body.get("tools") or []
+    names = {(t.get("function") or {}).get("name") or t.get("name") for t in tools}
+    return "judge_notes" in names
+
+
+def _pairs(body: dict[str, Any]) -> int:
+    text = json.dumps(body.get("messages") or body.get("system") or "")
+    return len(re.findall(r"Pair \d+", text))
+
+
+def agree(body: dict[str, Any], verdict: str = "supported") -> ToolCall:
+    """A judge's answer giving `verdict` to every pair the request holds."""
+    verdicts = [{"pair": n, "verdict": verdict} for n in range(1, _pairs(body) + 1)]
+    return tool_call("judge_notes", {"verdicts": verdicts})
+
+
 def _route(path: str) -> tuple[str, str | None]:
     """(gateway, format) for a request path; format is "openai", "anthropic", "gemini" or
     None (404). Gemini's is ``/<gw>/models/<model>:generateContent`` (or
@@ -1001,6 +1020,7 @@ class FakeProvider:
         self._cond = threading.Condition(self._lock)
         self._slot = threading.Lock()
         self._scripts: dict[str, deque[Step]] = {}
+        self._judge: deque[Step] = deque()
         self._defaults: dict[str, Step] = {}
         self._requests: list[RecordedRequest] = []
         self._gate = threading.Event()
@@ -1106,6 +1126,7 @@ class FakeProvider:
         """Clear scripts, per-model defaults and records (``default`` is kept)."""
         with self._lock:
             self._scripts.clear()
+            self._judge.clear()
             self._defaults.clear()
             self._requests.clear()
 
@@ -1132,12 +1153,18 @@ class FakeProvider:
         with self._lock:
             return list(self._requests)
 
-    def count(self, model: str | None = None, gateway: str | None = None) -> int:
+    def count(
+        self, model: str | None = None, gateway: str | None = None, *, judging: bool = False
+    ) -> int:
+        """How many requests arrived (for `model`, at `gateway`); second opinions
+        (memory.consolidation.judge) only with `judging`."""
         with self._lock:
             return sum(
                 1
                 for r in self._requests
-                if (model is None or r.model == model) and (gateway is None or r.gateway == gateway)
+                if (model is None or r.model == model)
+                and (gateway is None or r.gateway == gateway)
+                and (judging or not _judging(r.body))
             )
 
     def wait_for_requests(self, n: int, timeout: float = 120.0) -> bool:
@@ -1170,7 +1197,18 @@ class FakeProvider:
         with self._lock:
             return self._defaults.get(model, self.default)
 
+    def judge(self, *steps: Step) -> None:
+        """Queue ``steps`` for second-opinion requests (the judge_notes tool), whichever
+        model is asked; with none queued, a judge agrees with every pair."""
+        with self._lock:
+            self._judge.extend(steps)
+
     def _next_step(self, model: str, body: dict[str, Any] | None = None) -> Step:
+        if body is not None and _judging(body):
+            with self._lock:
+                if self._judge:
+                    return self._judge.popleft()
+            return agree(body)
         with self._lock:
             queue = self._scripts.get(model)
             if queue:

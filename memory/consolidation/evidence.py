@@ -1,0 +1,581 @@
+"""Whether an edit a model proposes stands on the user's own words, quoted.
+
+Every add, replace and forget carries `evidence`: short verbatim quotes, each naming the
+message it is from. A quote counts only where the user typed it: not in the assistant's
+words, a tool's output, an attachment or pasted text (the journal marks what was pasted;
+memory.message). The line is then read against its quotes, not against the whole session:
+- its numbers must be in the quotes, or follow from them and the message's time (a date a
+  model resolved from "next Tuesday", a month from "last month");
+- its names (capitalised words, e-mail addresses, links) must be in the quotes, another
+  thing the user typed, or the usual other spelling ("JS" for "JavaScript");
+- it must not assert what its quotes deny, or deny what they assert;
+- a line that directs the assistant needs a quote in which the user asked for it;
+- a credential is never a memory line, and a value the user turned down ("Lyon, not
+  Lille") is refused anywhere in the reply.
+
+Each check ends in one of three verdicts: the edit is refused (with the reason), checked,
+or uncertain: Kept cannot tell by itself (a paraphrase in other words, another language,
+a quote about someone else) and a second opinion or the user decides
+(memory.consolidation.judge, memory.consolidation.review).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from enum import StrEnum
+from typing import Any
+
+from memory.consolidation import meaning
+from memory.consolidation.grounding import COMMON
+from memory.consolidation.meaning import cased, fold, plain, words
+from memory.message import Message, pasted_spans
+
+QUOTE_LIMIT = 400
+# A gap between the typed parts around a paste: no quote may bridge it.
+_GAP = "\n\u2029\n"
+_PIECES = re.compile(r"\s*(?:\.\.\.|…|\[\.\.\.\]|\[…\])\s*")
+
+
+class Verdict(StrEnum):
+    CHECKED = "checked"  # every test Kept can make holds
+    UNCERTAIN = "uncertain"  # Kept cannot tell: a second opinion or the user decides
+    REFUSED = "refused"
+
+
+@dataclass(frozen=True)
+class Quote:
+    """The user's words an edit stands on, as the model quoted them."""
+
+    message: int  # the message's number in the transcript (1 = the first)
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"message": self.message, "quote": self.text}
+
+
+@dataclass(frozen=True)
+class Found:
+    """A quote found where the user typed it: which message, and when it was said."""
+
+    message: int
+    text: str
+    time: str
+    clause: str = ""  # the clauses of the message the quote is in (its negation is theirs)
+    sentence: str = ""  # the sentences it is in (who it speaks of, which day it means)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"message": self.message, "quote": self.text, "time": self.time}
+
+
+@dataclass(frozen=True)
+class Check:
+    verdict: Verdict
+    reason: str = ""
+    found: tuple[Found, ...] = ()
+
+    @classmethod
+    def refused(cls, reason: str, found: tuple[Found, ...] = ()) -> Check:
+        return cls(Verdict.REFUSED, reason, found)
+
+
+@dataclass(frozen=True)
+class Spoken:
+    """One message as the checks read it: who, when, and what was typed."""
+
+    number: int
+    role: str
+    time: str
+    typed: str  # `plain`, pasted parts cut out (a gap stands in their place)
+    pasted: str  # `plain`, the pasted parts only
+    cased: str = ""  # `typed` with its case (memory.consolidation.meaning.cased)
+
+    @property
+    def day(self) -> date | None:
+        try:
+            return datetime.fromisoformat(self.time).date()
+        except ValueError:
+            return None
+
+
+def message_number(index: int) -> int:
+    """The number a transcript gives the message at `index` of a session's messages."""
+    return index + 1
+
+
+# Text that looks pasted though nothing marked it (an import, an older journal): an e-mail
+# header, a quoted reply, a fenced block, or a long run of lines.
+_HEADER = re.compile(
+    r"^(?:from|to|subject|date|cc|de|para|assunto|von|an|betreff|objet):\s", re.I | re.M
+)
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+_QUOTED = re.compile(r"(?:^>.*(?:\n|$))+", re.M)
+LONG_BLOCK = 8  # lines
+
+
+def looks_pasted(content: str) -> list[list[int]]:
+    """The spans of `content` that look pasted rather than typed."""
+    spans = [[m.start(), m.end()] for m in _FENCE.finditer(content)]
+    spans += [[m.start(), m.end()] for m in _QUOTED.finditer(content)]
+    header = _HEADER.search(content)
+    if header:
+        spans.append([header.start(), len(content)])
+    blocks = re.split(r"\n\s*\n", content)
+    at = 0
+    for block in blocks:
+        start = content.find(block, at)
+        at = start + len(block)
+        if block.count("\n") + 1 >= LONG_BLOCK:
+            spans.append([start, at])
+    return pasted_spans(spans, len(content))
+
+
+def _typed_and_pasted(message: Message) -> tuple[str, str]:
+    content = str(message.get("content") or "")
+    if message.get("role") != "user":
+        return "", content
+    spans = pasted_spans(list(message.get("pasted") or []) + looks_pasted(content), len(content))
+    typed, pasted, at = [], [], 0
+    for start, end in spans:
+        typed.append(content[at:start])
+        pasted.append(content[start:end])
+        at = end
+    typed.append(content[at:])
+    return _GAP.join(typed), _GAP.join(pasted)
+
+
+@dataclass(frozen=True)
+class Said:
+    """A session's messages as evidence: what each typed, and what the user turned down."""
+
+    messages: tuple[Spoken, ...]
+    turned_down: frozenset[str]
+    typed_words: frozenset[str]  # every word the user typed, folded
+
+    @classmethod
+    def of(cls, messages: Sequence[Message]) -> Said:
+        spoken: list[Spoken] = []
+        down: set[str] = set()
+        typed_words: set[str] = set()
+        for index, message in enumerate(messages):
+            typed, pasted = _typed_and_pasted(message)
+            role = str(message.get("role") or "")
+            spoken.append(
+                Spoken(
+                    message_number(index),
+                    role,
+                    str(message.get("time") or ""),
+                    plain(typed),
+                    plain(pasted),
+                    cased(typed),
+                )
+            )
+            if role == "user":
+                down |= meaning.turned_down(typed)
+                typed_words.update(words(typed))
+        return cls(tuple(spoken), frozenset(down), frozenset(typed_words))
+
+    def message(self, number: int) -> Spoken | None:
+        if 1 <= number <= len(self.messages):
+            return self.messages[number - 1]
+        return None
+
+
+def _pieces(quote: str) -> list[str]:
+    return [p for p in (s.strip(" \"'.,;:!?。、！？") for s in _PIECES.split(plain(quote))) if p]
+
+
+def _within(pieces: list[str], text: str) -> tuple[int, int] | None:
+    """Where the pieces are in `text`, in order: from the first's start to the last's end."""
+    at, start = 0, -1
+    for piece in pieces:
+        found = text.find(piece, at)
+        if found < 0:
+            return None
+        start = found if start < 0 else start
+        at = found + len(piece)
+    return start, at
+
+
+_SENTENCE_END = re.compile(r"[.!?。！？\n\u2029]+")
+_CLAUSE_END = re.compile(
+    r"[.!?。！？\n\u2029,;:、]+|\s(?:but|mas|aber|pero|mais|ma|however|though|although|"
+    r"while|whereas|sondern|doch|porém|contudo)\s|けど|けれど|が、|でも"
+)
+
+
+def _around(text: str, span: tuple[int, int], ends: re.Pattern[str]) -> str:
+    """`text` from the boundary before `span` to the one after it."""
+    start = max((m.end() for m in ends.finditer(text, 0, span[0])), default=0)
+    after = ends.search(text, span[1])
+    return text[start : after.start() if after else len(text)].strip()
+
+
+def find_quote(quote: Quote, said: Said) -> Found | str:
+    """Where the user typed `quote` (its named message first, then any other), or why it
+    cannot count."""
+    pieces = _pieces(quote.text)
+    if not pieces:
+        return "a quote is empty"
+    if len(quote.text) > QUOTE_LIMIT:
+        return f"a quote is {len(quote.text):,} characters, over the {QUOTE_LIMIT} of a quote"
+    named = said.message(quote.message)
+    users = [m for m in said.messages if m.role == "user"]
+    ordered = ([named] if named is not None and named.role == "user" else []) + users
+    for spoken in ordered:
+        span = _within(pieces, spoken.typed)
+        if span is not None:
+            # The clause and sentence with their case, where lower case kept the length.
+            text = spoken.cased if len(spoken.cased) == len(spoken.typed) else spoken.typed
+            clause = _around(text, span, _CLAUSE_END)
+            sentence = _around(text, span, _SENTENCE_END)
+            return Found(spoken.number, quote.text, spoken.time, clause, sentence)
+    short = _short(quote.text)
+    if any(_within(pieces, m.pasted) is not None for m in said.messages if m.role == "user"):
+        return f"'{short}' is pasted text, not the user's own words"
+    for spoken in said.messages:
+        if spoken.role != "user" and _within(pieces, spoken.pasted) is not None:
+            whose = "a tool's output" if spoken.role == "tool" else f"the {spoken.role}'s words"
+            return f"'{short}' is {whose}, not the user's"
+    return f"the user never wrote '{short}'"
+
+
+def _short(text: str, limit: int = 50) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- names and numbers ---------------------------------------------------------------------
+
+_THOUSANDS = re.compile(r"(?<=\d)[,.' \u00a0\u202f](?=\d{3}(?!\d))")
+_ADDRESS = re.compile(
+    r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?://\S+|www\.\S+|\b[\w-]+\.(?:com|org|net|io|dev|example|co)\b\S*",
+    re.I,
+)
+
+
+def numbers(text: str) -> set[int]:
+    """The whole numbers of `text` ("30k" is 30000, "1,500" is 1500, "2026-03-10" three)."""
+    text = _THOUSANDS.sub("", unicodedata.normalize("NFKC", text))
+    out: set[int] = set()
+    for match in re.finditer(r"(\d+)(?:[.,](\d+))?\s*([km])?(?![\w])|(\d+)", text, re.I):
+        whole = match.group(1) or match.group(4)
+        scale = {"k": 1000, "m": 1_000_000}.get((match.group(3) or "").lower(), 1)
+        if match.group(2) and scale > 1:
+            out.add(int(float(f"{whole}.{match.group(2)}") * scale))
+        else:
+            out |= {int(whole), int(whole) * scale}  # "401k" may be 401 as well
+            if match.group(2):
+                out.add(int(match.group(2)))
+    return out
+
+
+def _number_words(text: str) -> set[int]:
+    folded = fold(text)
+    found = {
+        n
+        for w, n in meaning.NUMBER_WORDS.items()
+        if " " not in w and len(w) > 1 and re.search(rf"(?<!\w){re.escape(w)}(?!\w)", folded)
+    }
+    found |= {n for w, n in meaning.NUMBER_WORDS.items() if len(w) == 1 and w in folded}
+    if "a couple" in folded:
+        found.add(2)
+    return found
+
+
+def names(line: str) -> set[str]:
+    """The words of `line` that name something: capitalised words that do not start a
+    sentence, acronyms, e-mail addresses and links (folded)."""
+    out = {fold(m.group()) for m in _ADDRESS.finditer(line)}
+    rest = _ADDRESS.sub(" ", line)
+    for sentence in re.split(r"(?<=[.!?:;])\s+|\n|\s[-–—]\s", rest):
+        found = re.findall(r"[^\W\d_][^\W\d_'’]*(?:-[^\W\d_]+)*", sentence)
+        for position, word in enumerate(found):
+            if meaning.cjk(word):
+                continue
+            upper = word.isupper() and len(word) >= 2
+            if (position > 0 and word[:1].isupper()) or upper:
+                out.add(fold(word).strip("'’-"))
+    return {n for n in out if len(n) >= 2}
+
+
+_SUFFIXES = ("ning", "ing", "ied", "ies", "ed", "es", "s", "ly", "e", "en", "er", "n")
+
+
+def _stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if len(word) - len(suffix) >= 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def close(a: str, b: str) -> bool:
+    """Two folded words are one name: the same, one the other's stem, or a near spelling
+    (Lisboa and Lisbon, München and Munchen)."""
+    if a == b or (min(len(a), len(b)) >= 3 and _stem(a) == _stem(b)):
+        return True
+    if min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a)):
+        return True
+    if min(len(a), len(b)) >= 6 and (a in b or b in a):  # a German compound's part
+        return True
+    if min(len(a), len(b)) >= 5:
+        return difflib.SequenceMatcher(None, a, b).ratio() >= 0.8
+    return False
+
+
+def name_known(name: str, known: set[str]) -> bool:
+    """Whether `name` (folded, maybe several words) is among the `known` words."""
+    parts = [p for p in re.split(r"[\s'’-]+", name) if p]
+    if "@" in name or "." in name and "/" in name or name.startswith(("http", "www")):
+        return name in known
+    return all(
+        any(close(part, word) for word in known) or bool(meaning.same_names(part) & known)
+        for part in parts
+    )
+
+
+# --- the check -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What an edit says: its new line (empty for a forget), the line it changes, and its
+    quotes."""
+
+    line: str
+    old: str
+    quotes: tuple[Quote, ...]
+    forget: bool = False
+    users_line: bool = False  # `old` is a line the user wrote
+
+
+@dataclass(frozen=True)
+class _Read:
+    """The evidence of one edit as the checks read it: the quotes, the clauses they are
+    in, the sentences they are in."""
+
+    found: tuple[Found, ...]
+
+    @property
+    def quotes(self) -> str:
+        return " … ".join(f.text for f in self.found)
+
+    @property
+    def clauses(self) -> str:
+        return " … ".join(f.clause or f.text for f in self.found)
+
+    @property
+    def sentences(self) -> str:
+        return " … ".join(f.sentence or f.text for f in self.found)
+
+
+def check(claim: Claim, said: Said) -> Check:
+    """The verdict on one edit: refused, uncertain or checked (the module's docstring)."""
+    if not claim.quotes:
+        return Check.refused("it quotes none of the user's words as its evidence")
+    found: list[Found] = []
+    for quote in claim.quotes:
+        where = find_quote(quote, said)
+        if isinstance(where, str):
+            return Check.refused(where)
+        found.append(where)
+    read = _Read(tuple(found))
+    if claim.forget:
+        return _check_forget(claim, read)
+    problem = _refusal(claim.line, read, said, claim.old)
+    if problem:
+        return Check.refused(problem, read.found)
+    doubt = _doubt_users_line(claim, read) if claim.users_line else ""
+    doubt = doubt or _doubt(claim.line, read, said, claim.old)
+    if doubt:
+        return Check(Verdict.UNCERTAIN, doubt, read.found)
+    return Check(Verdict.CHECKED, "", read.found)
+
+
+def _refusal(line: str, read: _Read, said: Said, old: str) -> str:
+    """Why the line cannot stand on its evidence whatever a second opinion says, or ""."""
+    if meaning.credential(line):
+        return "memory never keeps a credential (a key, a PIN, a password, a card number)"
+    unseen = sorted(numbers(line) - _derivable_numbers(read) - numbers(old))
+    if unseen:
+        return f"{unseen[0]} is not in its evidence and does not follow from it"
+    for address in (fold(m.group()) for m in _ADDRESS.finditer(line)):
+        if address not in fold(read.quotes):
+            return f"'{address}' is not in its evidence"
+    unknown = _unknown_name(line, read, said, old)
+    if unknown and _surely_a_name(unknown, line, read):
+        return f"'{unknown}' was never said by the user"
+    down = _turned_down_in(line, said)
+    if down:
+        return f"the user said it is not '{down}'"
+    if _flipped(line, read.clauses):
+        return "it says the opposite of what the user said"
+    if meaning.directs(line) and not meaning.requests(read.sentences):
+        return "it directs the assistant, and the user did not ask for that"
+    return ""
+
+
+def _surely_a_name(name: str, line: str, read: _Read) -> bool:
+    """A capitalised word nobody typed is an invented name, except where it may be a
+    German noun, an acronym, or a name written in another script than the user's."""
+    if meaning.nouns_capitalised(line) or meaning.cjk(read.quotes):
+        return False
+    return not any(w.isupper() and fold(w) == name for w in re.findall(r"\w+", line))
+
+
+def _derivable_numbers(read: _Read) -> set[int]:
+    """The numbers the quotes hold, or that the days their sentences mean are written
+    with ("next Tuesday" said on 7 March 2026: 2026, 3, 10)."""
+    out = numbers(read.quotes) | _number_words(read.quotes)
+    for found in read.found:
+        day = _day(found.time)
+        if day is not None:
+            out |= meaning.calendar_numbers(found.sentence or found.text, day)
+    return out
+
+
+def _day(stamp: str) -> date | None:
+    try:
+        return datetime.fromisoformat(stamp).date()
+    except ValueError:
+        return None
+
+
+def _turned_down_in(line: str, said: Said) -> str:
+    folded = fold(meaning.without_corrections(line))
+    if meaning.negated(line):
+        return ""
+    for value in sorted(said.turned_down):
+        if meaning.cjk(value):
+            if value in folded:
+                return value
+        elif re.search(rf"(?<!\w){re.escape(value)}(?!\w)", folded):
+            return value
+    return ""
+
+
+_ARTICLES = frozenset(
+    fold(
+        "the and for with that this from has have had was were is are user users their them "
+        "they his her she he its our who whom also very really"
+    ).split()
+)
+# Words that tell nothing of which fact a line states: those any line uses, the negations
+# (their match is the polarity test's), and the time words (the dates' test).
+_FILLER = (
+    _ARTICLES
+    | COMMON
+    | meaning.NEGATIONS
+    | frozenset(meaning.NUMBER_WORDS)
+    | frozenset(
+        fold(
+            "lives works likes uses wants prefers loves enjoys is has been since about around "
+            "before after currently usually often also still now soon week weeks month months "
+            "year years day days morning evening night time"
+        ).split()
+    )
+)
+
+
+def _content(text: str, *, verbs: bool = False) -> set[str]:
+    return {
+        w
+        for w in words(text)
+        if (len(w) >= 3 or meaning.cjk(w)) and w not in (_ARTICLES if verbs else _FILLER)
+    }
+
+
+def _near(word: str, known: set[str]) -> bool:
+    return any(close(word, k) for k in known) or bool(meaning.same_names(word) & known)
+
+
+def _related(line: str, text: str, *, verbs: bool = False) -> bool:
+    """Whether the line and its quotes speak of one thing: a word of one near a word of
+    the other (or one's other spelling); `verbs`: "lives" and "works" count too."""
+    theirs = _content(text, verbs=True)
+    return any(_near(w, theirs) for w in _content(line, verbs=verbs))
+
+
+def _flipped(line: str, clauses: str) -> bool:
+    """The line asserts what its quotes' clauses deny, or the reverse, about one thing."""
+    quoted = meaning.without_corrections(clauses)
+    ours = line if meaning.cjk(line) else meaning.without_corrections(line)
+    if meaning.negated(ours, quoted) == meaning.negated(quoted, ours):
+        return False
+    return _related(ours, quoted)
+
+
+def _known_words(read: _Read, said: Said, old: str) -> set[str]:
+    known = set(words(read.quotes)) | set(said.typed_words) | set(words(old))
+    for found in read.found:
+        day = _day(found.time)
+        if day is not None:
+            known |= meaning.calendar_words(found.sentence or found.text, day)
+    return known
+
+
+def _unknown_name(line: str, read: _Read, said: Said, old: str) -> str:
+    known = _known_words(read, said, old)
+    unknown = sorted(
+        n for n in names(line) if not name_known(n, known) and not _expanded(n, line, read)
+    )
+    return unknown[0] if unknown else ""
+
+
+_calendar = frozenset(meaning.MONTHS) | frozenset(meaning.DAYS)
+
+
+def _expanded(word: str, line: str, read: _Read) -> bool:
+    """Whether `word` is part of what an acronym of the quotes stands for: "Google
+    Kubernetes Engine" for "GKE", "New York City" for "NYC", "MacBook Pro" for "MBP"."""
+    acronyms = {a for a in re.findall(r"\b[A-Z][A-Z0-9]{1,5}\b", read.sentences)}
+    for run in re.finditer(r"(?:[A-Z][\w-]*\s?)+", line):
+        capitals = "".join(c for c in run.group() if c.isupper())
+        if capitals in acronyms and word in {fold(w) for w in run.group().split()}:
+            return True
+    return False
+
+
+# At most this share of a line's telling words may be missing from its quotes before Kept
+# cannot tell by itself that the quotes say it.
+UNCOVERED = 1 / 3
+
+
+def _doubt(line: str, read: _Read, said: Said, old: str) -> str:
+    """Why Kept cannot tell by itself that the quotes say the line, or ""."""
+    unknown = _unknown_name(line, read, said, old)
+    if unknown:
+        return f"'{unknown}' is not in its evidence"
+    if meaning.about_someone_else(read.clauses) and not meaning.speaks_of(line, read.sentences):
+        return "its evidence speaks of someone else"
+    ours = _content(line)
+    theirs = _content(read.sentences, verbs=True) | _content(old, verbs=True)
+    theirs |= _known_words(read, said, old) & _calendar
+    missing = [w for w in ours if not _near(w, theirs) and not _expanded(w, line, read)]
+    if not ours or len(missing) > (len(ours) - 1) * UNCOVERED:
+        return "its evidence is in other words than the line"
+    return ""
+
+
+def _doubt_users_line(claim: Claim, read: _Read) -> str:
+    """A line the user wrote is changed only where they say that fact changed, naming it."""
+    if _related(claim.old, read.quotes) or (
+        _related(claim.old, claim.line, verbs=True) and _related(claim.line, read.quotes)
+    ):
+        return ""
+    return "the user wrote that line, and its evidence does not name it"
+
+
+def _check_forget(claim: Claim, read: _Read) -> Check:
+    if not meaning.asks_to_forget(read.sentences):
+        return Check.refused("the user did not ask to forget it", read.found)
+    if meaning.forgets_everything(read.sentences):
+        return Check(Verdict.CHECKED, "", read.found)
+    named = meaning.naming_words(read.sentences)
+    if not any(_near(w, named) for w in _content(claim.old)):
+        return Check.refused("the user asked to forget something else", read.found)
+    return Check(Verdict.CHECKED, "", read.found)

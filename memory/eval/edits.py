@@ -1,0 +1,203 @@
+"""`kept eval memory --edits`: Kept's edit checks measured on both sides, with no model.
+
+The data (memory/evaldata/edits.json) holds conversations and, for each, the save_memory
+edits a capable model proposed, each labelled good (a careful reader wants it in
+MEMORY.md) or bad, by category: hallucinated, misattributed, flipped, injected from a
+paste or a tool, stale, an unrequested forget, junk, a credential, an order the user never
+gave, a duplicate; and the good kinds a strict check refuses: paraphrases, resolved
+dates, abbreviations, German, Japanese, another language, fixes to the user's own line.
+
+Each case is decided by the same code a consolidation runs (memory.consolidation.edits),
+without a second opinion: an edit Kept cannot tell alone waits for the user (held), which
+keeps a bad one out of MEMORY.md and a good one from being applied at once. The report
+says, per category, how many good edits were applied and how many bad ones kept out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from memory.consolidation.edits import Context, Decision, Fate, apply_edits, normal, parse_edits
+from memory.consolidation.evidence import Verdict
+from memory.eval.dataset import DatasetError
+from memory.message import Message, clean_message
+
+EDITS = Path(__file__).parents[1] / "evaldata" / "edits.json"
+BUDGET = 16_000
+
+
+@dataclass(frozen=True)
+class Labelled:
+    good: bool
+    category: str
+    item: dict[str, Any]  # the edit as save_memory carries it
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    split: str
+    language: str
+    time: datetime
+    memory: str
+    user_lines: frozenset[str]
+    messages: tuple[Message, ...]
+    edits: tuple[Labelled, ...]
+
+
+def _message(raw: dict[str, Any], when: datetime) -> Message:
+    record = dict(raw)
+    if "parts" in raw:
+        content, spans = "", []
+        for part in raw["parts"]:
+            text = str(part.get("typed", part.get("pasted", "")))
+            if "pasted" in part:
+                spans.append([len(content), len(content) + len(text)])
+            content += text
+        record = {k: v for k, v in raw.items() if k != "parts"}
+        record.update(content=content, pasted=spans)
+    record["time"] = when.isoformat(timespec="seconds")
+    return clean_message(record)
+
+
+def _case(raw: dict[str, Any]) -> Case:
+    when = datetime.fromisoformat(raw["time"])
+    messages = tuple(
+        _message(m, when + timedelta(minutes=i)) for i, m in enumerate(raw["messages"])
+    )
+    edits = tuple(
+        Labelled(bool(e["good"]), str(e["category"]), dict(e["edit"]), str(e.get("note", "")))
+        for e in raw["edits"]
+    )
+    return Case(
+        str(raw["id"]),
+        str(raw.get("split", "dev")),
+        str(raw.get("language", "")),
+        when,
+        "\n".join(raw.get("memory") or []) + ("\n" if raw.get("memory") else ""),
+        frozenset(normal(line) for line in raw.get("user_lines") or []),
+        messages,
+        edits,
+    )
+
+
+def load_cases(path: Path = EDITS) -> list[Case]:
+    """The cases of an edits file; DatasetError naming the file and case when it is off."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DatasetError(f"{path} cannot be read as JSON ({exc}).") from None
+    cases = []
+    for index, raw in enumerate(data.get("cases") or [], start=1):
+        try:
+            cases.append(_case(raw))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise DatasetError(f"{path}, case {index}: {exc}.") from None
+    return cases
+
+
+Judge = Callable[[Case, Sequence[Decision]], Mapping[int, Verdict]]
+
+
+def decide(case: Case, judge: Judge | None = None) -> tuple[Decision, ...]:
+    """What Kept decides on each of the case's edits (a judge's verdicts, if one)."""
+    context = Context(case.messages, case.time, BUDGET, case.user_lines)
+    edits = parse_edits([e.item for e in case.edits])
+    applied = apply_edits(case.memory, edits, context)
+    if judge is not None:
+        applied = apply_edits(case.memory, edits, context, judge(case, applied.decisions), "judge")
+    return applied.decisions
+
+
+@dataclass
+class Tally:
+    """One category's edits and what became of them."""
+
+    category: str
+    good: bool
+    fates: Counter[str] = field(default_factory=Counter)
+    misses: list[str] = field(default_factory=list)  # "case: edit — reason" of each miss
+
+    @property
+    def total(self) -> int:
+        return sum(self.fates.values())
+
+    @property
+    def right(self) -> int:
+        """Good: applied at once. Bad: anything but applied (refused, held, unchanged)."""
+        applied = self.fates[Fate.APPLIED]
+        return applied if self.good else self.total - applied
+
+    @property
+    def share(self) -> float:
+        return self.right / self.total if self.total else 1.0
+
+
+@dataclass
+class EditsReport:
+    tallies: dict[tuple[bool, str], Tally]
+    cases: int
+    whole_refusals: int  # replies with a good edit whose every edit was refused
+
+    def side(self, good: bool) -> tuple[int, int]:
+        chosen = [t for (g, _), t in self.tallies.items() if g is good]
+        return sum(t.right for t in chosen), sum(t.total for t in chosen)
+
+
+def run_edits(cases: Sequence[Case], judge: Judge | None = None) -> EditsReport:
+    tallies: dict[tuple[bool, str], Tally] = {}
+    whole = 0
+    for case in cases:
+        decisions = decide(case, judge)
+        if any(e.good for e in case.edits) and all(d.fate is Fate.REFUSED for d in decisions):
+            whole += 1
+        for labelled, decision in zip(case.edits, decisions, strict=True):
+            key = (labelled.good, labelled.category)
+            tally = tallies.setdefault(key, Tally(labelled.category, labelled.good))
+            tally.fates[decision.fate] += 1
+            wrong = (decision.fate is Fate.APPLIED) != labelled.good
+            if wrong:
+                tally.misses.append(f"{case.id}: {decision}")
+    return EditsReport(tallies, len(cases), whole)
+
+
+def table(report: EditsReport, *, misses: bool = False) -> str:
+    """Per category: edits, applied, held, refused, and the share right, as printed."""
+    head = ("", "category", "edits", "applied", "held", "refused", "unchanged", "right")
+    rows = [head]
+    for (good, _), tally in sorted(report.tallies.items(), key=lambda kv: (not kv[0][0], kv[0][1])):
+        f = tally.fates
+        rows.append(
+            (
+                "good" if good else "bad",
+                tally.category,
+                str(tally.total),
+                str(f[Fate.APPLIED]),
+                str(f[Fate.HELD]),
+                str(f[Fate.REFUSED]),
+                str(f[Fate.UNCHANGED]),
+                f"{tally.share:.0%}",
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))) for r in rows]
+    good_right, good_total = report.side(True)
+    bad_right, bad_total = report.side(False)
+    lines += [
+        "",
+        f"Good edits applied: {good_right}/{good_total} ({good_right / max(good_total, 1):.0%}). "
+        f"Bad edits kept out of MEMORY.md: {bad_right}/{bad_total} "
+        f"({bad_right / max(bad_total, 1):.0%}).",
+        f"Replies refused whole: {report.whole_refusals} of {report.cases}.",
+    ]
+    if misses:
+        for tally in report.tallies.values():
+            lines += [f"  {'good' if tally.good else 'bad'} {tally.category}: {m}" for m in tally.misses]
+    return "\n".join(lines)
