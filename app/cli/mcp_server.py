@@ -143,6 +143,7 @@ def propose_line(store: "MemoryStore", line: str, client: str) -> str:
     The session's locks are taken before its journal exists and held until the proposal is
     written, so no running Kept takes it for a crashed session or consolidates it first."""
     from memory.consolidation.redact import redact
+    from memory.consolidation.reply import SavedMemory
     from memory.consolidation.review import propose
     from memory.data.files import HeldLock, locked
     from memory.sanitize import clean_text
@@ -172,7 +173,8 @@ def propose_line(store: "MemoryStore", line: str, client: str) -> str:
             segment = journal.mark_pending(close=True)
             assert segment is not None  # one message was just appended
             entry = f"{client} asked to remember: {text}"
-            propose(store, session, segment, entry, update, base, model, datetime.now(UTC))
+            saved = SavedMemory(entry, update)
+            propose(store, session, segment, saved, base, model, datetime.now(UTC))
     finally:
         live.release()
     return session

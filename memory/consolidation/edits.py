@@ -1,4 +1,4 @@
-"""Edits to MEMORY.md that a consolidation proposes, checked and applied by Kept.
+"""Edits to MEMORY.md that a consolidation proposes, and the lines of MEMORY.md they change.
 
 A model never rewrites MEMORY.md: it proposes operations (add a line, replace a quoted line,
 forget a quoted line), each with the user's own words as its evidence, and Kept decides each
@@ -13,8 +13,7 @@ one on its own (memory.consolidation.evidence):
 - a line that restates one already there is not added twice;
 - the result stays within the memory budget (the oldest "Previously:" lines go first).
 
-A refused edit is dropped with its reason; an uncertain one is applied but held for a
-second opinion or the user's review. The others stand: one bad line never costs the reply.
+What becomes of each edit is memory.consolidation.decisions'.
 """
 
 from __future__ import annotations
@@ -29,24 +28,14 @@ from typing import Any
 
 from catalog import ReplyRejected
 from catalog.transport import Kind
-from memory.consolidation.evidence import (
-    Check,
-    Claim,
-    Found,
-    Quote,
-    Said,
-    Verdict,
-    check,
-    close,
-)
-from memory.consolidation.grounding import fold, junk, markup
-from memory.consolidation.meaning import negated, words
+from memory.consolidation.grounding import fold, markup
+from memory.consolidation.quotes import Quote, Said
 from memory.message import Message
 from memory.sanitize import clean_text
 
 PREVIOUSLY = "Previously:"
 _HEADING = re.compile(r"^(#{1,6})\s+(.*\S)\s*$")
-_BULLET = re.compile(r"^\s*(?:[-*+]\s+)?")
+BULLET = re.compile(r"^\s*(?:[-*+]\s+)?")
 MAX_QUOTES = 5
 
 
@@ -90,56 +79,6 @@ class Context:
         object.__setattr__(self, "said", Said.of(self.messages))
 
 
-class Fate(StrEnum):
-    """What became of one edit."""
-
-    APPLIED = "applied"
-    HELD = "held"  # applied, but the change waits for a second opinion or the user
-    REFUSED = "refused"
-    UNCHANGED = "unchanged"  # nothing to do: already there, or a newer fact stands
-
-
-@dataclass(frozen=True)
-class Decision:
-    """One edit and what Kept made of it, with why and the quotes it stood on."""
-
-    edit: Edit
-    fate: Fate
-    reason: str = ""
-    found: tuple[Found, ...] = ()
-
-    def __str__(self) -> str:
-        return f"{self.edit} was {self.fate}" + (f": {self.reason}" if self.reason else "")
-
-    def to_json(self) -> dict[str, Any]:
-        """As a version record or a proposal keeps it (review and blame read it back)."""
-        out: dict[str, Any] = {"op": str(self.edit.op), "fate": str(self.fate)}
-        for name in ("line", "old", "reason"):
-            value = getattr(self.edit, name)
-            if value:
-                out[name] = value
-        if self.reason:
-            out["why"] = self.reason
-        out["evidence"] = [f.to_json() for f in self.found]
-        return out
-
-
-@dataclass(frozen=True)
-class Applied:
-    """MEMORY.md with a reply's edits applied, and the decision on each."""
-
-    text: str
-    decisions: tuple[Decision, ...]
-
-    @property
-    def held(self) -> tuple[Decision, ...]:
-        return tuple(d for d in self.decisions if d.fate is Fate.HELD)
-
-    @property
-    def refused(self) -> tuple[Decision, ...]:
-        return tuple(d for d in self.decisions if d.fate is Fate.REFUSED)
-
-
 def _short(text: str, limit: int = 60) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -147,7 +86,7 @@ def _short(text: str, limit: int = 60) -> str:
 
 def normal(line: str) -> str:
     """A line as compared: no bullet, spaces collapsed, case folded, no final full stop."""
-    text = " ".join(_BULLET.sub("", line, count=1).split())
+    text = " ".join(BULLET.sub("", line, count=1).split())
     return fold(text).rstrip(".").strip()
 
 
@@ -216,7 +155,7 @@ def parse_edits(value: Any) -> tuple[Edit, ...]:
     return tuple(edits)
 
 
-def _content(line: str) -> bool:
+def is_content(line: str) -> bool:
     return bool(line.strip()) and not _HEADING.match(line)
 
 
@@ -235,8 +174,8 @@ def edits_from_rewrite(old_text: str, new_text: str) -> tuple[Edit, ...]:
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
-        gone = [line for line in old[i1:i2] if _content(line)]
-        came = [j for j in range(j1, j2) if _content(new[j])]
+        gone = [line for line in old[i1:i2] if is_content(line)]
+        came = [j for j in range(j1, j2) if is_content(new[j])]
         pairs = min(len(gone), len(came)) if tag == "replace" else 0
         for k in range(pairs):
             edits.append(Edit(Op.REPLACE, new[came[k]].strip(), gone[k].strip()))
@@ -245,20 +184,20 @@ def edits_from_rewrite(old_text: str, new_text: str) -> tuple[Edit, ...]:
     return tuple(edits)
 
 
-def _bullet(text: str) -> str:
-    body = _BULLET.sub("", text, count=1).strip()
+def as_bullet(text: str) -> str:
+    body = BULLET.sub("", text, count=1).strip()
     return f"- {body}"
 
 
-def _find(lines: list[str], quoted: str) -> int | None:
+def find_line(lines: list[str], quoted: str) -> int | None:
     wanted = normal(quoted)
     for index, line in enumerate(lines):
-        if _content(line) and normal(line) == wanted:
+        if is_content(line) and normal(line) == wanted:
             return index
     return None
 
 
-def _insert(lines: list[str], section: str, line: str) -> None:
+def insert_line(lines: list[str], section: str, line: str) -> None:
     """Add `line` at the end of `section` (created at the end when missing), or at the end."""
     if section:
         name = _HEADING.sub(r"\2", section) if _HEADING.match(section) else section
@@ -281,7 +220,7 @@ def _insert(lines: list[str], section: str, line: str) -> None:
     lines.append(line)
 
 
-def _section_problem(section: str, lines: list[str]) -> str | None:
+def section_problem(section: str, lines: list[str]) -> str | None:
     """Why a heading an edit would create is refused: markup or junk, too long, or one that
     speaks as the user's instructions (they live in INSTRUCTIONS.md, which only the user
     writes). An existing heading is always fine."""
@@ -309,164 +248,25 @@ def _heading_index(lines: list[str], name: str) -> int | None:
     )
 
 
-def _shape_problem(edit: Edit, lines: list[str]) -> str | None:
-    """Why a new line cannot go in whatever its evidence: a bad section, or not a fact."""
-    problem = _section_problem(edit.section, lines) if edit.section else None
-    return problem or junk(edit.line)
-
-
-def _claim(edit: Edit, context: Context, old_line: str) -> Claim:
-    return Claim(
-        edit.line,
-        old_line,
-        edit.evidence,
-        forget=edit.op is Op.FORGET,
-        users_line=bool(old_line) and normal(old_line) in context.user_lines,
-    )
-
-
-def _judged(found: Check, verdict: Verdict | None, judge: str) -> Check:
-    """A check with the second opinion's word on it: a line it does not find supported
-    is refused; one it supports stands even where Kept alone could not tell."""
-    if verdict is None or found.verdict is Verdict.REFUSED:
-        return found
-    if verdict is Verdict.REFUSED:
-        return Check.refused(f"{judge} found that its evidence does not support it", found.found)
-    return Check(Verdict.CHECKED, "", found.found)
-
-
-@dataclass
-class _Applying:
-    """The edits being applied, line by line, and what became of each."""
-
-    lines: list[str]
-    context: Context
-    month: str
-    decisions: list[Decision] = field(default_factory=list)
-
-    def decide(
-        self, edit: Edit, fate: Fate, reason: str = "", found: tuple[Found, ...] = ()
-    ) -> None:
-        self.decisions.append(Decision(edit, fate, reason, found))
-
-    def apply(self, edit: Edit, verdict: Verdict | None, judge: str) -> None:
-        lines = self.lines
-        at = None if edit.op is Op.ADD else _find(lines, edit.old)
-        if edit.op is not Op.ADD and at is None:
-            self.decide(edit, Fate.REFUSED, "MEMORY.md has no such line (quote one exactly)")
-            return
-        old_line = "" if at is None else lines[at]
-        problem = None if edit.op is Op.FORGET else _shape_problem(edit, lines)
-        if problem:
-            self.decide(edit, Fate.REFUSED, problem)
-            return
-        found = _judged(
-            check(_claim(edit, self.context, old_line), self.context.said), verdict, judge
-        )
-        if found.verdict is Verdict.REFUSED:
-            self.decide(edit, Fate.REFUSED, found.reason, found.found)
-            return
-        fate = Fate.HELD if found.verdict is Verdict.UNCERTAIN else Fate.APPLIED
-        if self._change(edit, at, old_line):
-            self.decide(edit, fate, found.reason, found.found)
-        else:
-            self.decide(edit, Fate.UNCHANGED, self._why_unchanged(edit, old_line), found.found)
-
-    def _why_unchanged(self, edit: Edit, old_line: str) -> str:
-        if edit.op is Op.ADD:
-            return "MEMORY.md says that already"
-        if normal(old_line) in self.context.newer_lines:
-            return "a later session wrote that line"
-        return "the line is already so"
-
-    def _change(self, edit: Edit, at: int | None, old_line: str) -> bool:
-        """Carry out a checked edit; False when it changes nothing."""
-        lines, context = self.lines, self.context
-        if edit.op is Op.ADD:
-            if _find(lines, edit.line) is not None or restated(edit.line, lines):
-                return False
-            _insert(lines, edit.section, _bullet(edit.line))
-            return True
-        assert at is not None
-        key = normal(old_line)
-        if edit.op is Op.FORGET:
-            if key in context.newer_lines:
-                return False  # a later session wrote it: this older one cannot take it back
-            del lines[at]
-            return True
-        if normal(edit.line) == key:
-            return False
-        if key in context.newer_lines:
-            # The fact in memory is newer than this session: what the session said is an
-            # earlier value, kept as such.
-            earlier = _BULLET.sub("", edit.line, count=1).strip()
-            return _insert_after(lines, at, f"- {PREVIOUSLY} {earlier} (as of {self.month})")
-        before = _BULLET.sub("", old_line, count=1).strip()
-        lines[at] = _bullet(edit.line)
-        _insert_after(lines, at, f"- {PREVIOUSLY} {before} (until {self.month})")
-        return True
-
-
-def restated(line: str, lines: Sequence[str]) -> bool:
-    """Whether `line` says no more than a line already there: each of its words is one of
-    that line's, or near one ("Teaches in Leeds" and "Works as a teacher in Leeds"), and
-    neither denies what the other says."""
-    ours = _fact_words(line)
-    if not ours:
-        return False
-    for existing in lines:
-        if not _content(existing) or normal(existing).startswith(fold(PREVIOUSLY)):
-            continue
-        theirs = _fact_words(existing)
-        if negated(line) != negated(existing):
-            continue
-        if theirs and all(any(close(w, t) for t in theirs) for w in ours):
-            return True
-    return False
-
-
-def _fact_words(line: str) -> set[str]:
-    small = {"a", "an", "the", "is", "are", "in", "at", "of", "to", "and", "e", "o", "de"}
-    return {w for w in words(_BULLET.sub("", line, count=1)) if w not in small}
-
-
-def apply_edits(
-    text: str,
-    edits: Sequence[Edit],
-    context: Context,
-    verdicts: Mapping[int, Verdict] | None = None,
-    judge: str = "",
-) -> Applied:
-    """MEMORY.md with each of `edits` that holds up applied, and the decision on each.
-    `verdicts`, by an edit's index, are a second opinion's (`judge`): REFUSED where it found
-    the evidence does not support the line, CHECKED where it does."""
-    applying = _Applying(text.splitlines(), context, context.when.strftime("%Y-%m"))
-    for index, edit in enumerate(edits):
-        applying.apply(edit, (verdicts or {}).get(index), judge)
-    return Applied(
-        _within_budget(applying.lines, context.budget, len(text)), tuple(applying.decisions)
-    )
-
-
 class MemoryFull(ReplyRejected):
     """The edits would take MEMORY.md past its budget: none fits until it is tidied or the
     budget raised (the app words that next step)."""
 
 
-def _insert_after(lines: list[str], at: int, line: str) -> bool:
-    if _find(lines, line) is None:
+def insert_after(lines: list[str], at: int, line: str) -> bool:
+    if find_line(lines, line) is None:
         lines.insert(at + 1, line)
         return True
     return False
 
 
-def _within_budget(lines: list[str], budget: int, before: int) -> str:
+def within_budget(lines: list[str], budget: int, before: int) -> str:
     """The text, the oldest "Previously:" lines dropped while it is over `budget` and longer
     than it was (`before`): a memory the user made longer than the budget is theirs."""
 
     def joined() -> str:
         # Headings alone are not a memory: everything forgotten leaves an empty file.
-        return "\n".join(lines).strip("\n") + "\n" if any(map(_content, lines)) else ""
+        return "\n".join(lines).strip("\n") + "\n" if any(map(is_content, lines)) else ""
 
     result = joined()
     while len(result) > max(budget, before):

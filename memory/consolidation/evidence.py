@@ -24,52 +24,20 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from enum import StrEnum
-from typing import Any
 
-from memory.consolidation import meaning
+from memory.consolidation import dates, language, meaning
 from memory.consolidation.grounding import COMMON
-from memory.consolidation.meaning import cased, fold, plain, words
-from memory.message import Message, pasted_spans
-
-QUOTE_LIMIT = 400
-# A gap between the typed parts around a paste: no quote may bridge it.
-_GAP = "\n\u2029\n"
-_PIECES = re.compile(r"\s*(?:\.\.\.|…|\[\.\.\.\]|\[…\])\s*")
+from memory.consolidation.language import fold, words
+from memory.consolidation.quotes import Found, Quote, Said, find_quote
 
 
 class Verdict(StrEnum):
     CHECKED = "checked"  # every test Kept can make holds
     UNCERTAIN = "uncertain"  # Kept cannot tell: a second opinion or the user decides
     REFUSED = "refused"
-
-
-@dataclass(frozen=True)
-class Quote:
-    """The user's words an edit stands on, as the model quoted them."""
-
-    message: int  # the message's number in the transcript (1 = the first)
-    text: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"message": self.message, "quote": self.text}
-
-
-@dataclass(frozen=True)
-class Found:
-    """A quote found where the user typed it: which message, and when it was said."""
-
-    message: int
-    text: str
-    time: str
-    clause: str = ""  # the clauses of the message the quote is in (its negation is theirs)
-    sentence: str = ""  # the sentences it is in (who it speaks of, which day it means)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"message": self.message, "quote": self.text, "time": self.time}
 
 
 @dataclass(frozen=True)
@@ -81,172 +49,6 @@ class Check:
     @classmethod
     def refused(cls, reason: str, found: tuple[Found, ...] = ()) -> Check:
         return cls(Verdict.REFUSED, reason, found)
-
-
-@dataclass(frozen=True)
-class Spoken:
-    """One message as the checks read it: who, when, and what was typed."""
-
-    number: int
-    role: str
-    time: str
-    typed: str  # `plain`, pasted parts cut out (a gap stands in their place)
-    pasted: str  # `plain`, the pasted parts only
-    cased: str = ""  # `typed` with its case (memory.consolidation.meaning.cased)
-
-    @property
-    def day(self) -> date | None:
-        try:
-            return datetime.fromisoformat(self.time).date()
-        except ValueError:
-            return None
-
-
-def message_number(index: int) -> int:
-    """The number a transcript gives the message at `index` of a session's messages."""
-    return index + 1
-
-
-# Text that looks pasted though nothing marked it (an import, an older journal): an e-mail
-# header, a quoted reply, a fenced block, or a long run of lines.
-_HEADER = re.compile(
-    r"^(?:from|to|subject|date|cc|de|para|assunto|von|an|betreff|objet):\s", re.I | re.M
-)
-_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
-_QUOTED = re.compile(r"(?:^>.*(?:\n|$))+", re.M)
-LONG_BLOCK = 8  # lines
-
-
-def looks_pasted(content: str) -> list[list[int]]:
-    """The spans of `content` that look pasted rather than typed."""
-    spans = [[m.start(), m.end()] for m in _FENCE.finditer(content)]
-    spans += [[m.start(), m.end()] for m in _QUOTED.finditer(content)]
-    header = _HEADER.search(content)
-    if header:
-        spans.append([header.start(), len(content)])
-    blocks = re.split(r"\n\s*\n", content)
-    at = 0
-    for block in blocks:
-        start = content.find(block, at)
-        at = start + len(block)
-        if block.count("\n") + 1 >= LONG_BLOCK:
-            spans.append([start, at])
-    return pasted_spans(spans, len(content))
-
-
-def _typed_and_pasted(message: Message) -> tuple[str, str]:
-    content = str(message.get("content") or "")
-    if message.get("role") != "user":
-        return "", content
-    spans = pasted_spans(list(message.get("pasted") or []) + looks_pasted(content), len(content))
-    typed, pasted, at = [], [], 0
-    for start, end in spans:
-        typed.append(content[at:start])
-        pasted.append(content[start:end])
-        at = end
-    typed.append(content[at:])
-    return _GAP.join(typed), _GAP.join(pasted)
-
-
-@dataclass(frozen=True)
-class Said:
-    """A session's messages as evidence: what each typed, and what the user turned down."""
-
-    messages: tuple[Spoken, ...]
-    turned_down: frozenset[str]
-    typed_words: frozenset[str]  # every word the user typed, folded
-
-    @classmethod
-    def of(cls, messages: Sequence[Message]) -> Said:
-        spoken: list[Spoken] = []
-        down: set[str] = set()
-        typed_words: set[str] = set()
-        for index, message in enumerate(messages):
-            typed, pasted = _typed_and_pasted(message)
-            role = str(message.get("role") or "")
-            spoken.append(
-                Spoken(
-                    message_number(index),
-                    role,
-                    str(message.get("time") or ""),
-                    plain(typed),
-                    plain(pasted),
-                    cased(typed),
-                )
-            )
-            if role == "user":
-                down |= meaning.turned_down(typed)
-                typed_words.update(words(typed))
-        return cls(tuple(spoken), frozenset(down), frozenset(typed_words))
-
-    def message(self, number: int) -> Spoken | None:
-        if 1 <= number <= len(self.messages):
-            return self.messages[number - 1]
-        return None
-
-
-def _pieces(quote: str) -> list[str]:
-    return [p for p in (s.strip(" \"'.,;:!?。、！？") for s in _PIECES.split(plain(quote))) if p]
-
-
-def _within(pieces: list[str], text: str) -> tuple[int, int] | None:
-    """Where the pieces are in `text`, in order: from the first's start to the last's end."""
-    at, start = 0, -1
-    for piece in pieces:
-        found = text.find(piece, at)
-        if found < 0:
-            return None
-        start = found if start < 0 else start
-        at = found + len(piece)
-    return start, at
-
-
-_SENTENCE_END = re.compile(r"[.!?。！？\n\u2029]+")
-_CLAUSE_END = re.compile(
-    r"[.!?。！？\n\u2029,;:、]+|\s(?:but|mas|aber|pero|mais|ma|however|though|although|"
-    r"while|whereas|sondern|doch|porém|contudo)\s|けど|けれど|が、|でも"
-)
-
-
-def _around(text: str, span: tuple[int, int], ends: re.Pattern[str]) -> str:
-    """`text` from the boundary before `span` to the one after it."""
-    start = max((m.end() for m in ends.finditer(text, 0, span[0])), default=0)
-    after = ends.search(text, span[1])
-    return text[start : after.start() if after else len(text)].strip()
-
-
-def find_quote(quote: Quote, said: Said) -> Found | str:
-    """Where the user typed `quote` (its named message first, then any other), or why it
-    cannot count."""
-    pieces = _pieces(quote.text)
-    if not pieces:
-        return "a quote is empty"
-    if len(quote.text) > QUOTE_LIMIT:
-        return f"a quote is {len(quote.text):,} characters, over the {QUOTE_LIMIT} of a quote"
-    named = said.message(quote.message)
-    users = [m for m in said.messages if m.role == "user"]
-    ordered = ([named] if named is not None and named.role == "user" else []) + users
-    for spoken in ordered:
-        span = _within(pieces, spoken.typed)
-        if span is not None:
-            # The clause and sentence with their case, where lower case kept the length.
-            text = spoken.cased if len(spoken.cased) == len(spoken.typed) else spoken.typed
-            clause = _around(text, span, _CLAUSE_END)
-            sentence = _around(text, span, _SENTENCE_END)
-            return Found(spoken.number, quote.text, spoken.time, clause, sentence)
-    short = _short(quote.text)
-    if any(_within(pieces, m.pasted) is not None for m in said.messages if m.role == "user"):
-        return f"'{short}' is pasted text, not the user's own words"
-    for spoken in said.messages:
-        if spoken.role != "user" and _within(pieces, spoken.pasted) is not None:
-            whose = "a tool's output" if spoken.role == "tool" else f"the {spoken.role}'s words"
-            return f"'{short}' is {whose}, not the user's"
-    return f"the user never wrote '{short}'"
-
-
-def _short(text: str, limit: int = 50) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # --- names and numbers ---------------------------------------------------------------------
@@ -278,10 +80,10 @@ def _number_words(text: str) -> set[int]:
     folded = fold(text)
     found = {
         n
-        for w, n in meaning.NUMBER_WORDS.items()
+        for w, n in dates.NUMBER_WORDS.items()
         if " " not in w and len(w) > 1 and re.search(rf"(?<!\w){re.escape(w)}(?!\w)", folded)
     }
-    found |= {n for w, n in meaning.NUMBER_WORDS.items() if len(w) == 1 and w in folded}
+    found |= {n for w, n in dates.NUMBER_WORDS.items() if len(w) == 1 and w in folded}
     if "a couple" in folded:
         found.add(2)
     return found
@@ -295,7 +97,7 @@ def names(line: str) -> set[str]:
     for sentence in re.split(r"(?<=[.!?:;])\s+|\n|\s[-–—]\s", rest):
         found = re.findall(r"[^\W\d_][^\W\d_'’]*(?:-[^\W\d_]+)*", sentence)
         for position, word in enumerate(found):
-            if meaning.cjk(word):
+            if language.cjk(word):
                 continue
             upper = word.isupper() and len(word) >= 2
             if (position > 0 and word[:1].isupper()) or upper:
@@ -330,10 +132,10 @@ def close(a: str, b: str) -> bool:
 def name_known(name: str, known: set[str]) -> bool:
     """Whether `name` (folded, maybe several words) is among the `known` words."""
     parts = [p for p in re.split(r"[\s'’-]+", name) if p]
-    if "@" in name or "." in name and "/" in name or name.startswith(("http", "www")):
+    if "@" in name or ("." in name and "/" in name) or name.startswith(("http", "www")):
         return name in known
     return all(
-        any(close(part, word) for word in known) or bool(meaning.same_names(part) & known)
+        any(close(part, word) for word in known) or bool(language.same_names(part) & known)
         for part in parts
     )
 
@@ -387,6 +189,8 @@ def check(claim: Claim, said: Said) -> Check:
     if claim.forget:
         return _check_forget(claim, read)
     problem = _refusal(claim.line, read, said, claim.old)
+    if claim.users_line and _asks_only(read):
+        problem = problem or "the user wrote that line, and only asked a question"
     if problem:
         return Check.refused(problem, read.found)
     doubt = _doubt_users_line(claim, read) if claim.users_line else ""
@@ -422,7 +226,7 @@ def _refusal(line: str, read: _Read, said: Said, old: str) -> str:
 def _surely_a_name(name: str, line: str, read: _Read) -> bool:
     """A capitalised word nobody typed is an invented name, except where it may be a
     German noun, an acronym, or a name written in another script than the user's."""
-    if meaning.nouns_capitalised(line) or meaning.cjk(read.quotes):
+    if meaning.nouns_capitalised(line) or language.cjk(read.quotes):
         return False
     return not any(w.isupper() and fold(w) == name for w in re.findall(r"\w+", line))
 
@@ -434,7 +238,7 @@ def _derivable_numbers(read: _Read) -> set[int]:
     for found in read.found:
         day = _day(found.time)
         if day is not None:
-            out |= meaning.calendar_numbers(found.sentence or found.text, day)
+            out |= dates.calendar_numbers(found.sentence or found.text, day)
     return out
 
 
@@ -450,7 +254,7 @@ def _turned_down_in(line: str, said: Said) -> str:
     if meaning.negated(line):
         return ""
     for value in sorted(said.turned_down):
-        if meaning.cjk(value):
+        if language.cjk(value):
             if value in folded:
                 return value
         elif re.search(rf"(?<!\w){re.escape(value)}(?!\w)", folded):
@@ -470,7 +274,7 @@ _FILLER = (
     _ARTICLES
     | COMMON
     | meaning.NEGATIONS
-    | frozenset(meaning.NUMBER_WORDS)
+    | frozenset(dates.NUMBER_WORDS)
     | frozenset(
         fold(
             "lives works likes uses wants prefers loves enjoys is has been since about around "
@@ -485,12 +289,12 @@ def _content(text: str, *, verbs: bool = False) -> set[str]:
     return {
         w
         for w in words(text)
-        if (len(w) >= 3 or meaning.cjk(w)) and w not in (_ARTICLES if verbs else _FILLER)
+        if (len(w) >= 3 or language.cjk(w)) and w not in (_ARTICLES if verbs else _FILLER)
     }
 
 
 def _near(word: str, known: set[str]) -> bool:
-    return any(close(word, k) for k in known) or bool(meaning.same_names(word) & known)
+    return any(close(word, k) for k in known) or bool(language.same_names(word) & known)
 
 
 def _related(line: str, text: str, *, verbs: bool = False) -> bool:
@@ -503,7 +307,7 @@ def _related(line: str, text: str, *, verbs: bool = False) -> bool:
 def _flipped(line: str, clauses: str) -> bool:
     """The line asserts what its quotes' clauses deny, or the reverse, about one thing."""
     quoted = meaning.without_corrections(clauses)
-    ours = line if meaning.cjk(line) else meaning.without_corrections(line)
+    ours = line if language.cjk(line) else meaning.without_corrections(line)
     if meaning.negated(ours, quoted) == meaning.negated(quoted, ours):
         return False
     return _related(ours, quoted)
@@ -514,7 +318,7 @@ def _known_words(read: _Read, said: Said, old: str) -> set[str]:
     for found in read.found:
         day = _day(found.time)
         if day is not None:
-            known |= meaning.calendar_words(found.sentence or found.text, day)
+            known |= dates.calendar_words(found.sentence or found.text, day)
     return known
 
 
@@ -526,7 +330,7 @@ def _unknown_name(line: str, read: _Read, said: Said, old: str) -> str:
     return unknown[0] if unknown else ""
 
 
-_calendar = frozenset(meaning.MONTHS) | frozenset(meaning.DAYS)
+_calendar = frozenset(dates.MONTHS) | frozenset(dates.DAYS)
 
 
 def _expanded(word: str, line: str, read: _Read) -> bool:
@@ -550,6 +354,8 @@ def _doubt(line: str, read: _Read, said: Said, old: str) -> str:
     unknown = _unknown_name(line, read, said, old)
     if unknown:
         return f"'{unknown}' is not in its evidence"
+    if _asks_only(read):
+        return "its evidence is a question, not a statement"
     if meaning.about_someone_else(read.clauses) and not meaning.speaks_of(line, read.sentences):
         return "its evidence speaks of someone else"
     ours = _content(line)
@@ -561,8 +367,18 @@ def _doubt(line: str, read: _Read, said: Said, old: str) -> str:
     return ""
 
 
+def _asks_only(read: _Read) -> bool:
+    """Whether every sentence the quotes are in is a question: nothing is stated."""
+    return all(
+        (f.sentence or f.text).rstrip().endswith(("?", "？")) for f in read.found
+    )
+
+
 def _doubt_users_line(claim: Claim, read: _Read) -> str:
-    """A line the user wrote is changed only where they say that fact changed, naming it."""
+    """A line the user wrote is changed only where they say that fact changed, naming it:
+    a statement about themselves that names the old line or its new value."""
+    if not meaning.first_person(read.clauses):
+        return "the user wrote that line, and its evidence is not about them"
     if _related(claim.old, read.quotes) or (
         _related(claim.old, claim.line, verbs=True) and _related(claim.line, read.quotes)
     ):

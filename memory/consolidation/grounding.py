@@ -121,7 +121,7 @@ def _calendar_words(stamp: str) -> set[str]:
 
 def _meant(content: str, stamp: str) -> set[str]:
     """The numbers of the dates a message's relative days mean ("next Tuesday")."""
-    from memory.consolidation.meaning import calendar_numbers
+    from memory.consolidation.dates import calendar_numbers
 
     try:
         day = datetime.fromisoformat(stamp).date()

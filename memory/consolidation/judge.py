@@ -22,7 +22,8 @@ from typing import Any
 
 from catalog import Attempt, Catalog, Chain, Reply, ReplyRejected, RetryPolicy, complete
 from catalog.health import HealthBook
-from memory.consolidation.edits import Decision, Fate, Op
+from memory.consolidation.decisions import Decision, Fate
+from memory.consolidation.edits import Op
 from memory.consolidation.evidence import Verdict
 from memory.consolidation.prompt import inert
 

@@ -1,6 +1,6 @@
 """What Kept can tell of a line's meaning by itself, in the languages its users write: a
 negation, a request to the assistant, a request to forget, a third person, a correction
-("Lyon, not Lille"), a credential, a date said relative to the day, a usual abbreviation.
+("Lyon, not Lille"), a credential.
 
 None of these decides alone that a line is true: each is one test of a line against the
 quotes that are its evidence (memory.consolidation.evidence), where the quotes are the
@@ -10,58 +10,9 @@ user's own typed words.
 from __future__ import annotations
 
 import re
-import unicodedata
-from datetime import date, timedelta
 
+from memory.consolidation.language import cjk, fold, words
 from memory.consolidation.redact import REDACTED, redact
-
-_QUOTES = str.maketrans({c: "'" for c in "‘’‚‛`´′"} | {c: '"' for c in "“”„‟«»″"})
-_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
-
-
-def cased(text: str) -> str:
-    """`text` as quotes are read: NFKC (full-width letters and digits as usual), one kind
-    of quote mark, invisible characters gone, whitespace collapsed; case kept."""
-    text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE).translate(_QUOTES)
-    return " ".join(text.split())
-
-
-def plain(text: str) -> str:
-    """`cased` and lower case: `text` as quotes are compared. Mostly as long as `cased`, so
-    a place in one is the same place in the other."""
-    return cased(text).lower()
-
-
-def fold(text: str) -> str:
-    """`plain`, and without accents: "Zürich" and "zurich" are one word."""
-    decomposed = unicodedata.normalize("NFKD", plain(text))
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W\d_]+)?", re.UNICODE)
-
-
-def cjk(text: str) -> bool:
-    """Whether `text` is written mostly without spaces between words (Japanese, Chinese)."""
-    letters = [c for c in text if c.isalpha()]
-    return bool(letters) and sum(1 for c in letters if _CJK.match(c)) * 2 >= len(letters)
-
-
-def words(text: str) -> list[str]:
-    """The words of `text`, folded; a run of CJK characters gives its character pairs."""
-    out: list[str] = []
-    for word in _WORD.findall(fold(text)):
-        if word.isdigit():
-            continue
-        if _CJK.search(word):
-            chars = [c for c in word if _CJK.match(c)]
-            out.extend(a + b for a, b in zip(chars, chars[1:], strict=False))
-            out.extend(c for c in chars if not re.match(r"[\u3040-\u309f]", c))
-        else:
-            out.append(word)
-    return out
-
 
 # --- negation ------------------------------------------------------------------------------
 
@@ -133,10 +84,13 @@ _VALUE = r"(?P<no>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*){0,2}|\d[\w:./-]*)"
 _CORRECTIONS = [
     re.compile(p, re.IGNORECASE)
     for p in (
-        rf"[,;]\s*(?:and\s+)?(?:not|não|nao|no|nicht|pas|non)\s+(?:in\s+|em\s+|en\s+|a\s+)?{_VALUE}\s*(?=[.,;!?)…]|$)",
+        rf"[,;]\s*(?:and\s+)?(?:not|não|nao|no|nicht|pas|non)\s+(?:in\s+|em\s+|en\s+|a\s+)?"
+        rf"{_VALUE}\s*(?=[.,;!?)…]|$)",
         rf"\b(?:not|não|nicht|pas|non)\s+{_VALUE}\s*,\s*(?:but|mas|sondern|mais|sino|ma)\b",
-        rf"\b(?:instead of|rather than|em vez de|en lugar de|au lieu de|statt|anstatt|invece di)\s+{_VALUE}",
-        rf"\b(?:wanted|suggested|proposed|thought about|considered)\b[^.!?]{{0,40}}?\b{_VALUE}\s*,?\s*but\s+(?:we|i)\s+(?:went with|chose|picked|settled on|named|called)",
+        rf"\b(?:instead of|rather than|em vez de|en lugar de|au lieu de|statt|anstatt|"
+        rf"invece di)\s+{_VALUE}",
+        rf"\b(?:wanted|suggested|proposed|thought about|considered)\b[^.!?]{{0,40}}?\b{_VALUE}"
+        r"\s*,?\s*but\s+(?:we|i)\s+(?:went with|chose|picked|settled on|named|called)",
     )
 ]
 # "XではなくY": Y rather than X (where a clause's end follows, it is a plain negation).
@@ -262,9 +216,29 @@ _REQUEST_WORDS = frozenset(
 )
 
 
+# Words before "forget" that make it a statement ("I always forget where I parked"),
+# unless the assistant is asked ("can you forget", "please forget").
+_STATED = frozenset(
+    fold(
+        "i we he she they people always often sometimes usually never might may will would "
+        "i'll i'd we'll to tend easy don't do not eu ich je yo io nós wir nous"
+    ).split()
+)
+_ASKED = re.compile(r"\b(?:can|could|would|will) you\s+(?:\w+\s+)?$|\bplease\s+$", re.I)
+
+
 def asks_to_forget(text: str) -> bool:
-    """Whether `text` asks the assistant to forget something."""
-    return bool(_FORGET.search(text) or _ERASE.search(text))
+    """Whether `text` asks the assistant to forget something ("forget Marco", "please
+    forget that"), not says that someone forgets ("I always forget where I parked")."""
+    if _ERASE.search(text):
+        return True
+    for match in _FORGET.finditer(text):
+        before = text[max(0, match.start() - 40) : match.start()]
+        if _ASKED.search(before):
+            return True
+        if not set(re.findall(r"[\w']+", fold(before))[-2:]) & _STATED:
+            return True
+    return False
 
 
 def forgets_everything(text: str) -> bool:
@@ -348,6 +322,22 @@ def speaks_of(line: str, text: str) -> bool:
     )
 
 
+_FIRST_PERSON = re.compile(
+    r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|our|us|eu|meu|minha|meus|minhas|"
+    r"nós|nosso|nossa|yo|mi|mis|me|nosotros|nuestro|nuestra|je|j|moi|mon|ma|mes|nous|notre|"
+    r"ich|mich|mir|mein|meine|meinen|meinem|wir|uns|unser|unsere|io|mio|mia|miei|noi|nostro)"
+    r"\b|^\W*(?:moro|mudei|tenho|sou|estou|trabalho|gosto|vivo|tengo|soy|estoy|trabajo|"
+    r"habito|travaille|suis|wohne|arbeite|bin|habe|abito|lavoro|sono|ho)\b",
+    re.IGNORECASE,
+)
+
+
+def first_person(text: str) -> bool:
+    """Whether `text` speaks of the one who wrote it (Japanese leaves the subject out, so
+    any Japanese text may)."""
+    return bool(_FIRST_PERSON.search(text.replace("’", "'"))) or cjk(text)
+
+
 # --- credentials ---------------------------------------------------------------------------
 
 _SECRET_WORDS = re.compile(
@@ -382,248 +372,3 @@ def credential(line: str) -> bool:
         if 13 <= len(digits) <= 19 and _luhn(digits):
             return True
     return bool(_IBAN.search(line.upper()))
-
-
-# --- dates ---------------------------------------------------------------------------------
-
-_MONTH_NAMES = [
-    "january february march april may june july august september october november december",
-    "janeiro fevereiro março abril maio junho julho agosto setembro outubro novembro dezembro",
-    "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre",
-    "janvier février mars avril mai juin juillet août septembre octobre novembre décembre",
-    "januar februar märz april mai juni juli august september oktober november dezember",
-    "gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre dicembre",
-]
-_DAY_NAMES = [
-    "monday tuesday wednesday thursday friday saturday sunday",
-    "segunda terça quarta quinta sexta sábado domingo",
-    "lunes martes miércoles jueves viernes sábado domingo",
-    "lundi mardi mercredi jeudi vendredi samedi dimanche",
-    "montag dienstag mittwoch donnerstag freitag samstag sonntag",
-    "lunedì martedì mercoledì giovedì venerdì sabato domenica",
-]
-MONTHS: dict[str, int] = {}
-for _names in _MONTH_NAMES:
-    for _i, _name in enumerate(_names.split()):
-        MONTHS[fold(_name)] = _i + 1
-        MONTHS.setdefault(fold(_name)[:3], _i + 1)
-DAYS: dict[str, int] = {}
-for _names in _DAY_NAMES:
-    for _i, _name in enumerate(_names.split()):
-        DAYS[fold(_name)] = _i
-        DAYS.setdefault(fold(_name)[:3], _i)
-for _i, _name in enumerate("月火水木金土日"):
-    DAYS[_name + "曜"] = _i
-DAYS.pop("mar", None)  # "mar" is March as often as Tuesday ("martes", "mardi")
-_WEEK_UNITS = {"day": 1, "days": 1, "week": 7, "weeks": 7, "dia": 1, "dias": 1, "semana": 7,
-               "semanas": 7, "tag": 1, "tage": 1, "tagen": 1, "woche": 7, "wochen": 7,
-               "jour": 1, "jours": 1, "semaine": 7, "semaines": 7, "giorno": 1, "giorni": 1,
-               "settimana": 7, "settimane": 7, "día": 1, "días": 1}  # fmt: skip
-_MONTH_UNITS = {
-    fold(k): v
-    for k, v in {
-        "month": 1,
-        "months": 1,
-        "mes": 1,
-        "meses": 1,
-        "mês": 1,
-        "monat": 1,
-        "monate": 1,
-        "monaten": 1,
-        "mois": 1,
-        "mese": 1,
-        "mesi": 1,
-        "year": 12,
-        "years": 12,
-        "ano": 12,
-        "anos": 12,
-        "año": 12,
-        "años": 12,
-        "jahr": 12,
-        "jahre": 12,
-        "jahren": 12,
-        "an": 12,
-        "ans": 12,
-        "anno": 12,
-        "anni": 12,
-    }.items()  # fmt: skip
-}
-NUMBER_WORDS: dict[str, int] = {}
-for _names in (
-    "zero one two three four five six seven eight nine ten eleven twelve",
-    "zero um dois três quatro cinco seis sete oito nove dez onze doze",
-    "cero uno dos tres cuatro cinco seis siete ocho nueve diez once doce",
-    "zéro un deux trois quatre cinq six sept huit neuf dix onze douze",
-    "null eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf",
-    "zero uno due tre quattro cinque sei sette otto nove dieci undici dodici",
-):
-    for _i, _name in enumerate(_names.split()):
-        NUMBER_WORDS.setdefault(fold(_name), _i)
-for _extra, _value in (("uma", 1), ("duas", 2), ("una", 1), ("une", 1), ("ein", 1), ("eine", 1),
-                       ("einen", 1), ("a couple", 2), ("fifteen", 15), ("twenty", 20),
-                       ("thirty", 30), ("forty", 40), ("fifty", 50), ("hundred", 100),
-                       ("twice", 2), ("once", 1), ("half", 6)):  # fmt: skip
-    NUMBER_WORDS.setdefault(_extra, _value)
-for _i, _name in enumerate("〇一二三四五六七八九十"):
-    NUMBER_WORDS[_name] = _i
-
-_RELATIVE = {
-    0: "today tonight this morning this evening hoje hoy aujourd'hui heute oggi 今日 今夜 今晩",
-    1: "tomorrow amanhã mañana demain morgen domani 明日 あした",
-    2: "day after tomorrow depois de amanhã pasado mañana après-demain übermorgen dopodomani 明後日",
-    -1: "yesterday ontem ayer hier gestern ieri 昨日 きのう",
-    -2: "day before yesterday anteontem anteayer avant-hier vorgestern l'altro ieri 一昨日",
-}
-_NEXT = r"next|coming|this|próxima|próximo|proxima|proximo|que vem|nächste[nrs]?|prochaine?|prossim[oa]|来週|今週"
-_LAST = r"last|past|previous|passada|passado|pasada|pasado|letzte[nrs]?|dernière|dernier|scors[oa]|先週|先月|去年|昨年"
-
-
-def _numbers_of(day: date) -> set[int]:
-    return {day.year, day.month, day.day}
-
-
-def _week(day: date) -> list[date]:
-    monday = day - timedelta(days=day.weekday())
-    return [monday + timedelta(days=i) for i in range(7)]
-
-
-def _shift_months(day: date, months: int) -> date:
-    month = day.month - 1 + months
-    return date(day.year + month // 12, month % 12 + 1, 1)
-
-
-def dates_meant(text: str, said_on: date) -> set[date]:
-    """The days `text`, said on `said_on`, may mean by a relative day ("tomorrow", "next
-    Tuesday", "in two weeks", "last month"): each a candidate a model may resolve to."""
-    folded = fold(text)
-    out: set[date] = {said_on}
-    for offset, phrases in _RELATIVE.items():
-        if any(_has(folded, fold(p)) for p in _split_phrases(phrases)):
-            out.add(said_on + timedelta(days=offset))
-    for name, weekday in DAYS.items():
-        if _has(folded, name):
-            ahead = (weekday - said_on.weekday()) % 7 or 7
-            out.update(said_on + timedelta(days=ahead + k) for k in (-7, 0, 7))
-    for match in re.finditer(r"(\d+|[^\W\d_]+)\s+([^\W\d_]+)", folded):
-        count = _count(match.group(1))
-        unit = _WEEK_UNITS.get(match.group(2))
-        if count is not None and unit is not None:
-            out.update(said_on + timedelta(days=s * count * unit) for s in (1, -1))
-        months = _MONTH_UNITS.get(match.group(2))
-        if count is not None and months is not None:
-            out.update(_shift_months(said_on, s * count * months) for s in (1, -1))
-    week = re.search(
-        rf"(?:{_NEXT}|{_LAST})\s*(?:week|semana|woche|semaine|settimana)|来週|先週", folded
-    )
-    if week or re.search(
-        r"(?:week|semana|woche|semaine|settimana)\s*(?:que vem|passada|pasada)", folded
-    ):
-        out.update(_week(said_on + timedelta(days=7)) + _week(said_on - timedelta(days=7)))
-    return out
-
-
-def months_meant(text: str, said_on: date) -> set[tuple[int, int]]:
-    """The (year, month) pairs `text` may mean: its month, "last month", "next month"."""
-    folded = fold(text)
-    out = {(said_on.year, said_on.month)}
-    if re.search(rf"(?:{_NEXT}|{_LAST})\s*(?:month|mês|mes|monat|mois|mese)|来月|先月", folded) or (
-        re.search(r"(?:mês|mes)\s*(?:que vem|passado|pasado)", folded)
-    ):
-        for step in (1, -1):
-            shifted = _shift_months(said_on, step)
-            out.add((shifted.year, shifted.month))
-    for word in re.findall(r"[^\W\d_]+", folded):
-        if word in MONTHS and len(word) > 3:
-            for year in (said_on.year - 1, said_on.year, said_on.year + 1):
-                out.add((year, MONTHS[word]))
-    return out
-
-
-def years_meant(text: str, said_on: date) -> set[int]:
-    folded = fold(text)
-    out = {said_on.year}
-    if re.search(
-        rf"(?:{_NEXT}|{_LAST})\s*(?:year|ano|jahr|annee|an|anno)|来年|去年|昨年|"
-        r"(?:ano|anno|annee)\s*(?:passado|pasado|que vem|scorso|prossimo|derniere|prochaine)",
-        folded,
-    ):
-        out |= {said_on.year - 1, said_on.year + 1}
-    return out
-
-
-def _split_phrases(phrases: str) -> list[str]:
-    multi = re.findall(
-        r"(?:day (?:after|before) \w+|this \w+|depois de \w+|pasado \w+|l'altro \w+)", phrases
-    )
-    rest = phrases
-    for phrase in multi:
-        rest = rest.replace(phrase, " ")
-    return multi + rest.split()
-
-
-def _has(folded: str, phrase: str) -> bool:
-    if _CJK.search(phrase):
-        return phrase in folded
-    return re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", folded) is not None
-
-
-def _count(word: str) -> int | None:
-    if word.isdigit():
-        return int(word)
-    return NUMBER_WORDS.get(word)
-
-
-def calendar_numbers(text: str, said_on: date) -> set[int]:
-    """Every number a date that `text`, said on `said_on`, means may be written with."""
-    numbers: set[int] = set()
-    for day in dates_meant(text, said_on):
-        numbers |= _numbers_of(day)
-    for year, month in months_meant(text, said_on):
-        numbers |= {year, month}
-    return numbers | years_meant(text, said_on)
-
-
-def calendar_words(text: str, said_on: date) -> set[str]:
-    """The month and weekday names (any language, folded) those dates may be written with."""
-    days = dates_meant(text, said_on)
-    months = {m for _, m in months_meant(text, said_on)} | {d.month for d in days}
-    weekdays = {d.weekday() for d in days}
-    out = {name for name, m in MONTHS.items() if m in months}
-    return out | {name for name, w in DAYS.items() if w in weekdays}
-
-
-# --- abbreviations -------------------------------------------------------------------------
-
-# Names written either way, folded: a line may say "JavaScript" for the user's "JS".
-_SAME_NAMES = """
-js javascript | ts typescript | py python | k8s kubernetes | pg postgres postgresql psql |
-nyc new york city | mbp macbook pro | sf san francisco | la los angeles | uk united kingdom britain | us usa
-america united states | eu europe | ml machine learning | ai artificial intelligence |
-vs vscode visual studio code | gh github | aws amazon web services | gcp google cloud |
-db database | rn react native | tf terraform | ci continuous integration | pt portuguese
-português | en english | de german deutsch | fr french français | es spanish español |
-ja japanese 日本語 japonais japanisch giapponese japonês japonés | it italian italiano
-italien italienisch | spanish español espagnol spanisch spagnolo espanhol | english inglés
-anglais englisch inglese inglês | german deutsch allemand tedesco alemão alemán |
-french français französisch francese francês francés | portuguese portugais portugiesisch
-portoghese portugués | lisboa lisbon | münchen munich | köln cologne |
-wien vienna | praha prague | roma rome | milano milan | napoli naples | firenze florence |
-genève geneva | zürich zurich | sevilla seville | moskva moscow | 東京 tokyo | 大阪 osaka |
-京都 kyoto | brasil brazil | alemanha germany | deutschland germany | espanha spain |
-españa spain | frança france | inglaterra england | japão japan | 日本 japan | portugal
-| mon monday | tue tues tuesday | wed wednesday | thu thur thurs thursday | fri friday |
-sat saturday | sun sunday | jan january | feb february | mar march | apr april | jun june
-| jul july | aug august | sep sept september | oct october | nov november | dec december
-"""
-SAME_NAMES: list[frozenset[str]] = [
-    frozenset(fold(w) for w in group.split()) for group in _SAME_NAMES.split("|") if group.split()
-]
-
-
-def same_names(word: str) -> set[str]:
-    """The other ways to write `word` (folded) that the table knows."""
-    out: set[str] = set()
-    for group in SAME_NAMES:
-        if word in group:
-            out |= group
-    return out

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memory.chat.attachments import mention, records_of
-from memory.consolidation.evidence import message_number
+from memory.consolidation.quotes import message_number
 from memory.message import Message, pasted_spans
 
 # The tags that frame what Kept pastes into its prompts. Pasted text (MEMORY.md, a

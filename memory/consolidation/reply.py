@@ -16,16 +16,8 @@ from typing import Any
 
 from catalog import Reply, ReplyRejected
 from catalog.transport import Kind
-from memory.consolidation.edits import (
-    Applied,
-    Context,
-    Decision,
-    Edit,
-    Fate,
-    apply_edits,
-    edits_from_rewrite,
-    parse_edits,
-)
+from memory.consolidation.decisions import Applied, Decision, Fate, apply_edits
+from memory.consolidation.edits import Context, Edit, edits_from_rewrite, parse_edits
 from memory.consolidation.evidence import Verdict
 from memory.consolidation.grounding import Evidence, junk, ungrounded
 from memory.sanitize import clean_text

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memory.consolidation.reply import SavedMemory
 from memory.data.files import atomic_write, digest, ensure_dir, locked
 from memory.data.layout import claim_lock
 from memory.data.store import MemoryStore, MemoryText, Version
@@ -125,15 +126,13 @@ def propose(
     store: MemoryStore,
     session: str,
     segment: Segment,
-    history_entry: str,
-    memory_update: str,
+    saved: SavedMemory,
     base: MemoryText,
     model: str,
     when: datetime,
-    decided: tuple[dict[str, Any], ...] = (),
 ) -> Proposal:
-    """Hold a consolidation's result for review (atomically: it is there whole, or not);
-    `decided`: the decision on each edit, with its quotes, to show."""
+    """Hold a consolidation's result for review (atomically: it is there whole, or not),
+    with the decision on each of its edits and the user's words each stood on."""
     ensure_dir(_folder(store))
     path = _path(store, session, segment)
     record = {
@@ -145,9 +144,9 @@ def propose(
         "when": when.isoformat(timespec="seconds"),
         "base_digest": base.digest,
         "base_text": base.text,
-        "memory_update": memory_update,
-        "history_entry": history_entry,
-        "decisions": list(decided),
+        "memory_update": saved.memory_update,
+        "history_entry": saved.history_entry,
+        "decisions": saved.decision_records(),
     }
     atomic_write(path, json.dumps(record, ensure_ascii=False))
     return _load(path, store)
@@ -295,7 +294,6 @@ def _claim(store: MemoryStore, session: str) -> Path:
 def accept(store: MemoryStore, proposal: Proposal, memory_text: str | None = None) -> None:
     """Commit the proposal, or the user's edit of its MEMORY.md (`memory_text`)."""
     from memory.consolidation.commit import commit
-    from memory.consolidation.reply import SavedMemory
 
     with locked(_claim(store, proposal.session)):
         journal = store.find_session(proposal.session)

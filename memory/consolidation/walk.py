@@ -24,7 +24,8 @@ from memory.consolidation.chunks import (
     transcript_budget,
 )
 from memory.consolidation.commit import commit
-from memory.consolidation.edits import Context, Decision, Fate, MemoryFull
+from memory.consolidation.decisions import Decision, Fate
+from memory.consolidation.edits import Context, MemoryFull
 from memory.consolidation.estimate import Measure, known_estimate, parts_estimate, remember_estimate
 from memory.consolidation.evidence import Verdict
 from memory.consolidation.judge import second_opinion
@@ -310,18 +311,7 @@ async def _keep(
     store, journal, segment = job.store, job.journal, job.segment
     rule = await asyncio.to_thread(review_rule_for, store, job.catalog, model)
     if rule.before or saved.held:
-        await asyncio.to_thread(
-            propose,
-            store,
-            journal.id,
-            segment,
-            saved.history_entry,
-            saved.memory_update,
-            base,
-            model,
-            job.when,
-            tuple(d.to_json() for d in saved.decisions),
-        )
+        await asyncio.to_thread(propose, store, journal.id, segment, saved, base, model, job.when)
         return Consolidation.for_review(
             journal.id, segment, answered, tuple(job.attempts), job.elapsed(), entry
         )

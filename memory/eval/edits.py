@@ -23,7 +23,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memory.consolidation.edits import Context, Decision, Fate, apply_edits, normal, parse_edits
+from memory.consolidation.decisions import Decision, Fate, apply_edits
+from memory.consolidation.edits import Context, normal, parse_edits
 from memory.consolidation.evidence import Verdict
 from memory.eval.dataset import DatasetError
 from memory.message import Message, clean_message
@@ -187,7 +188,13 @@ def table(report: EditsReport, *, misses: bool = False) -> str:
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    lines = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))) for r in rows]
+    lines = [
+        "  ".join(
+            c.ljust(w) if i < 2 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        )
+        for r in rows
+    ]
     good_right, good_total = report.side(True)
     bad_right, bad_total = report.side(False)
     lines += [
@@ -199,5 +206,7 @@ def table(report: EditsReport, *, misses: bool = False) -> str:
     ]
     if misses:
         for tally in report.tallies.values():
-            lines += [f"  {'good' if tally.good else 'bad'} {tally.category}: {m}" for m in tally.misses]
+            lines += [
+                f"  {'good' if tally.good else 'bad'} {tally.category}: {m}" for m in tally.misses
+            ]
     return "\n".join(lines)

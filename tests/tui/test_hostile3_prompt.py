@@ -14,6 +14,7 @@ from app.cli.main import main
 from memory import MemorySettings, MemoryStore
 from memory.chat.system_prompt import system_prompt
 from memory.consolidation.prompt import consolidation_messages, transcript_lines
+from memory.consolidation.reply import SavedMemory
 from memory.consolidation.review import accept, proposal_for, proposals, propose, reject
 from memory.data.files import append_line, locked
 from memory.message import Message
@@ -92,8 +93,7 @@ def held() -> Held:
         store,
         journal.id,
         segment,
-        "The user introduced themselves.",
-        NEW,
+        SavedMemory("The user introduced themselves.", NEW),
         store.read_memory(),
         "gpt-4.1-mini",
         datetime(2026, 11, 20, 9, 15, tzinfo=UTC),
@@ -231,8 +231,7 @@ def test_a_proposal_within_an_over_budget_memory_of_the_users_own_is_kept() -> N
         store,
         journal.id,
         segment,
-        "The user introduced themselves.",
-        big.replace("- fact number 7\n", ""),
+        SavedMemory("The user introduced themselves.", big.replace("- fact number 7\n", "")),
         store.read_memory(),
         "m",
         datetime(2026, 11, 20, tzinfo=UTC),
