@@ -72,6 +72,10 @@ def _row(score: CategoryScore) -> tuple[str, ...]:
 def cmd_eval_memory(args: argparse.Namespace, ctx: Context) -> int:
     """0 when the eval ran (whatever it scored), 2 when it could not: a data file Kept
     cannot use, a model that cannot be asked or never answered, a report not written."""
+    if args.edits:
+        from app.cli.eval_edits import cmd_eval_edits
+
+        return cmd_eval_edits(args, ctx)
     import asyncio
     import json
     from pathlib import Path
@@ -163,4 +167,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="only this persona (LoCoMo: a sample_id such as conv-26); repeat for more",
     )
     memory.add_argument("--json", metavar="FILE", help="also write the whole report as JSON")
+    memory.add_argument(
+        "--edits",
+        action="store_true",
+        help="instead, measure Kept's checks on proposed memory edits, good and bad, by "
+        "category (no model needed; --judge MODEL adds a second opinion)",
+    )
+    memory.add_argument(
+        "--split",
+        choices=("all", "dev", "test"),
+        default="all",
+        help="with --edits: which conversations of the data (test: held out)",
+    )
+    memory.add_argument(
+        "--misses", action="store_true", help="with --edits: list each edit decided wrongly"
+    )
     memory.set_defaults(func=cmd_eval_memory)

@@ -197,3 +197,25 @@ def calendar_words(text: str, said_on: date) -> set[str]:
     weekdays = {d.weekday() for d in days}
     out = {name for name, m in MONTHS.items() if m in months}
     return out | {name for name, w in DAYS.items() if w in weekdays}
+
+
+_MONTH_WORDS = "|".join(sorted((re.escape(m) for m in MONTHS if len(m) > 2), key=len, reverse=True))
+_DATE = re.compile(
+    r"\b\d{4}-\d{1,2}(?:-\d{1,2})?\b|\b\d{1,2}[./]\d{1,2}(?:[./]\d{2,4})?\b"
+    r"|\d{4}年(?:\d{1,2}月)?(?:\d{1,2}日)?|\d{1,2}月(?:\d{1,2}日)?"
+    rf"|(?:\b\d{{1,2}}(?:st|nd|rd|th|\.)?\s+(?:de\s+|of\s+)?)?\b(?:{_MONTH_WORDS})\b"
+    r"(?:\s+\d{1,2}(?:st|nd|rd|th)?\b)?(?:,?\s+(?:de\s+)?\d{4}\b)?"
+    r"|\b(?:19|20)\d{2}\b",
+    re.IGNORECASE,
+)
+
+
+def date_phrases(line: str) -> list[str]:
+    """The dates `line` writes ("2026-03-10", "9. Mai", "March 2026", "2026年3月"), whose
+    numbers may come from a day the user meant rather than from their words."""
+    return [m.group() for m in _DATE.finditer(fold(line))]
+
+
+def without_dates(line: str) -> str:
+    """`line` with its dates taken out: what is left holds the numbers the user said."""
+    return _DATE.sub(" ", fold(line))

@@ -115,6 +115,12 @@ def _stem(word: str) -> str:
     return word
 
 
+def _common_start(a: str, b: str) -> int:
+    return next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+
+
 def close(a: str, b: str) -> bool:
     """Two folded words are one name: the same, one the other's stem, or a near spelling
     (Lisboa and Lisbon, München and Munchen)."""
@@ -122,6 +128,8 @@ def close(a: str, b: str) -> bool:
         return True
     if min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a)):
         return True
+    if min(len(a), len(b)) >= 4 and _common_start(a, b) >= max(3, max(len(a), len(b)) - 2):
+        return True  # an inflection: "moro" and "mora", "gosto" and "gosta"
     if min(len(a), len(b)) >= 6 and (a in b or b in a):  # a German compound's part
         return True
     if min(len(a), len(b)) >= 5:
@@ -204,7 +212,12 @@ def _refusal(line: str, read: _Read, said: Said, old: str) -> str:
     """Why the line cannot stand on its evidence whatever a second opinion says, or ""."""
     if meaning.credential(line):
         return "memory never keeps a credential (a key, a PIN, a password, a card number)"
-    unseen = sorted(numbers(line) - _derivable_numbers(read) - numbers(old))
+    said_numbers = numbers(read.quotes) | _number_words(read.quotes) | numbers(old)
+    in_dates = numbers(" ".join(dates.date_phrases(line)))
+    unseen = sorted(
+        (numbers(dates.without_dates(line)) - said_numbers)
+        | (in_dates - said_numbers - _calendar_numbers(read))
+    )
     if unseen:
         return f"{unseen[0]} is not in its evidence and does not follow from it"
     for address in (fold(m.group()) for m in _ADDRESS.finditer(line)):
@@ -231,10 +244,10 @@ def _surely_a_name(name: str, line: str, read: _Read) -> bool:
     return not any(w.isupper() and fold(w) == name for w in re.findall(r"\w+", line))
 
 
-def _derivable_numbers(read: _Read) -> set[int]:
-    """The numbers the quotes hold, or that the days their sentences mean are written
-    with ("next Tuesday" said on 7 March 2026: 2026, 3, 10)."""
-    out = numbers(read.quotes) | _number_words(read.quotes)
+def _calendar_numbers(read: _Read) -> set[int]:
+    """The numbers the days the quotes' sentences mean are written with ("next Tuesday"
+    said on 7 March 2026: 2026, 3, 10): a line's date may hold them, nothing else may."""
+    out: set[int] = set()
     for found in read.found:
         day = _day(found.time)
         if day is not None:
@@ -369,14 +382,15 @@ def _doubt(line: str, read: _Read, said: Said, old: str) -> str:
 
 def _asks_only(read: _Read) -> bool:
     """Whether every sentence the quotes are in is a question: nothing is stated."""
-    return all(
-        (f.sentence or f.text).rstrip().endswith(("?", "？")) for f in read.found
-    )
+    return all((f.sentence or f.text).rstrip().endswith(("?", "？")) for f in read.found)
 
 
 def _doubt_users_line(claim: Claim, read: _Read) -> str:
     """A line the user wrote is changed only where they say that fact changed, naming it:
     a statement about themselves that names the old line or its new value."""
+    corrected = {w for v in meaning.turned_down(read.clauses) for w in words(v)}
+    if corrected & set(words(claim.old)):
+        return ""  # "it's spelled Katja, not Katya": the user corrected that very line
     if not meaning.first_person(read.clauses):
         return "the user wrote that line, and its evidence is not about them"
     if _related(claim.old, read.quotes) or (

@@ -7,22 +7,24 @@ paste or a tool, stale, an unrequested forget, junk, a credential, an order the 
 gave, a duplicate; and the good kinds a strict check refuses: paraphrases, resolved
 dates, abbreviations, German, Japanese, another language, fixes to the user's own line.
 
-Each case is decided by the same code a consolidation runs (memory.consolidation.edits),
-without a second opinion: an edit Kept cannot tell alone waits for the user (held), which
-keeps a bad one out of MEMORY.md and a good one from being applied at once. The report
-says, per category, how many good edits were applied and how many bad ones kept out.
+Each case is decided by the same code a consolidation runs (memory.consolidation.decisions).
+Without a second opinion, an edit Kept cannot tell alone waits for the user (held), which
+keeps a bad one out of MEMORY.md and a good one from being applied at once; with a judge
+model (`judged`), it is asked as a consolidation asks it. The report says, per category,
+how many good edits were applied and how many bad ones kept out.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from catalog import Catalog, Chain, RetryPolicy
 from memory.consolidation.decisions import Decision, Fate, apply_edits
 from memory.consolidation.edits import Context, normal, parse_edits
 from memory.consolidation.evidence import Verdict
@@ -92,9 +94,15 @@ def _case(raw: dict[str, Any]) -> Case:
 def load_cases(path: Path = EDITS) -> list[Case]:
     """The cases of an edits file; DatasetError naming the file and case when it is off."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise DatasetError(f"{path} cannot be read: {exc.strerror or exc}.") from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
         raise DatasetError(f"{path} cannot be read as JSON ({exc}).") from None
+    if not isinstance(data, dict):
+        raise DatasetError(f"{path} is not a JSON object with cases.")
     cases = []
     for index, raw in enumerate(data.get("cases") or [], start=1):
         try:
@@ -104,17 +112,29 @@ def load_cases(path: Path = EDITS) -> list[Case]:
     return cases
 
 
-Judge = Callable[[Case, Sequence[Decision]], Mapping[int, Verdict]]
-
-
-def decide(case: Case, judge: Judge | None = None) -> tuple[Decision, ...]:
-    """What Kept decides on each of the case's edits (a judge's verdicts, if one)."""
+def decide(case: Case, verdicts: Mapping[int, Verdict] | None = None) -> tuple[Decision, ...]:
+    """What Kept decides on each of the case's edits (with a second opinion's `verdicts`)."""
     context = Context(case.messages, case.time, BUDGET, case.user_lines)
     edits = parse_edits([e.item for e in case.edits])
-    applied = apply_edits(case.memory, edits, context)
-    if judge is not None:
-        applied = apply_edits(case.memory, edits, context, judge(case, applied.decisions), "judge")
-    return applied.decisions
+    return apply_edits(case.memory, edits, context, verdicts, "the judge").decisions
+
+
+async def judged(
+    case: Case, catalog: Catalog, judge: str, policy: RetryPolicy, *, trusted: bool
+) -> tuple[Decision, ...]:
+    """The case decided with `judge`'s second opinion, as a consolidation asks for one: a
+    judge whose own changes would wait for review (`trusted` false) may only refuse."""
+    from memory.consolidation.judge import second_opinion
+
+    decisions = decide(case)
+    chain = Chain((catalog.get(judge),), "the judge alone")
+    opinion = await second_opinion(
+        catalog, chain, None, decisions, policy=policy, health=None, on_attempt=None
+    )
+    verdicts = opinion.verdicts
+    if not trusted:
+        verdicts = {i: v for i, v in verdicts.items() if v is Verdict.REFUSED}
+    return decide(case, verdicts) if opinion.judge else decisions
 
 
 @dataclass
@@ -140,6 +160,10 @@ class Tally:
     def share(self) -> float:
         return self.right / self.total if self.total else 1.0
 
+    def to_dict(self) -> dict[str, Any]:
+        fates = {str(f): self.fates[f] for f in Fate}
+        return {"good": self.good, "edits": self.total, "right": self.right, **fates}
+
 
 @dataclass
 class EditsReport:
@@ -148,65 +172,34 @@ class EditsReport:
     whole_refusals: int  # replies with a good edit whose every edit was refused
 
     def side(self, good: bool) -> tuple[int, int]:
+        """Good (`good`): how many were applied, of how many. Bad: how many kept out."""
         chosen = [t for (g, _), t in self.tallies.items() if g is good]
         return sum(t.right for t in chosen), sum(t.total for t in chosen)
 
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cases": self.cases,
+            "replies_refused_whole": self.whole_refusals,
+            "categories": {t.category: t.to_dict() for t in self.tallies.values()},
+        }
 
-def run_edits(cases: Sequence[Case], judge: Judge | None = None) -> EditsReport:
+
+def tally(cases: Sequence[Case], decided: Sequence[Sequence[Decision]]) -> EditsReport:
+    """What became of each labelled edit, by category."""
     tallies: dict[tuple[bool, str], Tally] = {}
     whole = 0
-    for case in cases:
-        decisions = decide(case, judge)
+    for case, decisions in zip(cases, decided, strict=True):
         if any(e.good for e in case.edits) and all(d.fate is Fate.REFUSED for d in decisions):
             whole += 1
         for labelled, decision in zip(case.edits, decisions, strict=True):
             key = (labelled.good, labelled.category)
-            tally = tallies.setdefault(key, Tally(labelled.category, labelled.good))
-            tally.fates[decision.fate] += 1
-            wrong = (decision.fate is Fate.APPLIED) != labelled.good
-            if wrong:
-                tally.misses.append(f"{case.id}: {decision}")
+            counted = tallies.setdefault(key, Tally(labelled.category, labelled.good))
+            counted.fates[decision.fate] += 1
+            if (decision.fate is Fate.APPLIED) != labelled.good:
+                counted.misses.append(f"{case.id}: {decision}")
     return EditsReport(tallies, len(cases), whole)
 
 
-def table(report: EditsReport, *, misses: bool = False) -> str:
-    """Per category: edits, applied, held, refused, and the share right, as printed."""
-    head = ("", "category", "edits", "applied", "held", "refused", "unchanged", "right")
-    rows = [head]
-    for (good, _), tally in sorted(report.tallies.items(), key=lambda kv: (not kv[0][0], kv[0][1])):
-        f = tally.fates
-        rows.append(
-            (
-                "good" if good else "bad",
-                tally.category,
-                str(tally.total),
-                str(f[Fate.APPLIED]),
-                str(f[Fate.HELD]),
-                str(f[Fate.REFUSED]),
-                str(f[Fate.UNCHANGED]),
-                f"{tally.share:.0%}",
-            )
-        )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    lines = [
-        "  ".join(
-            c.ljust(w) if i < 2 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(r, widths, strict=True))
-        )
-        for r in rows
-    ]
-    good_right, good_total = report.side(True)
-    bad_right, bad_total = report.side(False)
-    lines += [
-        "",
-        f"Good edits applied: {good_right}/{good_total} ({good_right / max(good_total, 1):.0%}). "
-        f"Bad edits kept out of MEMORY.md: {bad_right}/{bad_total} "
-        f"({bad_right / max(bad_total, 1):.0%}).",
-        f"Replies refused whole: {report.whole_refusals} of {report.cases}.",
-    ]
-    if misses:
-        for tally in report.tallies.values():
-            lines += [
-                f"  {'good' if tally.good else 'bad'} {tally.category}: {m}" for m in tally.misses
-            ]
-    return "\n".join(lines)
+def run_edits(cases: Sequence[Case]) -> EditsReport:
+    """Kept's own checks on every case, no model asked."""
+    return tally(cases, [decide(case) for case in cases])
