@@ -127,6 +127,7 @@ class MemoryReview:
             )
 
         from app.screens.change import ChangeDialog
+        from app.words.evidence import why_parts
 
         self.app.push_screen(
             ChangeDialog(
@@ -134,6 +135,7 @@ class MemoryReview:
                 unified(old, new, "before", f"version {version.number}"),
                 new,
                 [("keep", "Keep it"), ("undo", "Undo this change")],
+                why=why_parts(version.evidence, new, waiting=False),
             ),
             chosen,
         )
@@ -167,6 +169,7 @@ class MemoryReview:
             self.app.jobs.refresh_status()
 
         from app.screens.change import ChangeDialog
+        from app.words.evidence import why_parts
 
         self.app.push_screen(
             ChangeDialog(
@@ -176,6 +179,7 @@ class MemoryReview:
                 [("accept", "Accept"), ("reject", "Reject"), ("later", "Decide later")],
                 note=note,
                 editable=True,
+                why=why_parts(proposal.decisions, proposal.memory_update, waiting=True),
             ),
             chosen,
         )

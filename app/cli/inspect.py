@@ -169,6 +169,7 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
+    from app.words.evidence import dropped
     from app.words.models import health_line
     from memory.consolidation.log import figures, model_health, sessions
     from memory.sessions.pending import scan_pending
@@ -181,6 +182,8 @@ def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
     for log in logs:
         mark = "saved" if log.saved else "pending"
         out(f"{log.session} [{log.segment}] {mark}: {log.chain()}\n")
+        for reason in log.dropped:  # edits Kept dropped from the reply it kept
+            out(dropped(reason) + "\n")
     scan = scan_pending(store)
     waiting = [(s, part) for s in scan.sessions for part in s.parts]
     for sentence in scan.unreadable.values():

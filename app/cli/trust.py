@@ -83,7 +83,9 @@ def _ask(question: str) -> bool:
 
 
 def cmd_review(args: argparse.Namespace, ctx: Context) -> int:
-    """Proposed changes (review = "before"): show them, or accept or reject one session's."""
+    """Proposed changes (review = "before"): show them, or accept or reject one session's.
+    Each is listed with the user's words each line stands on and the edits not kept."""
+    from app.words.evidence import why_text
     from memory.consolidation.review import proposals, unified
 
     store = ctx.store
@@ -112,6 +114,9 @@ def cmd_review(args: argparse.Namespace, ctx: Context) -> int:
         print(f"Session {proposal.session} [{proposal.segment}] {by}: {proposal.change}")
         print(f"  history entry: {proposal.history_entry}")
         print(unified(proposal.base_text, proposal.memory_update, "MEMORY.md", "proposed"))
+        why = why_text(proposal.decisions, proposal.memory_update, waiting=True)
+        if why:
+            print(why)
         print(f"  (`kept memory review --accept {proposal.session}` or --reject)\n")
     return 0
 

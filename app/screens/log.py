@@ -60,16 +60,20 @@ class LogScreen(Screen[None]):
         """Read the logs, journals and health book in a thread (they grow with every
         session), then draw them on the screen's loop."""
         from app.words.consolidation import last_failure
+        from app.words.evidence import dropped
         from app.words.models import health_line
         from memory.consolidation.log import figures, model_health, sessions
         from memory.consolidation.run import retry_note
         from memory.sessions.pending import pending as pending_sessions
 
         store = self.app.store
-        chains = "\n".join(
-            f"{log.session} [{log.segment}] {'✓' if log.saved else '…'} {log.chain()}"
-            for log in reversed(sessions(store, last=SHOWN))
-        )
+        lines = []
+        for log in reversed(sessions(store, last=SHOWN)):
+            lines.append(f"{log.session} [{log.segment}] {'✓' if log.saved else '…'} {log.chain()}")
+            # The edits Kept dropped from the reply it kept, each with why (shown without
+            # markup: the #chains Static reads none).
+            lines += [dropped(reason) for reason in log.dropped]
+        chains = "\n".join(lines)
         parts = [(s, part.segment) for s in pending_sessions(store) for part in s.parts]
         pending = []
         # The oldest first, as they are saved; a screen of them, not 10,000 lines to lay out.

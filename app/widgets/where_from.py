@@ -5,7 +5,7 @@ line, and is offered only where a session did."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on, work
@@ -15,6 +15,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from app.documents import async_store
+from app.words.evidence import SHOWN_FATES, stood_on
 from memory.data.versions import VersionKind
 
 if TYPE_CHECKING:
@@ -30,13 +31,35 @@ def opens_a_session(line: BlameLine) -> bool:
     return line.version is not None and line.version.session is not None
 
 
+def quotes_of(line: BlameLine) -> list[dict[str, Any]]:
+    """The user's words `line` stood on, as the version that wrote it recorded them (the
+    decision whose line is this one, compared normalised); [] for a version older than
+    the records, or a line no edit of it wrote (a "Previously:" line, a heading)."""
+    from memory.consolidation.edits import normal
+
+    version = line.version
+    key = normal(line.text)
+    if version is None or not key:
+        return []
+    for decision in version.evidence:
+        if (
+            decision.get("fate") in SHOWN_FATES
+            and decision.get("op") != "forget"
+            and normal(str(decision.get("line") or "")) == key
+        ):
+            found = decision.get("evidence")
+            return [q for q in found if isinstance(q, dict)] if isinstance(found, list) else []
+    return []
+
+
 def described(store: MemoryStore, line: BlameLine) -> str:
     """Who wrote `line`, for the pane beside the list, with Enter only where it works
     (it reads the store: the pane calls it off the event loop)."""
     from memory.recall.provenance import explain
 
+    said = stood_on(quotes_of(line))
     if opens_a_session(line):
-        return explain(store, line) + "\n\nEnter: open the session's transcript there."
+        return explain(store, line, said=said) + "\n\nEnter: open the session's transcript there."
     head = f"Line {line.number}: {line.text}"
     version = line.version
     if version is None:
@@ -56,7 +79,10 @@ def described(store: MemoryStore, line: BlameLine) -> str:
             f"{head}\n\nYou asked Kept to remember this line on {when(version.time)} "
             f"(version {version.number})."
         )
-    return explain(store, line) + "\n\nNo session wrote this line: there is no transcript to open."
+    return (
+        explain(store, line, said=said)
+        + "\n\nNo session wrote this line: there is no transcript to open."
+    )
 
 
 def when(time: str) -> str:

@@ -149,9 +149,9 @@ def figures(store: MemoryStore) -> list[ModelFigures]:
     """Per model: requests made, how many were saved, median latency, total cost."""
     by_model: dict[str, list[LogRecord]] = {}
     for record in read_records(store):
-        if record.outcome == Outcome.SKIPPED or (
-            record.outcome == Outcome.CANCELLED and record.kind != Kind.LATE
-        ):
+        if record.outcome in (Outcome.SKIPPED, DROPPED) or record.purpose:
+            continue  # no request to save (a dropped edit, a second opinion)
+        if record.outcome == Outcome.CANCELLED and record.kind != Kind.LATE:
             continue  # a request that lost a hedge was sent, and paid for: it counts
         by_model.setdefault(record.model, []).append(record)
     return [

@@ -277,9 +277,10 @@ def history_entry_for(
     return next((e for e in _newest_first(store) if e.stamp in stamps), None)
 
 
-def explain(store: MemoryStore, line: BlameLine, *, excerpt: int = 400) -> str:
+def explain(store: MemoryStore, line: BlameLine, *, excerpt: int = 400, said: str = "") -> str:
     """Who wrote `line`, the history entry of that session, and the messages the line most
-    likely came from, as text for a person to read."""
+    likely came from, as text for a person to read; `said`, a paragraph of the user's words
+    the line stood on when it was written (its version's record), goes after who wrote it."""
     head = f"Line {line.number}: {line.text}"
     version = line.version
     if version is None:
@@ -287,12 +288,15 @@ def explain(store: MemoryStore, line: BlameLine, *, excerpt: int = 400) -> str:
     when = version.time[:16].replace("T", " ")
     if not version.session:
         by = f" by {version.model}" if version.model else ""
-        return f"{head}\n\nWritten by version {version.number} on {when}: {version.source}{by}."
+        written = f"Written by version {version.number} on {when}: {version.source}{by}."
+        return "\n\n".join(p for p in (head, written, said) if p)
     parts = [
         head,
         f"Written by version {version.number} on {when}: session "
         f"{version.session}, model {version.model} ({version.source}).",
     ]
+    if said:
+        parts.append(said)
     entry = history_entry_for(store, version.session, version)
     parts.append(
         f"History entry:\n{entry.body}"
