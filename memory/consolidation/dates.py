@@ -4,6 +4,7 @@ languages Kept's users write, so a line may say the date a model worked out."""
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import date, timedelta
 
@@ -99,18 +100,42 @@ def _shift_months(day: date, months: int) -> date:
     return date(day.year + month // 12, month % 12 + 1, 1)
 
 
-def dates_meant(text: str, said_on: date) -> set[date]:
+def _split_phrases(phrases: str) -> list[str]:
+    multi = re.findall(
+        r"(?:day (?:after|before) \w+|this \w+|depois de \w+|pasado \w+|l'altro \w+)", phrases
+    )
+    rest = phrases
+    for phrase in multi:
+        rest = rest.replace(phrase, " ")
+    return multi + rest.split()
+
+
+def _pattern(phrases: list[str]) -> re.Pattern[str]:
+    """One search for any of `phrases` (folded), as whole words; CJK ones anywhere."""
+    ordered = sorted(phrases, key=len, reverse=True)
+    spaced = [rf"(?<!\w){re.escape(p)}(?!\w)" for p in ordered if not cjk(p)]
+    return re.compile("|".join([*spaced, *(re.escape(p) for p in ordered if cjk(p))]))
+
+
+_RELATIVE_FOUND = {
+    offset: _pattern([fold(p) for p in _split_phrases(phrases)])
+    for offset, phrases in _RELATIVE.items()
+}
+_DAY_FOUND = _pattern(list(DAYS))
+
+
+@functools.lru_cache(maxsize=4096)
+def dates_meant(text: str, said_on: date) -> frozenset[date]:
     """The days `text`, said on `said_on`, may mean by a relative day ("tomorrow", "next
     Tuesday", "in two weeks", "last month"): each a candidate a model may resolve to."""
     folded = fold(text)
     out: set[date] = {said_on}
-    for offset, phrases in _RELATIVE.items():
-        if any(_has(folded, fold(p)) for p in _split_phrases(phrases)):
+    for offset, found in _RELATIVE_FOUND.items():
+        if found.search(folded):
             out.add(said_on + timedelta(days=offset))
-    for name, weekday in DAYS.items():
-        if _has(folded, name):
-            ahead = (weekday - said_on.weekday()) % 7 or 7
-            out.update(said_on + timedelta(days=ahead + k) for k in (-7, 0, 7))
+    for name in {m.group() for m in _DAY_FOUND.finditer(folded)}:
+        ahead = (DAYS[name] - said_on.weekday()) % 7 or 7
+        out.update(said_on + timedelta(days=ahead + k) for k in (-7, 0, 7))
     for match in re.finditer(r"(\d+|[^\W\d_]+)\s+([^\W\d_]+)", folded):
         count = _count(match.group(1))
         unit = _WEEK_UNITS.get(match.group(2))
@@ -126,7 +151,7 @@ def dates_meant(text: str, said_on: date) -> set[date]:
         r"(?:week|semana|woche|semaine|settimana)\s*(?:que vem|passada|pasada)", folded
     ):
         out.update(_week(said_on + timedelta(days=7)) + _week(said_on - timedelta(days=7)))
-    return out
+    return frozenset(out)
 
 
 def months_meant(text: str, said_on: date) -> set[tuple[int, int]]:
@@ -156,22 +181,6 @@ def years_meant(text: str, said_on: date) -> set[int]:
     ):
         out |= {said_on.year - 1, said_on.year + 1}
     return out
-
-
-def _split_phrases(phrases: str) -> list[str]:
-    multi = re.findall(
-        r"(?:day (?:after|before) \w+|this \w+|depois de \w+|pasado \w+|l'altro \w+)", phrases
-    )
-    rest = phrases
-    for phrase in multi:
-        rest = rest.replace(phrase, " ")
-    return multi + rest.split()
-
-
-def _has(folded: str, phrase: str) -> bool:
-    if cjk(phrase):
-        return phrase in folded
-    return re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", folded) is not None
 
 
 def _count(word: str) -> int | None:

@@ -122,17 +122,22 @@ def _common_start(a: str, b: str) -> int:
 
 
 def close(a: str, b: str) -> bool:
-    """Two folded words are one name: the same, one the other's stem, or a near spelling
-    (Lisboa and Lisbon, München and Munchen)."""
-    if a == b or (min(len(a), len(b)) >= 3 and _stem(a) == _stem(b)):
+    """Two folded words are one word or name: the same, an inflection or stem of the other,
+    a German compound's part, or a near spelling (Lisboa and Lisbon, München and Munchen)."""
+    if a == b:
         return True
-    if min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a)):
+    short = min(len(a), len(b))
+    if short >= 6 and (a in b or b in a):  # a German compound's part
         return True
-    if min(len(a), len(b)) >= 4 and _common_start(a, b) >= max(3, max(len(a), len(b)) - 2):
+    if not a or not b or a[0] != b[0]:
+        return False  # every test below keeps the first letter; this one is cheap
+    if short >= 3 and _stem(a) == _stem(b):
+        return True
+    if short >= 4 and (a.startswith(b) or b.startswith(a)):
+        return True
+    if short >= 4 and _common_start(a, b) >= max(3, max(len(a), len(b)) - 2):
         return True  # an inflection: "moro" and "mora", "gosto" and "gosta"
-    if min(len(a), len(b)) >= 6 and (a in b or b in a):  # a German compound's part
-        return True
-    if min(len(a), len(b)) >= 5:
+    if short >= 5 and abs(len(a) - len(b)) <= 3:
         return difflib.SequenceMatcher(None, a, b).ratio() >= 0.8
     return False
 
@@ -381,8 +386,13 @@ def _doubt(line: str, read: _Read, said: Said, old: str) -> str:
 
 
 def _asks_only(read: _Read) -> bool:
-    """Whether every sentence the quotes are in is a question: nothing is stated."""
-    return all((f.sentence or f.text).rstrip().endswith(("?", "？")) for f in read.found)
+    """Whether every sentence the quotes are in is a question that says nothing of the
+    user ("What food do cats like?"; "Can you help me plan a trip to Lisbon?" does)."""
+    return all(
+        (f.sentence or f.text).rstrip().endswith(("?", "？"))
+        and not meaning.first_person(f.sentence or f.text)
+        for f in read.found
+    )
 
 
 def _doubt_users_line(claim: Claim, read: _Read) -> str:

@@ -248,15 +248,20 @@ async def _judged(
         proposer,
         saved.decisions,
         policy=job.policy,
-        health=job.health,
+        health=None,  # advice for the walk; a judge is asked once, whatever its health
         on_attempt=job.record_opinion,
         failed={a.model for a in job.attempts if a.outcome is not Outcome.OK},
     )
     if not opinion.judge:
         return saved
     verdicts = opinion.verdicts
-    rule = await asyncio.to_thread(review_rule_for, job.store, job.catalog, opinion.judge)
-    if rule.before:
+    vouches = any(
+        v is Verdict.CHECKED and saved.decisions[i].fate is Fate.HELD for i, v in verdicts.items()
+    )
+    if (
+        vouches
+        and (await asyncio.to_thread(review_rule_for, job.store, job.catalog, opinion.judge)).before
+    ):
         verdicts = {i: v for i, v in verdicts.items() if v is Verdict.REFUSED}
     return saved.judged(context, verdicts, opinion.judge)
 

@@ -1,8 +1,12 @@
 """End-to-end consolidation of a 60-message multilingual session on an instant fake provider.
 
-Prints the median wall time of `consolidate` (prompt, model call, validation, atomic
+Prints the median wall time of `consolidate` (prompt, model call, evidence checks, atomic
 commit with fsyncs) beside a baseline in the same run: the bare transport call with the
-same prompt. Then the prompt's tokens against the transcript's own tokens.
+same prompt. Then the same consolidation with the second opinion (a judge request to the
+next model of the chain) beside it without: time, tokens and cost. The fake answers at
+once, so the time it adds is one more round trip through litellm; on a hosted model the
+judge's few output tokens against the consolidation's say more (latency follows them).
+Then the prompt's tokens against the transcript's own tokens.
 """
 
 from __future__ import annotations
@@ -15,9 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from catalog import complete
+from catalog import Catalog, complete
 from catalog.llm import litellm
-from memory import MemoryStore, consolidate
+from memory import MemorySettings, MemoryStore, consolidate
 from memory.consolidation.prompt import SAVE_MEMORY_CHOICE, SAVE_MEMORY_TOOL
 from tests.fakes.provider import FakeProvider, tool_call
 from tests.support import FAST_POLICY, fake_catalog, pending_session
@@ -39,8 +43,19 @@ RUNS = 15
 SAVE = {
     "history_entry": "Planned a quiet trip to Lisbon in March and asked about food near the Tejo.",
     "edits": [
-        {"op": "add", "line": "Likes quiet places", "section": "About the user", "reason": "-"},
-        {"op": "add", "line": "Plans a trip to Lisbon in March", "reason": "said so"},
+        {
+            "op": "add",
+            "line": "Likes quiet places",
+            "section": "About the user",
+            "reason": "-",
+            "evidence": [{"message": 1, "quote": "I like quiet places"}],
+        },
+        {
+            "op": "add",
+            "line": "Plans a trip to Lisbon in March",
+            "reason": "said so",
+            "evidence": [{"message": 1, "quote": "a trip to Lisbon in March"}],
+        },
     ],
 }
 
@@ -60,8 +75,9 @@ def main() -> None:
         catalog = fake_catalog(fake)
         end_to_end: list[float] = []
         prompt_tokens = 0
+        alone = MemorySettings(second_opinion=False)
         for run in range(RUNS):
-            store = MemoryStore(Path(tmp) / f"run{run}").ensure()
+            store = MemoryStore(Path(tmp) / f"run{run}", settings=alone).ensure()
             journal = pending_session(store, session)
             started = time.perf_counter()
             result = asyncio.run(
@@ -88,6 +104,7 @@ def main() -> None:
                 )
             )
             baseline.append(time.perf_counter() - started)
+        judged = [_judged(catalog, Path(tmp) / f"judged{run}", session) for run in range(RUNS)]
     e2e, base = statistics.median(end_to_end), statistics.median(baseline)
     print(
         f"session: {len(session)} messages in 5 languages, {transcript_tokens:,} tokens "
@@ -97,7 +114,38 @@ def main() -> None:
     print(f"{'transport call alone (baseline)':36} {base * 1000:10.1f}")
     print(f"{'consolidate end to end':36} {e2e * 1000:10.1f}")
     print(f"{'business layer + commit overhead':36} {(e2e - base) * 1000:10.1f}")
+    with_judge = statistics.median(t for t, _ in judged)
+    print(f"{'with the second opinion':36} {with_judge * 1000:10.1f}")
+    print(f"{'second opinion, time added':36} {(with_judge / e2e - 1):10.0%}")
+    tokens = judged[0][1]
+    for purpose, (sent_tokens, out_tokens, cost) in tokens.items():
+        print(f"{purpose:36} {sent_tokens:6,} in {out_tokens:5,} out  ${cost:.5f} (gpt-4.1-mini)")
     print(
         f"prompt tokens {prompt_tokens:,} vs transcript tokens {transcript_tokens:,}: "
         f"x{prompt_tokens / transcript_tokens:.2f}"
     )
+
+
+def _judged(
+    catalog: Catalog, root: Path, session: list[dict[str, str]]
+) -> tuple[float, dict[str, tuple[int, int, float]]]:
+    """One consolidation with the second opinion: its time, and per request kind the
+    tokens sent and written and what they would cost on gpt-4.1-mini."""
+    store = MemoryStore(root).ensure()
+    journal = pending_session(store, session)
+    started = time.perf_counter()
+    result = asyncio.run(
+        consolidate(store, catalog, journal, journal.pending[0], policy=FAST_POLICY)
+    )
+    took = time.perf_counter() - started
+    assert result.saved, result.reason
+    out: dict[str, tuple[int, int, float]] = {}
+    cost = litellm().cost_per_token
+    for record in store.read_log():
+        if record.get("outcome") not in ("ok",):
+            continue
+        kind = "judge request" if record.get("purpose") else "consolidation request"
+        sent, written = int(record.get("prompt_tokens", 0)), int(record.get("completion_tokens", 0))
+        dollars = sum(cost(model="gpt-4.1-mini", prompt_tokens=sent, completion_tokens=written))
+        out[kind] = (sent, written, dollars)
+    return took, out
