@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog import ModelEntry
-from memory import MemoryStore
+from memory import MemorySettings, MemoryStore
 from memory.consolidation.commit import commit
 from memory.consolidation.reply import SavedMemory
 
@@ -293,3 +293,21 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
+
+
+def held_proposal(
+    settings: MemorySettings, old: str, new: str, records: tuple[dict[str, Any], ...] = ()
+) -> MemoryStore:
+    """A store with MEMORY.md `old` whose one session's change to `new` waits for review,
+    with `records`, the decision on each edit (memory.consolidation.decisions)."""
+    from memory.consolidation.review import propose
+    from tests.support import pending_session
+
+    store = MemoryStore(settings=settings).ensure()
+    store.write_memory(old)
+    journal = pending_session(store)
+    (segment,) = journal.pending
+    saved = SavedMemory("The user moved to Lyon.", new, records=records)
+    when = datetime(2026, 12, 4, 10, 20, tzinfo=UTC)
+    propose(store, journal.id, segment, saved, store.read_memory(), "gpt-4.1-mini", when)
+    return store

@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from app.cli.errors import USAGE, CliError, os_error
+from app.cli.errors import USAGE, CliError
 
 if TYPE_CHECKING:
     from app.cli.context import Context
@@ -91,10 +91,6 @@ def _judged(cases: list[Case], judge: str, ctx: Context) -> EditsReport:
 
 def cmd_eval_edits(args: argparse.Namespace, ctx: Context) -> int:
     """0 when the eval ran, 2 when the data or the judge cannot be used."""
-    import json
-    from pathlib import Path
-
-    from memory.data.files import atomic_write
     from memory.eval.edits import run_edits
 
     cases = _cases(args)
@@ -102,12 +98,8 @@ def cmd_eval_edits(args: argparse.Namespace, ctx: Context) -> int:
     print(f"{len(cases)} conversations ({args.split}); {who}.", file=sys.stderr, flush=True)
     report = _judged(cases, args.judge, ctx) if args.judge else run_edits(cases)
     if args.json:
-        text = json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n"
-        try:
-            atomic_write(Path(args.json), text)
-        except OSError as exc:
-            raise CliError(
-                f"{NAME}: the report could not be written: {os_error(exc)}.", USAGE
-            ) from None
+        from app.cli.eval import write_report
+
+        write_report(args.json, report.to_dict(), NAME)
     print(table(report, misses=args.misses))
     return 0

@@ -5,7 +5,7 @@ edits. Quotes are the user's text: markup in them shows as typed."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from textual.containers import VerticalScroll
@@ -15,12 +15,11 @@ from app.screens.change import ChangeDialog
 from app.screens.log import LogScreen
 from app.screens.memory import MemoryScreen
 from memory import MemorySettings, MemoryStore
-from memory.consolidation.reply import SavedMemory
-from memory.consolidation.review import propose
 from memory.data.versions import VersionKind
 from memory.settings import Review
+from tests.factories import held_proposal
 from tests.fakes.provider import FakeProvider
-from tests.support import make_app, pending_session, until
+from tests.support import make_app, until
 
 if TYPE_CHECKING:
     from app.main import KeptApp
@@ -69,20 +68,7 @@ def why_shown(app: KeptApp) -> str:
 
 def proposed(settings: MemorySettings) -> MemoryStore:
     """A store whose one session's change waits for review, with its decisions."""
-    store = MemoryStore(settings=settings).ensure()
-    store.write_memory(OLD)
-    journal = pending_session(store)
-    (segment,) = journal.pending
-    propose(
-        store,
-        journal.id,
-        segment,
-        SavedMemory("The user moved to Lyon.", NEW, records=RECORDS),
-        store.read_memory(),
-        "gpt-4.1-mini",
-        datetime(2026, 12, 4, 10, 20, tzinfo=UTC),
-    )
-    return store
+    return held_proposal(settings, OLD, NEW, RECORDS)
 
 
 BEFORE = MemorySettings(attempt_deadline=5.0, review=Review.BEFORE)

@@ -4,17 +4,15 @@ words it stands on and when they were said, the held lines' reason and the edits
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import pytest
 
 from app.cli.main import main
 from memory import MemorySettings, MemoryStore
-from memory.consolidation.reply import SavedMemory
-from memory.consolidation.review import propose
 from memory.settings import Review
-from tests.support import pending_session
+from tests.factories import held_proposal
 
 OLD = "# Me\n- likes tea\n"
 NEW = "# Me\n- Drinks coffee\n- Previously: likes tea (until 2026-12)\n- Lives in Lyon\n"
@@ -50,20 +48,7 @@ def stamp(iso: str) -> str:
 
 
 def held_for_review(records: tuple[dict[str, Any], ...]) -> MemoryStore:
-    store = MemoryStore(settings=MemorySettings(review=Review.BEFORE)).ensure()
-    store.write_memory(OLD)
-    journal = pending_session(store)
-    (segment,) = journal.pending
-    propose(
-        store,
-        journal.id,
-        segment,
-        SavedMemory("The user moved to Lyon.", NEW, records=records),
-        store.read_memory(),
-        "gpt-4.1-mini",
-        datetime(2026, 12, 4, 10, 20, tzinfo=UTC),
-    )
-    return store
+    return held_proposal(MemorySettings(review=Review.BEFORE), OLD, NEW, records)
 
 
 def test_review_lists_each_line_with_the_words_it_stands_on(
