@@ -125,3 +125,24 @@ def _clean_tool_calls(calls: object) -> list[dict[str, Any]]:
         if not isinstance(function.get("arguments", ""), str | dict):
             raise ValueError("tool call arguments must be a JSON object or text")
     return calls
+
+
+def clean_pasted(content: str, pasted: object) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """`content` cleaned (memory.sanitize) typed part by pasted part, so that the `pasted`
+    spans (whatever of them is a span) still cover what was pasted when cleaning removes
+    characters; an old queued record has none."""
+    spans = pasted_spans(pasted, len(content))
+    if not spans:
+        return clean_text(content), ()
+    parts: list[str] = []
+    kept: list[tuple[int, int]] = []
+    at = length = 0
+    for start, end in spans:
+        typed, pasted_part = clean_text(content[at:start]), clean_text(content[start:end])
+        parts += [typed, pasted_part]
+        length += len(typed)
+        kept.append((length, length + len(pasted_part)))
+        length += len(pasted_part)
+        at = end
+    parts.append(clean_text(content[at:]))
+    return "".join(parts), tuple((s, e) for s, e in kept if s < e)

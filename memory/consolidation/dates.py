@@ -228,3 +228,17 @@ def date_phrases(line: str) -> list[str]:
 def without_dates(line: str) -> str:
     """`line` with its dates taken out: what is left holds the numbers the user said."""
     return _DATE.sub(" ", fold(line))
+
+
+def spelled_numbers(text: str) -> set[int]:
+    """The numbers `text` spells out ("two kids", "zwei Jahre", "二匹")."""
+    folded = fold(text)
+    found = {
+        n
+        for w, n in NUMBER_WORDS.items()
+        if " " not in w and len(w) > 1 and re.search(rf"(?<!\w){re.escape(w)}(?!\w)", folded)
+    }
+    found |= {n for w, n in NUMBER_WORDS.items() if len(w) == 1 and w in folded}
+    if "a couple" in folded:
+        found.add(2)
+    return found

@@ -29,9 +29,9 @@ from memory.consolidation.edits import (
     section_problem,
     within_budget,
 )
-from memory.consolidation.evidence import Check, Claim, Verdict, check, close
+from memory.consolidation.evidence import Check, Claim, Verdict, check
 from memory.consolidation.grounding import fold, junk
-from memory.consolidation.language import words
+from memory.consolidation.language import close, numbers, words
 from memory.consolidation.meaning import negated
 from memory.consolidation.quotes import Found
 
@@ -197,6 +197,8 @@ def restated(line: str, lines: Sequence[str]) -> bool:
         theirs = _fact_words(existing)
         if negated(line) != negated(existing):
             continue
+        if numbers(line) - numbers(existing):
+            continue  # "Runs 10 km" says more than "Runs 5 km"
         if theirs and all(any(close(w, t) for t in theirs) for w in ours):
             return True
     return False

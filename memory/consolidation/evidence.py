@@ -21,16 +21,22 @@ a quote about someone else) and a second opinion or the user decides
 
 from __future__ import annotations
 
-import difflib
 import re
-import unicodedata
 from dataclasses import dataclass
 from datetime import date, datetime
 from enum import StrEnum
 
 from memory.consolidation import dates, language, meaning
 from memory.consolidation.grounding import COMMON
-from memory.consolidation.language import fold, words
+from memory.consolidation.language import (
+    ADDRESSES,
+    close,
+    fold,
+    name_known,
+    names,
+    numbers,
+    words,
+)
 from memory.consolidation.quotes import Found, Quote, Said, find_quote
 
 
@@ -49,108 +55,6 @@ class Check:
     @classmethod
     def refused(cls, reason: str, found: tuple[Found, ...] = ()) -> Check:
         return cls(Verdict.REFUSED, reason, found)
-
-
-# --- names and numbers ---------------------------------------------------------------------
-
-_THOUSANDS = re.compile(r"(?<=\d)[,.' \u00a0\u202f](?=\d{3}(?!\d))")
-_ADDRESS = re.compile(
-    r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?://\S+|www\.\S+|\b[\w-]+\.(?:com|org|net|io|dev|example|co)\b\S*",
-    re.I,
-)
-
-
-def numbers(text: str) -> set[int]:
-    """The whole numbers of `text` ("30k" is 30000, "1,500" is 1500, "2026-03-10" three)."""
-    text = _THOUSANDS.sub("", unicodedata.normalize("NFKC", text))
-    out: set[int] = set()
-    for match in re.finditer(r"(\d+)(?:[.,](\d+))?\s*([km])?(?![\w])|(\d+)", text, re.I):
-        whole = match.group(1) or match.group(4)
-        scale = {"k": 1000, "m": 1_000_000}.get((match.group(3) or "").lower(), 1)
-        if match.group(2) and scale > 1:
-            out.add(int(float(f"{whole}.{match.group(2)}") * scale))
-        else:
-            out |= {int(whole), int(whole) * scale}  # "401k" may be 401 as well
-            if match.group(2):
-                out.add(int(match.group(2)))
-    return out
-
-
-def _number_words(text: str) -> set[int]:
-    folded = fold(text)
-    found = {
-        n
-        for w, n in dates.NUMBER_WORDS.items()
-        if " " not in w and len(w) > 1 and re.search(rf"(?<!\w){re.escape(w)}(?!\w)", folded)
-    }
-    found |= {n for w, n in dates.NUMBER_WORDS.items() if len(w) == 1 and w in folded}
-    if "a couple" in folded:
-        found.add(2)
-    return found
-
-
-def names(line: str) -> set[str]:
-    """The words of `line` that name something: capitalised words that do not start a
-    sentence, acronyms, e-mail addresses and links (folded)."""
-    out = {fold(m.group()) for m in _ADDRESS.finditer(line)}
-    rest = _ADDRESS.sub(" ", line)
-    for sentence in re.split(r"(?<=[.!?:;])\s+|\n|\s[-–—]\s", rest):
-        found = re.findall(r"[^\W\d_][^\W\d_'’]*(?:-[^\W\d_]+)*", sentence)
-        for position, word in enumerate(found):
-            if language.cjk(word):
-                continue
-            upper = word.isupper() and len(word) >= 2
-            if (position > 0 and word[:1].isupper()) or upper:
-                out.add(fold(word).strip("'’-"))
-    return {n for n in out if len(n) >= 2}
-
-
-_SUFFIXES = ("ning", "ing", "ied", "ies", "ed", "es", "s", "ly", "e", "en", "er", "n")
-
-
-def _stem(word: str) -> str:
-    for suffix in _SUFFIXES:
-        if len(word) - len(suffix) >= 3 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
-
-
-def _common_start(a: str, b: str) -> int:
-    return next(
-        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
-    )
-
-
-def close(a: str, b: str) -> bool:
-    """Two folded words are one word or name: the same, an inflection or stem of the other,
-    a German compound's part, or a near spelling (Lisboa and Lisbon, München and Munchen)."""
-    if a == b:
-        return True
-    short = min(len(a), len(b))
-    if short >= 6 and (a in b or b in a):  # a German compound's part
-        return True
-    if not a or not b or a[0] != b[0]:
-        return False  # every test below keeps the first letter; this one is cheap
-    if short >= 3 and _stem(a) == _stem(b):
-        return True
-    if short >= 4 and (a.startswith(b) or b.startswith(a)):
-        return True
-    if short >= 4 and _common_start(a, b) >= max(3, max(len(a), len(b)) - 2):
-        return True  # an inflection: "moro" and "mora", "gosto" and "gosta"
-    if short >= 5 and abs(len(a) - len(b)) <= 3:
-        return difflib.SequenceMatcher(None, a, b).ratio() >= 0.8
-    return False
-
-
-def name_known(name: str, known: set[str]) -> bool:
-    """Whether `name` (folded, maybe several words) is among the `known` words."""
-    parts = [p for p in re.split(r"[\s'’-]+", name) if p]
-    if "@" in name or ("." in name and "/" in name) or name.startswith(("http", "www")):
-        return name in known
-    return all(
-        any(close(part, word) for word in known) or bool(language.same_names(part) & known)
-        for part in parts
-    )
 
 
 # --- the check -----------------------------------------------------------------------------
@@ -217,7 +121,7 @@ def _refusal(line: str, read: _Read, said: Said, old: str) -> str:
     """Why the line cannot stand on its evidence whatever a second opinion says, or ""."""
     if meaning.credential(line):
         return "memory never keeps a credential (a key, a PIN, a password, a card number)"
-    said_numbers = numbers(read.quotes) | _number_words(read.quotes) | numbers(old)
+    said_numbers = numbers(read.quotes) | dates.spelled_numbers(read.quotes) | numbers(old)
     in_dates = numbers(" ".join(dates.date_phrases(line)))
     unseen = sorted(
         (numbers(dates.without_dates(line)) - said_numbers)
@@ -225,7 +129,7 @@ def _refusal(line: str, read: _Read, said: Said, old: str) -> str:
     )
     if unseen:
         return f"{unseen[0]} is not in its evidence and does not follow from it"
-    for address in (fold(m.group()) for m in _ADDRESS.finditer(line)):
+    for address in (fold(m.group()) for m in ADDRESSES.finditer(line)):
         if address not in fold(read.quotes):
             return f"'{address}' is not in its evidence"
     unknown = _unknown_name(line, read, said, old)
@@ -323,12 +227,18 @@ def _related(line: str, text: str, *, verbs: bool = False) -> bool:
 
 
 def _flipped(line: str, clauses: str) -> bool:
-    """The line asserts what its quotes' clauses deny, or the reverse, about one thing."""
-    quoted = meaning.without_corrections(clauses)
+    """The line asserts what its quotes' clauses deny, or the reverse, about one thing:
+    every clause that speaks of what the line does says the opposite ("the name Mochi never
+    stuck, so we renamed him Biscuit" does not deny "Has a cat called Biscuit")."""
     ours = line if language.cjk(line) else meaning.without_corrections(line)
-    if meaning.negated(ours, quoted) == meaning.negated(quoted, ours):
-        return False
-    return _related(ours, quoted)
+    pieces = [p for p in _CLAUSES.split(meaning.without_corrections(clauses)) if p.strip()]
+    related = [p for p in pieces if _related(ours, p)]
+    return bool(related) and all(
+        meaning.negated(ours, p) != meaning.negated(p, ours) for p in related
+    )
+
+
+_CLAUSES = re.compile(r"[,;:…]|\s(?:but|so|and then|mas|aber|pero|então|donc)\s")
 
 
 def _known_words(read: _Read, said: Said, old: str) -> set[str]:

@@ -4,6 +4,7 @@ spellings of a name ("JS" and "JavaScript", "Lisboa" and "Lisbon")."""
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import re
 import unicodedata
@@ -92,3 +93,91 @@ def same_names(word: str) -> set[str]:
         if word in group:
             out |= group
     return out
+
+
+# --- names and numbers --- ---------------------------------------------------------------------
+
+_THOUSANDS = re.compile(r"(?<=\d)[,.' \u00a0\u202f](?=\d{3}(?!\d))")
+ADDRESSES = re.compile(
+    r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?://\S+|www\.\S+|\b[\w-]+\.(?:com|org|net|io|dev|example|co)\b\S*",
+    re.I,
+)
+
+
+def numbers(text: str) -> set[int]:
+    """The whole numbers of `text` ("30k" is 30000, "1,500" is 1500, "2026-03-10" three)."""
+    text = _THOUSANDS.sub("", unicodedata.normalize("NFKC", text))
+    out: set[int] = set()
+    for match in re.finditer(r"(\d+)(?:[.,](\d+))?\s*([km])?(?![\w])|(\d+)", text, re.I):
+        whole = match.group(1) or match.group(4)
+        scale = {"k": 1000, "m": 1_000_000}.get((match.group(3) or "").lower(), 1)
+        if match.group(2) and scale > 1:
+            out.add(int(float(f"{whole}.{match.group(2)}") * scale))
+        else:
+            out |= {int(whole), int(whole) * scale}  # "401k" may be 401 as well
+            if match.group(2):
+                out.add(int(match.group(2)))
+    return out
+
+
+def names(line: str) -> set[str]:
+    """The words of `line` that name something: capitalised words that do not start a
+    sentence, acronyms, e-mail addresses and links (folded)."""
+    out = {fold(m.group()) for m in ADDRESSES.finditer(line)}
+    rest = ADDRESSES.sub(" ", line)
+    for sentence in re.split(r"(?<=[.!?:;])\s+|\n|\s[-–—]\s", rest):
+        found = re.findall(r"[^\W\d_][^\W\d_'’]*(?:-[^\W\d_]+)*", sentence)
+        for position, word in enumerate(found):
+            if cjk(word):
+                continue
+            upper = word.isupper() and len(word) >= 2
+            if (position > 0 and word[:1].isupper()) or upper:
+                out.add(fold(word).strip("'’-"))
+    return {n for n in out if len(n) >= 2}
+
+
+_SUFFIXES = ("ning", "ing", "ied", "ies", "ed", "es", "s", "ly", "e", "en", "er", "n")
+
+
+def _stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if len(word) - len(suffix) >= 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def _common_start(a: str, b: str) -> int:
+    return next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+
+
+def close(a: str, b: str) -> bool:
+    """Two folded words are one word or name: the same, an inflection or stem of the other,
+    a German compound's part, or a near spelling (Lisboa and Lisbon, München and Munchen)."""
+    if a == b:
+        return True
+    short = min(len(a), len(b))
+    if short >= 6 and (a in b or b in a):  # a German compound's part
+        return True
+    if not a or not b or a[0] != b[0]:
+        return False  # every test below keeps the first letter; this one is cheap
+    if short >= 3 and _stem(a) == _stem(b):
+        return True
+    if short >= 4 and (a.startswith(b) or b.startswith(a)):
+        return True
+    if short >= 4 and _common_start(a, b) >= max(3, max(len(a), len(b)) - 2):
+        return True  # an inflection: "moro" and "mora", "gosto" and "gosta"
+    if short >= 5 and abs(len(a) - len(b)) <= 3:
+        return difflib.SequenceMatcher(None, a, b).ratio() >= 0.8
+    return False
+
+
+def name_known(name: str, known: set[str]) -> bool:
+    """Whether `name` (folded, maybe several words) is among the `known` words."""
+    parts = [p for p in re.split(r"[\s'’-]+", name) if p]
+    if "@" in name or ("." in name and "/" in name) or name.startswith(("http", "www")):
+        return name in known
+    return all(
+        any(close(part, word) for word in known) or bool(same_names(part) & known) for part in parts
+    )

@@ -267,9 +267,9 @@ def transcript_lines(messages: Sequence[Message]) -> list[str]:
         if message.get("role") == "system":  # another tool's orders (an old import): not said
             continue
         role = f"#{message_number(index)} " + str(message.get("role", "?")).upper()
-        if message.get("model") and role == "ASSISTANT":
+        if message.get("model") and message.get("role") == "assistant":
             role += f" ({message['model']})"
-        if role == "TOOL" and message.get("name"):
+        if message.get("role") == "tool" and message.get("name"):
             role += f" {message['name']}"
         stamp = _stamp(message.get("time"))
         head = f"[{stamp}] {role}:" if stamp != previous else f"{role}:"

@@ -14,6 +14,7 @@ from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memory.consolidation.outcome import Status
 from memory.eval.dataset import Dataset, Persona, Question
 from memory.eval.report import Answer, PersonaReport, Report, SessionResult
 from memory.eval.score import ask_judge, memory_scores, strictly_right
@@ -61,9 +62,10 @@ def cannot_answer(catalog: Catalog, model: str, *, probe: bool = True) -> str:
     return ""
 
 
-def _replay(store: MemoryStore, persona: Persona, model: str) -> None:
+def _replay(store: MemoryStore, persona: Persona, model: str) -> list[str]:
     """The persona's MEMORY.md and /remember lines as the user's own versions, then each
-    session as an ordinary closed journal, pending, with the dataset's times."""
+    session as an ordinary closed journal, pending, with the dataset's times; their ids,
+    oldest first."""
     from memory.sessions import journal as journals
 
     store.ensure()
@@ -72,6 +74,7 @@ def _replay(store: MemoryStore, persona: Persona, model: str) -> None:
         store.save_edit(seed, store.read_memory().digest)
     for line in persona.remember:
         store.remember(line)
+    ids = []
     for index, session in enumerate(persona.sessions):
         # Ids begin with the session's time, so consolidation takes them oldest first.
         session_id = session.time.astimezone(UTC).strftime("%Y%m%d-%H%M%S-") + f"{index:06x}"
@@ -79,6 +82,21 @@ def _replay(store: MemoryStore, persona: Persona, model: str) -> None:
         for message in session.journal_messages():
             journal.append(message)
         journal.mark_pending(close=True)
+        ids.append(session_id)
+    return ids
+
+
+def _accept_held(store: MemoryStore, result: Consolidation) -> Consolidation:
+    """A change that waits for review (a line Kept could not check by itself) accepted, as
+    a user who accepts every review would: the next session builds on it."""
+    from memory.consolidation.review import accept, proposal_for
+
+    segment = result.segment
+    proposal = proposal_for(store, result.session, segment) if segment and result.proposed else None
+    if proposal is None:
+        return result
+    accept(store, proposal)
+    return replace(result, status=Status.SAVED)
 
 
 Progress = Callable[[str], None]
@@ -112,10 +130,10 @@ async def eval_persona(
     say = on_progress or (lambda _line: None)
     base = settings or MemorySettings()
     # Every change is saved, whichever model makes it: the eval measures what would be
-    # kept, and nobody is there to review it.
+    # kept, and nobody is there to review it; a line Kept could not check is accepted.
     trusting = replace(base, review=Review.AFTER, review_by_model={}, consolidation_model=model)
     store = MemoryStore(root, trusting)
-    await asyncio.to_thread(_replay, store, persona, model)
+    ids = await asyncio.to_thread(_replay, store, persona, model)
     started = time.monotonic()
     done = 0
 
@@ -125,9 +143,14 @@ async def eval_persona(
         how = "saved" if result.saved else f"pending ({result.reason.rstrip('.')})"
         say(f"{persona.name}: session {done}/{len(persona.sessions)} {how}")
 
-    results = await consolidate_pending(
-        store, catalog, policy=policy, chat_model=model, on_result=saved
-    )
+    results = []
+    for session_id in ids:  # one at a time: a change accepted is there for the next
+        (result,) = await consolidate_pending(
+            store, catalog, policy=policy, chat_model=model, ids=[session_id]
+        )
+        result = await asyncio.to_thread(_accept_held, store, result)
+        saved(result)
+        results.append(result)
     consolidation_seconds = time.monotonic() - started
     sessions = tuple(_session_result(r) for r in results)
     answers = []

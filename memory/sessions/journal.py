@@ -36,7 +36,7 @@ from typing import Any
 
 from catalog.sanitize import clean_text
 from memory.data.files import append_line, ensure_dir, fsync_dir
-from memory.message import Message, clean_message, pasted_spans
+from memory.message import Message, clean_message, clean_pasted
 from memory.sessions.marks import (
     HEADER_KIND,
     mark_open,
@@ -51,27 +51,6 @@ FORMAT_VERSION = 1
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def clean_pasted(content: str, pasted: object) -> tuple[str, tuple[tuple[int, int], ...]]:
-    """`content` cleaned (memory.sanitize) typed part by pasted part, so that the `pasted`
-    spans (whatever of them is a span) still cover what was pasted when cleaning removes
-    characters; an old queued record has none."""
-    spans = pasted_spans(pasted, len(content))
-    if not spans:
-        return clean_text(content), ()
-    parts: list[str] = []
-    kept: list[tuple[int, int]] = []
-    at = length = 0
-    for start, end in spans:
-        typed, pasted_part = clean_text(content[at:start]), clean_text(content[start:end])
-        parts += [typed, pasted_part]
-        length += len(typed)
-        kept.append((length, length + len(pasted_part)))
-        length += len(pasted_part)
-        at = end
-    parts.append(clean_text(content[at:]))
-    return "".join(parts), tuple((s, e) for s, e in kept if s < e)
 
 
 # In a private session's id: its journal never leaves the machine, and every sync tool is

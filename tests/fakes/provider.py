@@ -237,6 +237,11 @@ class RecordedRequest:
     stream: bool
     time: float  # time.monotonic() on arrival
 
+    @property
+    def judging(self) -> bool:
+        """Whether it asks for a second opinion (memory.consolidation.judge)."""
+        return _judging(self.body)
+
 
 # --------------------------------------------------------------------------------------------
 # Wire helpers

@@ -54,6 +54,22 @@ CHAIN_IDS = (
     "claude-haiku-4-5",
 )
 GATEWAY = ("groq", "groq", "groq", "openai", "anthropic")
+WHEN = "2026-11-20T09:17:00+00:00"  # a minute after SAMPLE_MESSAGES' last
+# What the user of a long session likes: one thing a part, more than it has parts.
+LIKES = (
+    "apples",
+    "cheese",
+    "honey",
+    "tennis",
+    "chess",
+    "jazz",
+    "sailing",
+    "poetry",
+    "tulips",
+    "owls",
+    "kites",
+    "opera",
+)
 # Deadlines far above the work: a model that answers is never late, however busy the machine.
 # Only a model that never answers meets a deadline: its own `HANG_DEADLINE`, or for a stream
 # that stops `stall_timeout`, which a healthy stream's gaps (no UI here) stay far below.
@@ -85,7 +101,13 @@ async def run_pending(
 
 ADD_ANA = {
     "history_entry": "Ana introduced herself.",
-    "edits": [{"op": "add", "line": "Name: Ana"}],
+    "edits": [
+        {
+            "op": "add",
+            "line": "Name: Ana",
+            "evidence": [{"message": 1, "quote": "Je m'appelle Ana"}],
+        }
+    ],
 }
 
 
@@ -209,7 +231,7 @@ async def test_a_session_no_model_could_save_is_retried_later_and_then_saved(
     (second,) = await run_pending(store, fake)
     assert second.saved
     assert store.find_session(journal.id).state == "consolidated"
-    outcomes = [r["outcome"] for r in store.read_log()]
+    outcomes = [r["outcome"] for r in store.read_log() if not r.get("purpose")]  # no judge
     assert outcomes.count("ok") == 1 and "failed" in outcomes
 
 
@@ -272,8 +294,10 @@ async def test_a_rewrite_that_drops_lines_nobody_asked_to_forget_is_refused(
     store.write_memory(old)
     pending_session(store)
     new = old + "- Prefers short answers\n"
-    fake.set_default(CHAIN[0], tool_call("save_memory", save_args(memory="# Ana\n")))
-    fake.set_default(CHAIN[1], tool_call("save_memory", save_args(memory=new)))
+    # The first model's edits forget every line, quoting words that never asked for it.
+    fake.set_default(CHAIN[0], tool_call("save_memory", save_args(memory="# Ana\n", base=old)))
+    shorter = save_args(memory=new, base=old, quote="I prefer short answers.")
+    fake.set_default(CHAIN[1], tool_call("save_memory", shorter))
     (result,) = await run_pending(store, fake)
     assert result.saved and result.model == CHAIN_IDS[1]
     assert "the user did not ask to forget it" in result.attempts[0].reason
@@ -285,9 +309,28 @@ async def test_a_rewrite_that_drops_lines_nobody_asked_to_forget_is_refused(
 async def test_edits_over_the_memory_budget_are_refused(
     store: MemoryStore, fake: FakeProvider
 ) -> None:
-    store.write_memory("# Me\n" + "- I said this once upon a time\n" * 500)  # 15,505 chars
-    pending_session(store)
-    many = [{"op": "add", "line": f"Name: Ana {'(Zürich) ' * i}"} for i in range(1, 20)]
+    store.write_memory("# Me\n" + "- I said this once upon a time\n" * 510)  # 15,815 chars
+    facts = [
+        (
+            "Grows tomatoes on the balcony every summer",
+            "I grow tomatoes on my balcony every summer",
+        ),
+        (
+            "Cycles along the river to work most mornings",
+            "I cycle along the river to work most mornings",
+        ),
+        ("Bakes sourdough bread at home on weekends", "I bake sourdough bread at home on weekends"),
+        ("Collects old maps of mountain villages", "I collect old maps of mountain villages"),
+        ("Swims in the lake near the flat in spring", "I swim in the lake near my flat in spring"),
+        ("Reads crime novels before going to sleep", "I read crime novels before going to sleep"),
+    ]
+    told = {"role": "user", "content": ". ".join(q for _, q in facts) + ".", "time": WHEN}
+    pending_session(store, [*SAMPLE_MESSAGES, told])
+    # Each line stands on the user's words; together they do not fit.
+    many = [
+        {"op": "add", "line": line, "evidence": [{"message": 6, "quote": quote}]}
+        for line, quote in facts
+    ]
     fake.set_default(
         CHAIN[0], tool_call("save_memory", {"history_entry": "Ana said hi.", "edits": many})
     )
@@ -300,14 +343,15 @@ async def test_edits_over_the_memory_budget_are_refused(
 async def test_a_user_edit_during_consolidation_is_never_overwritten(
     store: MemoryStore, fake: FakeProvider
 ) -> None:
-    store.write_memory("# Me\n- likes tea\n")
+    tea, coffee = "# Me\n- likes tea\n", "# Me\n- likes COFFEE\n"
+    store.write_memory(tea)
     journal = pending_session(store)
     fake.script(
         CHAIN[0],
-        tool_call("save_memory", save_args(memory="# Me\n- likes tea\n- Ana\n")),
-        tool_call("save_memory", save_args(memory="# Me\n- likes COFFEE\n- Ana\n")),
+        tool_call("save_memory", save_args(memory="# Me\n- likes tea\n- Ana\n", base=tea)),
+        tool_call("save_memory", save_args(memory=f"{coffee}- Ana\n", base=coffee)),
     )
-    edits = iter(["# Me\n- likes COFFEE\n"])
+    edits = iter([coffee])
 
     def user_edits(attempt: Attempt) -> None:
         # The user saves MEMORY.md while the model's answer is on its way to the commit.
@@ -321,10 +365,11 @@ async def test_a_user_edit_during_consolidation_is_never_overwritten(
     )
     assert result.saved
     assert fake.count(model=CHAIN[0]) == 2  # consolidated again against the edited text
-    assert "likes COFFEE" in json.dumps(fake.requests[1].body["messages"])
+    asked = [r for r in fake.requests if not r.judging]  # not the second opinions
+    assert "likes COFFEE" in json.dumps(asked[1].body["messages"])
     assert store.memory_path.read_text() == "# Me\n- likes COFFEE\n- Ana\n"
     assert [v.source for v in store.versions()] == ["edited by you", "consolidation"]
-    assert store.versions()[0].path.read_text() == "# Me\n- likes COFFEE\n"
+    assert store.versions()[0].path.read_text() == coffee
     assert len(store.history_entries()) == 1
 
 
@@ -365,6 +410,8 @@ async def test_a_long_session_is_consolidated_in_parts_into_one_entry(
         }
         for i in range(60)
     ]
+    for i, thing in enumerate(LIKES):  # what each part adds stands on the user's words
+        messages[2 * i]["content"] += f" I like {thing}."
     pending_session(store, messages)
     store.settings = replace(
         store.settings, consolidation_model="gpt-4.1-mini", memory_max_chars=1_000
@@ -376,23 +423,30 @@ async def test_a_long_session_is_consolidated_in_parts_into_one_entry(
                 "save_memory",
                 {
                     "history_entry": f"Parts 1-{i} discussed lorem ipsum.",
-                    "edits": [{"op": "add", "line": f"Wrote lorem ipsum in message {i}"}],
+                    "edits": [
+                        {
+                            "op": "add",
+                            "line": f"Likes {thing}",
+                            "evidence": [{"message": 2 * i - 1, "quote": f"I like {thing}"}],
+                        }
+                    ],
                 },
             )
-            for i in range(1, 40)
+            for i, thing in enumerate(LIKES, start=1)
         ],
     )
     results = await consolidate_pending(store, fake_catalog(fake, entries=small), policy=POLICY)
     assert results[0].saved
     parts = fake.count(model="gpt-4.1-mini")
-    assert parts > 2
-    last_prompt = fake.requests[-1].body["messages"][1]["content"]
+    assert 2 < parts <= len(LIKES)
+    asked = [r for r in fake.requests if not r.judging]
+    last_prompt = asked[-1].body["messages"][1]["content"]
     assert f"part {parts} of {parts}" in last_prompt
     assert f"Parts 1-{parts - 1} discussed" in last_prompt  # the draft entry is carried
-    assert f"- Wrote lorem ipsum in message {parts - 1}" in last_prompt  # and the memory so far
+    assert f"- Likes {LIKES[parts - 2]}" in last_prompt  # and the memory so far
     (entry,) = store.history_entries()
     assert entry.body.endswith(f"Parts 1-{parts} discussed lorem ipsum.")
-    everything = "".join(json.dumps(r.body) for r in fake.requests)
+    everything = "".join(json.dumps(r.body) for r in asked)
     assert all(f"Message {i}:" in everything for i in range(60))
 
 
@@ -475,7 +529,7 @@ async def test_the_consolidation_chain_is_composed_unless_a_model_is_chosen(
     healthy(fake)
     (result,) = await run_pending(store, fake)
     assert result.saved and result.model == "gpt-4.1-mini"
-    assert [r.model for r in fake.requests] == ["gpt-4.1-mini"]
+    assert [r.model for r in fake.requests if not r.judging] == ["gpt-4.1-mini"]
 
 
 async def test_a_failing_head_costs_the_first_session_only(
@@ -511,7 +565,7 @@ async def test_a_late_head_is_hedged_by_the_next_model(
     (result,) = await consolidate_pending(store, fake_catalog(fake), policy=policy)
     assert result.saved and result.model == CHAIN_IDS[1]
     assert result.elapsed < 20  # not the head's 30 s deadline
-    logged = [(r["model"], r["outcome"]) for r in store.read_log()]
+    logged = [(r["model"], r["outcome"]) for r in store.read_log() if not r.get("purpose")]
     assert sorted(logged) == [(CHAIN_IDS[0], "cancelled"), (CHAIN_IDS[1], "ok")]
     assert all(r["session"] == journal.id for r in store.read_log())
 

@@ -27,7 +27,13 @@ from tests.support import (
 POLICY = replace(FAST_POLICY, attempt_deadline=60.0)
 ADD_ANA = {
     "history_entry": "Ana introduced herself.",
-    "edits": [{"op": "add", "line": "Name: Ana"}],
+    "edits": [
+        {
+            "op": "add",
+            "line": "Name: Ana",
+            "evidence": [{"message": 1, "quote": "Je m'appelle Ana"}],
+        }
+    ],
 }
 
 

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from memory.consolidation.evidence import Claim, Verdict, check, numbers
+from memory.consolidation.evidence import Claim, Verdict, check
+from memory.consolidation.language import numbers
 from memory.consolidation.meaning import asks_to_forget, credential, negated, turned_down
 from memory.consolidation.quotes import Quote, Said, find_quote, looks_pasted
 from memory.message import Message

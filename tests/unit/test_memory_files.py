@@ -296,7 +296,12 @@ def test_prose_and_other_tools_are_rejected() -> None:
 
 
 def test_double_encoded_and_text_json_arguments_are_accepted() -> None:
-    args = {"history_entry": "Talked.", "edits": [{"op": "add", "line": "Plays the cello"}]}
+    cello = {
+        "op": "add",
+        "line": "Plays the cello",
+        "evidence": [{"message": 1, "quote": "I started the cello"}],
+    }
+    args = {"history_entry": "Talked.", "edits": [cello]}
     twice = parse(reply(json.dumps(json.dumps(args))), "# M\n")
     assert twice.history_entry == "Talked." and twice.memory_update == "# M\n- Plays the cello\n"
     in_text = parse(reply(text=f"Sure:\n{json.dumps(args)}"), "# M\n")

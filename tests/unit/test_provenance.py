@@ -17,16 +17,23 @@ SECOND = "# About Ana\n- Lives in Lisbon\n- Drinks green tea\n- Plays the cello\
 
 
 async def consolidated(
-    store: MemoryStore, fake: FakeProvider, model: str, memory: str, messages: list[Message]
+    store: MemoryStore,
+    fake: FakeProvider,
+    model: str,
+    memory: str,
+    messages: list[Message],
+    quotes: dict[str, int],
+    base: str = "",
 ) -> str:
-    """One session saved by `model` (as the provider names it); returns the session id."""
+    """One session saved by `model` (as the provider names it), its edits taking MEMORY.md
+    from `base` to `memory`, each new line quoting the whole message `quotes` gives it (by
+    number, 1 the first); returns the session id."""
     journal = pending_session(store, messages)
-    fake.set_default(
-        model,
-        tool_call(
-            "save_memory", save_args(entry=f"Ana said: {messages[0]['content']}", memory=memory)
-        ),
-    )
+    arguments = save_args(entry=f"Ana said: {messages[0]['content']}", memory=memory, base=base)
+    for edit in arguments["edits"]:
+        number = quotes[edit["line"]]
+        edit["evidence"] = [{"message": number, "quote": messages[number - 1]["content"]}]
+    fake.set_default(model, tool_call("save_memory", arguments))
     (result,) = await consolidate_pending(store, fake_catalog(fake), policy=FAST_POLICY)
     assert result.saved
     return journal.id
@@ -48,6 +55,7 @@ async def history(fake: FakeProvider) -> tuple[MemoryStore, str, str]:
             },
             {"role": "assistant", "content": "Lovely!", "time": "2026-11-20T09:15:02+00:00"},
         ],
+        {"- Lives in Zürich": 1, "- Drinks green tea": 1},
     )
     # The head now refuses, so the next model in the chain writes the second version.
     fake.set_default("llama-3.3-70b-versatile", tool_call("other_tool", {}))
@@ -69,6 +77,8 @@ async def history(fake: FakeProvider) -> tuple[MemoryStore, str, str]:
                 "time": "2026-11-21T10:01:00+00:00",
             },
         ],
+        {"- Lives in Lisbon": 1, "- Plays the cello": 3},
+        base=FIRST,
     )
     return store, one, two
 
@@ -152,6 +162,7 @@ async def test_undo_of_the_first_consolidation_empties_memory(fake: FakeProvider
         "llama-3.3-70b-versatile",
         FIRST,
         [{"role": "user", "content": "I live in Zürich and drink green tea."}],
+        {"- Lives in Zürich": 1, "- Drinks green tea": 1},
     )
     (version,) = store.versions()
     store.undo(version.number)

@@ -19,7 +19,7 @@ from tests.support import (
     configure_fake,
     fake_catalog,
     pending_session,
-    save_args,
+    rewrite_args,
 )
 
 BEFORE = MemorySettings(attempt_deadline=5.0, review=Review.BEFORE)
@@ -27,7 +27,13 @@ OLD = "# Me\n- likes tea\n"
 NEW = "# Me\n- likes tea\n- Name: Ana\n"
 ADD_ANA = {
     "history_entry": "The user introduced themselves.",
-    "edits": [{"op": "add", "line": "Name: Ana"}],
+    "edits": [
+        {
+            "op": "add",
+            "line": "Name: Ana",
+            "evidence": [{"message": 1, "quote": "Je m'appelle Ana"}],
+        }
+    ],
 }
 
 
@@ -119,7 +125,8 @@ async def test_a_proposal_made_before_an_edit_is_never_applied(
     assert store.find_session(journal.id).state == "pending"
     (again,) = await run_pending(store, fake)  # proposed anew, against the edited text
     assert again.proposed
-    assert "likes COFFEE" in json.dumps(fake.requests[-1].body["messages"])
+    asked = [r for r in fake.requests if not r.judging]  # not the second opinions
+    assert "likes COFFEE" in json.dumps(asked[-1].body["messages"])
     assert proposals(store)[0].base_text == "# Me\n- likes COFFEE\n"
 
 
@@ -187,10 +194,10 @@ async def test_tidy_goes_through_the_chain_and_the_shrink_guard(fake: FakeProvid
     store.write_memory(MESSY)
     fake.set_default(
         "llama-3.3-70b-versatile",
-        tool_call("save_memory", save_args(entry="Dropped everything.", memory="# Ana\n")),
+        tool_call("save_memory", rewrite_args(entry="Dropped everything.", memory="# Ana\n")),
     )  # would drop most of memory
     fake.set_default("qwen/qwen3-32b", text("Sure, here is a tidier memory."))
-    fake.default = tool_call("save_memory", save_args(entry="Merged duplicates.", memory=TIDY))
+    fake.default = tool_call("save_memory", rewrite_args(entry="Merged duplicates.", memory=TIDY))
     result = await tidy(store, fake_catalog(fake), policy=FAST_POLICY)
     assert result.ok and result.text == TIDY and result.summary == "Merged duplicates."
     assert result.model == "llama-4-scout-17b-16e-instruct"
@@ -207,8 +214,9 @@ async def test_tidy_goes_through_the_chain_and_the_shrink_guard(fake: FakeProvid
 async def test_a_tidy_never_overwrites_an_edit_made_meanwhile(fake: FakeProvider) -> None:
     store = MemoryStore(settings=MemorySettings(attempt_deadline=5.0)).ensure()
     store.write_memory(MESSY)
-    fake.default = tool_call("save_memory", save_args(entry="Merged.", memory=TIDY))
+    fake.default = tool_call("save_memory", rewrite_args(entry="Merged.", memory=TIDY))
     result = await tidy(store, fake_catalog(fake), policy=FAST_POLICY)
+    assert result.ok  # a tidy to apply, were MEMORY.md not edited meanwhile
     store.memory_path.write_text(MESSY + "- Learning Portuguese\n")
     assert not apply_tidy(store, result)
     assert store.memory_path.read_text().endswith("- Learning Portuguese\n")
@@ -225,13 +233,13 @@ def test_tidy_command_shows_the_diff_and_writes_only_when_accepted(
 ) -> None:
     store = MemoryStore().ensure()
     store.write_memory(MESSY)
-    configured.default = tool_call("save_memory", save_args(entry="Merged.", memory=TIDY))
+    configured.default = tool_call("save_memory", rewrite_args(entry="Merged.", memory=TIDY))
     assert main(["memory", "tidy"]) == 1  # not a terminal, no --yes: shown, not written
     out = capsys.readouterr().out
     assert "-- Drinks green tea" in out and "+- Drinks green tea every day" in out
     assert "Not applied" in out and store.memory_path.read_text() == MESSY
     assert main(["memory", "tidy", "--yes"]) == 0
     assert store.memory_path.read_text() == TIDY
-    configured.default = tool_call("save_memory", save_args(entry="Nothing.", memory=TIDY))
+    configured.default = tool_call("save_memory", rewrite_args(entry="Nothing.", memory=TIDY))
     assert main(["memory", "tidy", "--yes"]) == 0
     assert "already tidy" in capsys.readouterr().out
