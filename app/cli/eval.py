@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from app.cli.errors import USAGE, CliError, os_error
+from app.cli.errors import USAGE, CliError
 
 if TYPE_CHECKING:
     from app.cli.context import Context
@@ -69,22 +69,6 @@ def _row(score: CategoryScore) -> tuple[str, ...]:
     )
 
 
-def write_report(path: str, report: dict[str, Any], name: str) -> None:
-    """`--json FILE`: the whole report, written atomically; one sentence when it cannot be."""
-    import json
-    from pathlib import Path
-
-    from memory.data.files import atomic_write
-
-    text = json.dumps(report, ensure_ascii=False, indent=2) + "\n"
-    try:
-        atomic_write(Path(path), text)
-    except OSError as exc:
-        raise CliError(
-            f"{name}: the report could not be written: {os_error(exc)}.", USAGE
-        ) from None
-
-
 def cmd_eval_memory(args: argparse.Namespace, ctx: Context) -> int:
     """0 when the eval ran (whatever it scored), 2 when it could not: a data file Kept
     cannot use, a model that cannot be asked or never answered, a report not written."""
@@ -140,6 +124,8 @@ def cmd_eval_memory(args: argparse.Namespace, ctx: Context) -> int:
     if tty:
         print("\r\x1b[2K", end="", file=sys.stderr, flush=True)
     if args.json:
+        from app.cli.reports import write_report
+
         write_report(args.json, report.to_dict(), NAME)
     failed = nothing_answered(report)
     if failed:

@@ -98,7 +98,7 @@ def cmd_eval_edits(args: argparse.Namespace, ctx: Context) -> int:
     print(f"{len(cases)} conversations ({args.split}); {who}.", file=sys.stderr, flush=True)
     report = _judged(cases, args.judge, ctx) if args.judge else run_edits(cases)
     if args.json:
-        from app.cli.eval import write_report
+        from app.cli.reports import write_report
 
         write_report(args.json, report.to_dict(), NAME)
     print(table(report, misses=args.misses))
