@@ -89,7 +89,10 @@ async def test_a_hosted_gateway_is_never_preempted(fake: FakeProvider) -> None:
     assert turn.ok and turn.text == CHAT_REPLY
     assert dropped == [] and held
     assert result.saved and [a.outcome for a in result.attempts] == [Outcome.OK]
-    assert [consolidation(r.body) for r in fake.requests] == [True, False]
+    # The save, the chat turn, then a second opinion on the saved line from another model
+    # of the hosted chain (memory.consolidation.judge).
+    assert [consolidation(r.body) for r in fake.requests if not r.judging] == [True, False]
+    assert [r.judging for r in fake.requests] == [False, False, True]
 
 
 async def test_a_llama_server_with_several_slots_serves_both_at_once(fake: FakeProvider) -> None:

@@ -123,7 +123,7 @@ def test_a_local_only_user_gets_memory_saved_and_nothing_leaves_the_machine(
         120,
     )
     store = MemoryStore()
-    assert store.memory_path.read_text() == save_args()["memory_update"]
+    assert store.memory_path.read_text() == "# About the user\n- Name: Ana\n"  # save_args()'s
     (entry,) = store.history_entries()
     assert entry.body.endswith("Ana from Zurich said hello locally.")
     assert connections and set(connections) == {"127.0.0.1"}, connections

@@ -22,6 +22,9 @@ from tests.fakes.ollama import FakeOllama
 from tests.fakes.provider import FakeProvider, http_error, text, tool_call
 from tests.support import FAST_POLICY, local_catalog, pending_session, save_args
 
+# What save_args() takes MEMORY.md to: one added line, quoting "Ana" from SAMPLE_MESSAGES.
+SAVED = "# About the user\n- Name: Ana\n"
+
 
 @pytest.fixture
 def store() -> MemoryStore:
@@ -58,16 +61,17 @@ async def test_with_no_cloud_key_the_local_model_saves_memory_under_a_json_schem
     assert body["response_format"]["type"] == "json_schema"
     schema = body["response_format"]["json_schema"]["schema"]
     assert schema["required"] == ["history_entry", "edits"]
-    # One shape per operation: the grammar cannot leave out an add's line or a quote.
+    # One shape per operation: the grammar cannot leave out an add's line, a quoted line
+    # or the user's words as evidence.
     shapes = schema["properties"]["edits"]["items"]["anyOf"]
     assert [s["required"] for s in shapes] == [
-        ["op", "line", "reason"],
-        ["op", "old", "line", "reason"],
-        ["op", "old", "reason"],
+        ["op", "line", "reason", "evidence"],
+        ["op", "old", "line", "reason", "evidence"],
+        ["op", "old", "reason", "evidence"],
     ]
     # Prompt and reply must fit the 4,096-token window together.
     assert 0 < body["max_tokens"] < 4096
-    assert store.memory_path.read_text() == save_args()["memory_update"]
+    assert store.memory_path.read_text() == SAVED
 
 
 async def test_a_server_that_refuses_json_schema_is_asked_in_its_own_dialect(
@@ -103,14 +107,14 @@ async def test_a_reply_cut_by_the_context_says_so_and_the_next_try_uses_smaller_
     messages = [
         {
             "role": "user" if i % 2 == 0 else "assistant",
-            "content": f"Message {i}: Ana's " + "words and more words " * 30,
+            "content": f"Message {i}: my name is Ana, " + "words and more words " * 30,
             "time": "2026-11-20T09:15:00+00:00",
         }
         for i in range(16)
     ]
     pending_session(store, messages)
     fake.script("smollm2", text('{"history_entry": "The user', finish="length"))
-    fake.set_default("smollm2", text(json.dumps(save_args())))
+    fake.set_default("smollm2", text(json.dumps(save_args(quote="my name is Ana"))))
     (result,) = await run(store, local_catalog(fake))
     assert result.saved
     first = result.attempts[0]
@@ -223,8 +227,9 @@ async def test_a_raw_line_break_inside_a_json_string_is_accepted(
     fake.set_default(
         "smollm2",
         text(
-            '{"history_entry": "Ana said hello.\nShe lives in '
-            'Zurich.", "memory_update": "# Ana\n- Zurich\n"}'
+            '{"history_entry": "Ana said hello.\nShe lives in Zurich.", "edits": [{"op": '
+            '"add", "line": "Zurich", "section": "# Ana", "evidence": [{"message": 1, '
+            '"quote": "j\'habite à\nZürich"}]}]}'
         ),
     )
     (result,) = await run(store, local_catalog(fake))

@@ -617,7 +617,8 @@ def test_a_deliberate_forget_is_let_through_and_versioned(
             {"role": "assistant", "content": "Done."},
         ],
     )
-    fake.default = tool_call("save_memory", save_args(memory=""))
+    forget = save_args(memory="", base=KNOWN, quote="forget everything you know about me")
+    fake.default = tool_call("save_memory", forget)
     (result,) = run_pending(store, fake)
     assert result.saved
     assert store.memory_path.read_text() == ""  # headings alone are not kept
@@ -627,7 +628,7 @@ def test_a_deliberate_forget_is_let_through_and_versioned(
 def test_a_forget_nobody_asked_for_is_still_refused(store: MemoryStore, fake: FakeProvider) -> None:
     store.write_memory(KNOWN)
     pending_session(store, [{"role": "user", "content": "I moved to Bern."}])
-    fake.default = tool_call("save_memory", save_args(memory=""))
+    fake.default = tool_call("save_memory", save_args(memory="", base=KNOWN, quote="moved to Bern"))
     (result,) = run_pending(store, fake)
     assert not result.saved and "the user did not ask to forget it" in result.reason
 

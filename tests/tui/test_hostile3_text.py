@@ -144,7 +144,13 @@ async def test_a_save_memory_reply_with_half_an_emoji_is_saved_once(fake: FakePr
         "save_memory",
         {
             "history_entry": "Ana introduced herself \ud83d.",
-            "edits": [{"op": "add", "line": "Name: Ana \ud83d"}],
+            "edits": [
+                {
+                    "op": "add",
+                    "line": "Name: Ana \ud83d",
+                    "evidence": [{"message": 1, "quote": "Je m'appelle Ana"}],
+                }
+            ],
         },
     )
     catalog = fake_catalog(fake, entries=MODEL_CATALOG)

@@ -207,7 +207,10 @@ async def test_where_from_offers_enter_only_on_lines_a_session_wrote(fake: FakeP
     )
     fake.set_default(
         "llama-3.3-70b-versatile",
-        tool_call("save_memory", save_args(memory="# About Ana\n- Lives in Zürich\n")),
+        tool_call(
+            "save_memory",
+            save_args(memory="# About Ana\n- Lives in Zürich\n", quote="I live in Zürich"),
+        ),
     )
     (result,) = await consolidate_pending(store, fake_catalog(fake), policy=FAST_POLICY)
     assert result.saved

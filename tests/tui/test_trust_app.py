@@ -15,7 +15,7 @@ from app.widgets.message import MessageView
 from memory import MemorySettings, MemoryStore
 from memory.settings import Review
 from tests.fakes.provider import FakeProvider, text, tool_call
-from tests.support import make_app, save_args, send, settle, until
+from tests.support import make_app, rewrite_args, save_args, send, settle, until
 
 if TYPE_CHECKING:
     from app.main import KeptApp
@@ -126,7 +126,8 @@ async def test_a_local_models_change_is_accepted_with_one_key(fake: FakeProvider
 
 async def test_tidy_command_offers_the_diff_and_writes_when_accepted(fake: FakeProvider) -> None:
     tidy = "# About Ana\n- Drinks green tea every day\n"
-    fake.default = tool_call("save_memory", save_args(entry="Merged.", memory=tidy))
+    # A tidy is the one whole-file rewrite left (parse_rewrite), shown as a diff.
+    fake.default = tool_call("save_memory", rewrite_args(entry="Merged.", memory=tidy))
 
     async def scenario() -> MemoryStore:
         app = make_app(fake)
